@@ -1,0 +1,58 @@
+# dispatchlab tasks. `just` lists them; `./tools/bootstrap` installs what they need.
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+preset := env_var_or_default("DLAB_PRESET", "release")
+build_dir := "build/" + preset
+dlab := build_dir + "/dlab"
+python := ".venv/bin/python"
+
+# list the recipes
+default:
+    @just --list --unsorted
+
+# configure (once) and build with a CMake preset: release (default) or asan
+build:
+    @[ -f {{build_dir}}/build.ninja ] || cmake --preset {{preset}}
+    cmake --build --preset {{preset}}
+
+# every test: ctest (GoogleTest) and pytest; fails if either fails
+test: build
+    #!/usr/bin/env bash
+    set -uo pipefail
+    ctest --preset {{preset}}; ctest_rc=$?
+    DLAB_BIN="$PWD/{{dlab}}" {{python}} -m pytest -q analysis; pytest_rc=$?
+    echo "ctest exit $ctest_rc, pytest exit $pytest_rc"
+    [ "$ctest_rc" -eq 0 ] && [ "$pytest_rc" -eq 0 ]
+
+# the tests under ASan + UBSan
+test-asan:
+    DLAB_PRESET=asan just test
+
+# the main job: fingerprint, counter availability, harness calibration and the report, in a new results/<cpu>/<run>/
+rfc: build
+    #!/usr/bin/env bash
+    set -euo pipefail
+    run=$({{dlab}} new-run --results results)
+    echo "== run directory: $run"
+    echo "== counters"
+    {{dlab}} counters --run-dir "$run"
+    echo "== calibrate (harness self-check under the run protocol)"
+    {{dlab}} calibrate --run-dir "$run"
+    echo "== report"
+    {{python}} -m dispatchlab_analysis.report "$run"
+
+# print the machine fingerprint
+machine: build
+    {{dlab}} machine
+
+# list every metric: backend, native event, available here or why not
+counters: build
+    {{dlab}} counters
+
+# rewrite the generated schema block of results/README.md from `dlab schema`
+schema-doc: build
+    {{python}} -m dispatchlab_analysis.schema_doc results/README.md --dlab {{dlab}}
+
+# remove build outputs (never results/)
+clean:
+    rm -rf build

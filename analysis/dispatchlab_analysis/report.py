@@ -1,0 +1,86 @@
+"""Writes <run>/report.md: the fingerprint, the protocol, the counter availability table, every
+experiment's summary and the list of unavailable metrics with their reasons.
+
+    python -m dispatchlab_analysis.report results/<cpu>/<run>
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from .results import Run, load_run
+from .tables import counters_markdown, markdown_table, summary_markdown, unavailable_markdown
+
+
+def machine_markdown(m: dict) -> str:
+    if not m:
+        return "No machine fingerprint in this run.\n"
+    cpu, micro, virt, tsc, build = m["cpu"], m["microarchitecture"], m["virtualization"], m["tsc"], m["build"]
+    rows = [
+        ["CPU", f"{cpu['name']} ({cpu['vendor']} family {cpu['family']} model {cpu['model']} stepping {cpu['stepping']})"],
+        ["microarchitecture", f"{micro['libpfm_pmu'] or 'unknown to libpfm4'} {micro['description']}".strip()],
+        ["catalog source", micro["catalog_source"] or "none"],
+        ["logical CPUs", str(m["logical_cpus"])],
+        ["VM", ("yes, " + (virt["hypervisor"] or "unknown hypervisor")) if virt["is_vm"] else "no"],
+        ["kernel core PMU", "exposed" if virt["kernel_core_pmu"] else "none"],
+        ["kernel", m["kernel"]],
+        ["perf_event_paranoid", str(m["perf_event_paranoid"])],
+        ["TSC", f"{tsc['counter']} {tsc['hz'] / 1e9:.6f} GHz, {'invariant' if tsc['invariant'] else 'NOT invariant'}"],
+        ["core cycles per TSC tick (estimate)", f"{tsc['core_cycles_per_tick_estimate']:.4f} ({tsc['method']})"],
+        ["compiler", f"{build['compiler']} [{build['preset']}, {build['build_type']}] `{build['cxx_flags']}`"],
+        ["git commit", build["git_commit"]],
+    ]
+    return markdown_table(["", ""], rows)
+
+
+def render(run: Run) -> str:
+    parts = [f"# dispatchlab run {run.run_id}\n", "## Machine\n", machine_markdown(run.machine)]
+    if run.counters is not None:
+        parts += ["## Counter availability\n",
+                  "Availability is decided by opening each event on this machine. An unavailable metric is "
+                  "empty in every table, never 0.\n", counters_markdown(run.counters)]
+    for exp in run.experiments.values():
+        protocol = exp.sidecar.get("protocol", {})
+        pin = exp.sidecar.get("pinned_cpu", -1)
+        parts += [f"## Experiment `{exp.name}`\n",
+                  f"Protocol `{protocol.get('name', '?')}`: {protocol.get('samples')} samples after "
+                  f"{protocol.get('warmup_rounds')} warm-up rounds, "
+                  f"{'interleaved (A B A B ...)' if protocol.get('interleave') else 'blocked'}, "
+                  f"{'pinned to CPU ' + str(pin) if pin >= 0 else exp.sidecar.get('pin_note', 'not pinned')}; "
+                  f"bootstrap {protocol.get('bootstrap_resamples')} resamples (seed {protocol.get('bootstrap_seed')}).\n",
+                  "```json\n" + json.dumps(protocol, indent=2) + "\n```\n",
+                  summary_markdown(exp.summary),
+                  "\nUnavailable metrics:\n\n", unavailable_markdown(exp.summary)]
+    return "\n".join(parts)
+
+
+def write_report(run_dir: str | Path) -> Path:
+    run = load_run(run_dir)
+    out = Path(run_dir) / "report.md"
+    if out.exists():
+        raise FileExistsError(f"{out} exists; results are never overwritten")
+    tmp = out.with_name(f".report.md.tmp.{os.getpid()}")
+    tmp.write_text(render(run))
+    os.link(tmp, out)  # fails rather than replace a report written meanwhile
+    tmp.unlink()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("run_dir", help="a run directory under results/<cpu>/")
+    args = ap.parse_args(argv)
+    try:
+        out = write_report(args.run_dir)
+    except (FileNotFoundError, FileExistsError, ValueError) as e:
+        print(f"report: error: {e}", file=sys.stderr)
+        return 1
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

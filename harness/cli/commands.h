@@ -1,0 +1,36 @@
+// Subcommands of the dlab CLI; each file adds one to the app.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "dispatchlab/harness/fingerprint.h"
+#include "dispatchlab/harness/result_writer.h"
+#include "dispatchlab/harness/tsc.h"
+
+namespace dlab::cli {
+
+void add_machine_command(CLI::App& app);
+void add_counters_command(CLI::App& app);
+void add_calibrate_command(CLI::App& app);
+void add_schema_command(CLI::App& app);
+void add_new_run_command(CLI::App& app);
+
+// Where a command writes its result files: an existing run directory (--run-dir, how the steps of
+// `just rfc` share one run) or a new one under a results root (--results).
+struct RunDirectoryOptions {
+  std::string run_dir;
+  std::string results_root;
+  void add_to(CLI::App* cmd, const std::string& default_root);
+  // nullopt when neither option asks for files.
+  std::optional<RunDirectory> resolve(const MachineFingerprint& machine) const;
+};
+
+// The machine fingerprint with this process's TSC calibration (done once, about half a second).
+const MachineFingerprint& this_machine();
+TscBackend& shared_tsc_backend();
+
+}  // namespace dlab::cli

@@ -1,0 +1,78 @@
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "dispatchlab/harness/counter_plan.h"
+#include "dispatchlab/harness/papi_backend.h"
+#include "dispatchlab/harness/perf_event_backend.h"
+#include "dispatchlab/harness/result_rows.h"
+
+namespace dlab::cli {
+
+namespace {
+
+nlohmann::json plan_json(const CounterPlan& plan) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& c : plan.candidates) {
+    const MetricCandidate* sel = plan.selection(c.metric->name);
+    rows.push_back({{"metric", c.metric->name},
+                    {"unit", c.metric->unit},
+                    {"backend", c.backend()},
+                    {"source", c.source ? c.source->key : ""},
+                    {"native_event", c.native_event()},
+                    {"selected", sel && sel->source == c.source && sel->availability.available},
+                    {"available", c.availability.available},
+                    {"estimated", c.metric->estimated},
+                    {"reason", c.availability.reason}});
+  }
+  return {{"pmu", plan.host.libpfm_pmu}, {"catalog_source", plan.pmu_source}, {"counters", rows}};
+}
+
+void print_plan(const CounterPlan& plan, const MachineFingerprint& m) {
+  fmt::print("CPU {} | PMU {} | catalog source {} | VM {}\n\n", m.cpu_name, m.pmu.empty() ? "(unknown)" : m.pmu,
+             plan.pmu_source.empty() ? "(none)" : plan.pmu_source, m.is_vm ? "yes" : "no");
+  fmt::print("{:<22} {:<12} {:<11} {}\n", "METRIC", "STATUS", "BACKEND", "NATIVE EVENT (* = used when measuring)");
+  std::string last;
+  for (const auto& c : plan.candidates) {
+    const MetricCandidate* sel = plan.selection(c.metric->name);
+    bool used = sel && sel->source == c.source && c.availability.available;
+    std::string status = !c.availability.available ? "unavailable" : (c.metric->estimated ? "estimated" : "available");
+    std::string name = c.metric->name == last ? "" : c.metric->name;
+    last = c.metric->name;
+    fmt::print("{:<22} {:<12} {:<11} {}{}\n", name, status, c.backend().empty() ? "-" : c.backend(), used ? "* " : "",
+               c.native_event().empty() ? "-" : c.native_event());
+    if (!c.availability.reason.empty())
+      fmt::print("{:<22} {:<12} {:<11} {}{}\n", "", "", "", c.availability.available ? "note: " : "reason: ",
+                 c.availability.reason);
+  }
+}
+
+}  // namespace
+
+void add_counters_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "counters", "list every catalog metric with its backend, native event, and whether it counts here (and why not)");
+  auto json = std::make_shared<bool>(false);
+  auto catalog_path = std::make_shared<std::string>();
+  auto out = std::make_shared<RunDirectoryOptions>();
+  cmd->add_flag("--json", *json, "print JSON");
+  cmd->add_option("--catalog", *catalog_path, "use this metric catalog instead of the built-in one")->check(CLI::ExistingFile);
+  out->add_to(cmd, "");
+  cmd->callback([json, catalog_path, out] {
+    MetricCatalog catalog = catalog_path->empty() ? MetricCatalog::builtin() : MetricCatalog::from_file(*catalog_path);
+    BackendSet backends;
+    backends.add(std::make_unique<PerfEventBackend>());
+    backends.add(std::make_unique<PapiBackend>());
+    backends.add(std::make_unique<TscBackend>());
+    CounterPlan plan = plan_counters(catalog, backends, this_host_cpu());
+    const auto& m = this_machine();
+    if (*json) fmt::print("{}\n", plan_json(plan).dump(2));
+    else print_plan(plan, m);
+    if (auto dir = out->resolve(m)) {
+      dir->write("counters.csv", counters_table(plan).to_csv());
+      dir->write("counters.json", sidecar_json(dir->run_id(), m, nullptr, {"counters"}).dump(2) + "\n");
+      fmt::print(stderr, "wrote {}/counters.csv\n", dir->path().string());
+    }
+  });
+}
+
+}  // namespace dlab::cli

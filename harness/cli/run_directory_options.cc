@@ -1,0 +1,45 @@
+#include <chrono>
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "dispatchlab/harness/counter_plan.h"
+
+namespace dlab::cli {
+
+void RunDirectoryOptions::add_to(CLI::App* cmd, const std::string& default_root) {
+  results_root = default_root;
+  cmd->add_option("--run-dir", run_dir, "write into this existing run directory (from `dlab new-run`)");
+  cmd->add_option("--results", results_root,
+                  "create a new run directory <ROOT>/<cpu>/<timestamp>-<commit>/ and write there")
+      ->capture_default_str();
+}
+
+std::optional<RunDirectory> RunDirectoryOptions::resolve(const MachineFingerprint& machine) const {
+  if (!run_dir.empty()) return RunDirectory::open(run_dir);
+  if (results_root.empty()) return std::nullopt;
+  return RunDirectory::create(results_root, machine.cpu_slug(), machine.build.git_commit, std::chrono::system_clock::now());
+}
+
+TscBackend& shared_tsc_backend() {
+  static TscBackend tsc;
+  return tsc;
+}
+
+const MachineFingerprint& this_machine() {
+  static const MachineFingerprint m = collect_fingerprint(shared_tsc_backend().calibration());
+  return m;
+}
+
+void add_new_run_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("new-run", "create a new, empty run directory and print its path");
+  auto root = std::make_shared<std::string>("results");
+  cmd->add_option("--results", *root, "results root")->capture_default_str();
+  cmd->callback([root] {
+    const auto& m = this_machine();
+    auto dir = RunDirectory::create(*root, m.cpu_slug(), m.build.git_commit, std::chrono::system_clock::now());
+    dir.write("machine.json", m.to_json().dump(2) + "\n");
+    fmt::print("{}\n", dir.path().string());
+  });
+}
+
+}  // namespace dlab::cli

@@ -1,0 +1,15 @@
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "dispatchlab/harness/result_schema.h"
+
+namespace dlab::cli {
+
+void add_schema_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("schema", "print the result-file schema (Markdown by default)");
+  auto json = std::make_shared<bool>(false);
+  cmd->add_flag("--json", *json, "print JSON");
+  cmd->callback([json] { fmt::print("{}", *json ? schema_json().dump(2) + "\n" : schema_markdown()); });
+}
+
+}  // namespace dlab::cli

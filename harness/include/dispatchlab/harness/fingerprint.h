@@ -1,0 +1,48 @@
+// The machine fingerprint written beside every result: what CPU, which microarchitecture, whether
+// it is a VM, the TSC, and how the measuring binary was built.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "dispatchlab/harness/tsc.h"
+
+namespace dlab {
+
+struct BuildInfo {
+  std::string compiler;     // "Clang 19.1.7"
+  std::string build_type;   // "Release"
+  std::string preset;       // "release", "asan"
+  std::string cxx_flags;    // every flag that affects generated code
+  std::string git_commit;   // full hash, "+dirty" appended when the tree had changes; "unknown (why)" otherwise
+  static BuildInfo of_this_binary();
+};
+
+struct MachineFingerprint {
+  std::string arch;
+  std::string cpu_vendor;
+  int cpu_family = -1, cpu_model = -1, cpu_stepping = -1;
+  std::string cpu_name;
+  std::string pmu;              // libpfm4 core PMU name, "" when libpfm4 knows none
+  std::string pmu_description;
+  std::string catalog_source;   // metric-catalog source chosen for this CPU
+  int logical_cpus = 0;
+  std::string kernel;
+  bool is_vm = false;
+  std::string hypervisor;       // CPUID hypervisor signature, when a VM
+  bool kernel_core_pmu = false; // /sys/bus/event_source/devices has a core PMU
+  int perf_event_paranoid = -99;
+  std::string clocksource;
+  TscCalibration tsc;
+  BuildInfo build;
+
+  // "icx-6-106" style: what results/<cpu>/ is named after.
+  std::string cpu_slug() const;
+  nlohmann::json to_json() const;
+};
+
+// Collects everything; `tsc` is the calibration to record (from the TscBackend in use).
+MachineFingerprint collect_fingerprint(const TscCalibration& tsc);
+
+}  // namespace dlab

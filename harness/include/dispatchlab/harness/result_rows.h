@@ -1,0 +1,39 @@
+// Turns measurements into rows of the result schema: a RunResult into summary and sample rows
+// (per work unit, with pairwise ratios against the first variant), a CounterPlan into the counter
+// availability table, and either into its JSON sidecar.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dispatchlab/harness/counter_plan.h"
+#include "dispatchlab/harness/fingerprint.h"
+#include "dispatchlab/harness/result_writer.h"
+#include "dispatchlab/harness/run_protocol.h"
+
+namespace dlab {
+
+struct ExperimentTables {
+  ResultTable summary{result_table("summary")};
+  ResultTable samples{result_table("samples")};
+};
+
+// `variants` must be the list the RunResult was produced from (for units and params).
+ExperimentTables experiment_tables(const std::string& run_id, const std::string& experiment, const RunResult& result,
+                                   const std::vector<Variant>& variants, const MachineFingerprint& machine);
+
+ResultTable counters_table(const CounterPlan& plan);
+
+// Sidecar for <stem>.csv: fingerprint, protocol (when there is one), and the schema of the tables.
+nlohmann::json sidecar_json(const std::string& run_id, const MachineFingerprint& machine, const RunResult* result,
+                            const std::vector<std::string>& tables);
+
+// Writes <experiment>.summary.csv, <experiment>.samples.csv and <experiment>.json.
+void write_experiment(const RunDirectory& dir, const std::string& experiment, const ExperimentTables& t,
+                      const nlohmann::json& sidecar);
+
+std::string format_number(double v);  // shortest text that round-trips to the same double
+
+}  // namespace dlab

@@ -1,0 +1,56 @@
+// Result files: CSV tables of the schema in result_schema.h, JSON sidecars, and run directories
+// results/<cpu>/<UTC timestamp>-<commit>/ that are never reused or overwritten. Every file is
+// written to a temporary name in the same directory and renamed, so a reader never sees half a file.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "dispatchlab/harness/result_schema.h"
+
+namespace dlab {
+
+class ResultTable {
+ public:
+  explicit ResultTable(const TableSchema& schema) : schema_(&schema) {}
+  // Throws std::invalid_argument on a column the schema does not have; absent columns stay empty.
+  void add(const std::map<std::string, std::string>& row);
+  const TableSchema& schema() const { return *schema_; }
+  size_t size() const { return rows_.size(); }
+  const std::string& at(size_t row, const std::string& column) const;
+
+  std::string to_csv() const;
+  // Throws std::invalid_argument when the header is not exactly the schema's columns.
+  static ResultTable from_csv(const TableSchema& schema, const std::string& text);
+
+ private:
+  size_t column_index(const std::string& name) const;
+  const TableSchema* schema_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// Writes `content` to `path` via a temporary file and rename(2). Refuses (std::runtime_error) to
+// replace an existing file: results are append-only.
+void write_file_atomically(const std::filesystem::path& path, const std::string& content);
+
+class RunDirectory {
+ public:
+  // Creates <root>/<cpu_slug>/<YYYYmmddTHHMMSSZ>-<commit[:12]>/, adding -2, -3 ... if that
+  // name is taken, so that no earlier run is ever touched.
+  static RunDirectory create(const std::filesystem::path& root, const std::string& cpu_slug,
+                             const std::string& git_commit, std::chrono::system_clock::time_point when);
+  // An existing run directory that later steps of one run add files to.
+  static RunDirectory open(const std::filesystem::path& dir);
+
+  const std::filesystem::path& path() const { return path_; }
+  std::string run_id() const { return path_.filename().string(); }
+  void write(const std::string& file_name, const std::string& content) const;
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace dlab

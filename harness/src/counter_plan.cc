@@ -1,0 +1,138 @@
+#include "dispatchlab/harness/counter_plan.h"
+
+#include <sys/utsname.h>
+
+#include <fmt/format.h>
+
+#include "dispatchlab/harness/papi_backend.h"
+#include "dispatchlab/harness/perf_event_backend.h"
+#include "dispatchlab/harness/tsc.h"
+#include "platform.h"
+
+namespace dlab {
+
+HostCpu this_host_cpu() {
+  HostCpu h;
+  utsname u;
+  uname(&u);
+  h.arch = u.machine;
+  h.os = "linux";
+  h.libpfm_pmu = detect_core_pmu().name;
+  if (auto f = platform::cpuinfo_field("cpu family")) h.family = std::stoi(*f);
+  if (auto m = platform::cpuinfo_field("model")) h.model = std::stoi(*m);
+  return h;
+}
+
+BackendSet BackendSet::for_this_machine() {
+  BackendSet s;
+  s.add(std::make_unique<PerfEventBackend>());
+  s.add(std::make_unique<PapiBackend>());
+  s.add(std::make_unique<TscBackend>());
+  return s;
+}
+
+void BackendSet::add(std::unique_ptr<CounterBackend> b) {
+  std::string n = b->name();
+  backends_[n] = std::move(b);
+}
+
+CounterBackend* BackendSet::find(const std::string& name) const {
+  auto it = backends_.find(name);
+  return it == backends_.end() ? nullptr : it->second.get();
+}
+
+const MetricCandidate* CounterPlan::selection(const std::string& metric) const {
+  for (const auto& c : selected)
+    if (c.metric->name == metric) return &c;
+  return nullptr;
+}
+
+namespace {
+
+class Prober {
+ public:
+  explicit Prober(BackendSet& b) : backends_(b) {}
+
+  Availability mapping(const EventSource& src, const MetricMapping& m, const MetricDef& def) {
+    if (!m.counted()) return Availability::no(m.none_reason);
+    CounterBackend* b = backends_.find(src.backend);
+    if (!b) return Availability::no(fmt::format("no {} backend in this build", src.backend));
+    std::vector<std::string> events;
+    for (const auto& [name, ev] : m.inputs) {
+      Availability a = event(*b, ev);
+      if (!a.available) return a;
+      events.push_back(ev);
+    }
+    // Inputs of a formula are read as one group; check that they fit together.
+    if (events.size() > 1) {
+      try {
+        b->open_group(events);
+      } catch (const CounterError& e) {
+        return Availability::no(std::string("inputs cannot be counted as one group: ") + e.what());
+      }
+    }
+    std::string caveat = def.estimated ? "estimated" : "";
+    if (!m.note.empty()) caveat += (caveat.empty() ? "" : ": ") + m.note;
+    return Availability::yes(caveat);
+  }
+
+ private:
+  Availability event(CounterBackend& b, const std::string& ev) {
+    auto key = b.name() + "\n" + ev;
+    auto it = cache_.find(key);
+    if (it == cache_.end()) it = cache_.emplace(key, b.probe(ev)).first;
+    return it->second;
+  }
+  BackendSet& backends_;
+  std::map<std::string, Availability> cache_;
+};
+
+}  // namespace
+
+CounterPlan plan_counters(const MetricCatalog& catalog, BackendSet& backends, const HostCpu& host) {
+  CounterPlan plan;
+  plan.host = host;
+  const EventSource* pmu = catalog.pmu_source_for(host.arch, host.libpfm_pmu, host.family, host.model);
+  if (pmu) plan.pmu_source = pmu->key;
+  auto applies = [&](const EventSource& s) {
+    if (s.is_pmu_source()) return &s == pmu;
+    if (!s.os.empty() && s.os != host.os) return false;
+    return s.arch.empty() || s.arch == host.arch;
+  };
+  Prober prober(backends);
+  for (const auto& def : catalog.metrics()) {
+    size_t first = plan.candidates.size();
+    for (const auto& src : catalog.sources()) {
+      if (!applies(src)) continue;
+      const MetricMapping* m = src.find(def.name);
+      if (!m) continue;
+      plan.candidates.push_back({&def, &src, m, prober.mapping(src, *m, def)});
+    }
+    if (plan.candidates.size() == first) {
+      plan.candidates.push_back({&def, nullptr, nullptr,
+                                 Availability::no(fmt::format("no event source for this CPU ({}) maps this metric",
+                                                              host.libpfm_pmu.empty() ? host.arch : host.libpfm_pmu))});
+    }
+    const MetricCandidate* chosen = nullptr;
+    std::string reasons;
+    for (size_t i = first; i < plan.candidates.size(); ++i) {
+      const auto& c = plan.candidates[i];
+      if (c.availability.available) {
+        chosen = &c;
+        break;
+      }
+      if (!reasons.empty()) reasons += "; ";
+      reasons += (c.source ? c.source->backend + ": " : "") + c.availability.reason;
+    }
+    if (chosen) {
+      plan.selected.push_back(*chosen);
+    } else {
+      MetricCandidate none = plan.candidates[first];
+      none.availability = Availability::no(reasons);
+      plan.selected.push_back(none);
+    }
+  }
+  return plan;
+}
+
+}  // namespace dlab

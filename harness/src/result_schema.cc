@@ -1,0 +1,111 @@
+#include "dispatchlab/harness/result_schema.h"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace dlab {
+
+namespace {
+
+// Columns shared by every measured row: the protocol and the build, so that a number carries how
+// it was taken wherever the row travels.
+#define DLAB_PROVENANCE_COLUMNS                                                                      \
+  {"protocol", "run protocol name"},                                                                 \
+      {"pinned_cpu", "CPU the measuring thread was pinned to, empty when not pinned (see run.json)"}, \
+      {"warmup_rounds", "rounds run and discarded before sampling"},                                 \
+      {"samples", "measured rounds per variant"},                                                    \
+      {"interleaved", "1 when variants alternated within each round (A B A B ...), 0 when blocked"}, \
+      {"pmu", "libpfm4 core PMU of the machine, empty when unknown"},                                \
+      {"compiler", "compiler and version of the measuring binary"},                                  \
+      {"build_type", "CMake build type and preset"},                                                 \
+      {"cxx_flags", "compiler flags that affect generated code"},                                    \
+      {"git_commit", "commit of the source tree, +dirty when it had uncommitted changes"}
+
+constexpr Column kSummary[] = {
+    {"run_id", "run directory name: <UTC timestamp>-<short commit>"},
+    {"experiment", "what was run (calibrate, models, ...)"},
+    {"variant", "variant name within the experiment"},
+    {"params", "variant parameters as key=value pairs joined by ';'"},
+    {"metric", "catalog metric name"},
+    {"unit", "unit of the metric per work unit, e.g. cycles/dispatch"},
+    {"backend", "counter backend (perf_event, papi, tsc), empty when unavailable"},
+    {"native_event", "native event(s) and formula from the metric catalog"},
+    {"estimated", "1 when the value is an estimate (cycles_tsc_estimate), else 0"},
+    {"n", "number of samples summarised; 0 when unavailable"},
+    {"median", "median per work unit; empty when unavailable"},
+    {"min", "minimum per work unit"},
+    {"mad", "median absolute deviation per work unit (unscaled)"},
+    {"ci95_lo", "lower end of the bootstrap 95% CI of the median"},
+    {"ci95_hi", "upper end of the bootstrap 95% CI of the median"},
+    {"running_fraction_min", "lowest time_running/time_enabled over samples; below 1 means multiplexed and scaled"},
+    {"baseline", "variant the ratio compares against (the experiment's first variant)"},
+    {"ratio", "median(variant)/median(baseline); empty for the baseline itself"},
+    {"ratio_ci95_lo", "bootstrap 95% CI of the ratio, rounds resampled in pairs"},
+    {"ratio_ci95_hi", "upper end of that CI"},
+    {"smaller_k", "rounds in which this variant's sample was smaller than the baseline's"},
+    {"smaller_n", "rounds compared"},
+    {"unavailable_reason", "why the metric has no value here; empty when measured"},
+    DLAB_PROVENANCE_COLUMNS,
+};
+
+constexpr Column kSamples[] = {
+    {"run_id", "run directory name"},
+    {"experiment", "what was run"},
+    {"variant", "variant name"},
+    {"metric", "catalog metric name"},
+    {"round", "measured round, from 0"},
+    {"value", "value per work unit in this sample; empty when unavailable"},
+    {"running_fraction", "time_running/time_enabled of the metric's counters in this sample"},
+    {"read_method", "how the counters were read (rdpmc, read(PERF_FORMAT_GROUP), PAPI_stop, rdtsc)"},
+};
+
+constexpr Column kCounters[] = {
+    {"metric", "catalog metric name"},
+    {"unit", "unit of the metric"},
+    {"backend", "backend that would count it (perf_event, papi, tsc)"},
+    {"source", "metric-catalog source (intel_icl, software, papi, tsc, ...)"},
+    {"native_event", "native event(s) and formula"},
+    {"selected", "1 for the candidate a measurement uses for this metric"},
+    {"available", "1 when the events opened on this machine, else 0"},
+    {"estimated", "1 when the metric is an estimate"},
+    {"reason", "why unavailable, or the caveat of an available metric"},
+};
+
+constexpr TableSchema kTables[] = {
+    {"summary", "one row per experiment, variant and metric: the statistics of its samples", kSummary},
+    {"samples", "one row per sample: the raw per-unit values behind summary.csv", kSamples},
+    {"counters", "the counter availability table: one row per metric and candidate source", kCounters},
+};
+
+}  // namespace
+
+std::span<const TableSchema> result_tables() { return kTables; }
+
+const TableSchema& result_table(const std::string& name) {
+  for (const auto& t : kTables)
+    if (name == t.name) return t;
+  throw std::out_of_range("no result table named " + name);
+}
+
+std::string schema_markdown() {
+  std::string s;
+  for (const auto& t : kTables) {
+    s += fmt::format("### `{}.csv`\n\n{}\n\n| column | meaning |\n|---|---|\n", t.name, t.description);
+    for (const auto& c : t.columns) s += fmt::format("| `{}` | {} |\n", c.name, c.description);
+    s += "\n";
+  }
+  return s;
+}
+
+nlohmann::json schema_json() {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& t : kTables) {
+    nlohmann::json cols = nlohmann::json::array();
+    for (const auto& c : t.columns) cols.push_back({{"name", c.name}, {"description", c.description}});
+    j[t.name] = {{"description", t.description}, {"columns", cols}};
+  }
+  return j;
+}
+
+}  // namespace dlab

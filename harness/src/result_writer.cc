@@ -1,0 +1,174 @@
+#include "dispatchlab/harness/result_writer.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace dlab {
+
+namespace fs = std::filesystem;
+
+size_t ResultTable::column_index(const std::string& name) const {
+  for (size_t i = 0; i < schema_->columns.size(); ++i)
+    if (name == schema_->columns[i].name) return i;
+  throw std::invalid_argument(fmt::format("table {} has no column '{}'", schema_->name, name));
+}
+
+void ResultTable::add(const std::map<std::string, std::string>& row) {
+  std::vector<std::string> r(schema_->columns.size());
+  for (const auto& [k, v] : row) r[column_index(k)] = v;
+  rows_.push_back(std::move(r));
+}
+
+const std::string& ResultTable::at(size_t row, const std::string& column) const {
+  return rows_.at(row).at(column_index(column));
+}
+
+namespace {
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"') q += '"';
+    q += c;
+  }
+  return q + "\"";
+}
+
+// RFC 4180 records: quoted fields may hold commas, doubled quotes and newlines.
+std::vector<std::vector<std::string>> parse_csv_records(const std::string& text) {
+  std::vector<std::vector<std::string>> records;
+  std::vector<std::string> rec;
+  std::string field;
+  bool quoted = false, any = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    any = true;
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        field += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      rec.push_back(std::move(field));
+      field.clear();
+    } else if (c == '\n') {
+      rec.push_back(std::move(field));
+      field.clear();
+      records.push_back(std::move(rec));
+      rec.clear();
+      any = false;
+    } else if (c != '\r') {
+      field += c;
+    }
+  }
+  if (quoted) throw std::invalid_argument("CSV ends inside a quoted field");
+  if (any) {
+    rec.push_back(std::move(field));
+    records.push_back(std::move(rec));
+  }
+  return records;
+}
+
+}  // namespace
+
+std::string ResultTable::to_csv() const {
+  std::string s;
+  for (size_t i = 0; i < schema_->columns.size(); ++i) s += (i ? "," : "") + std::string(schema_->columns[i].name);
+  s += "\n";
+  for (const auto& r : rows_) {
+    for (size_t i = 0; i < r.size(); ++i) s += (i ? "," : "") + csv_field(r[i]);
+    s += "\n";
+  }
+  return s;
+}
+
+ResultTable ResultTable::from_csv(const TableSchema& schema, const std::string& text) {
+  auto records = parse_csv_records(text);
+  if (records.empty()) throw std::invalid_argument(fmt::format("{}.csv: no header", schema.name));
+  const auto& header = records.front();
+  bool same = header.size() == schema.columns.size();
+  for (size_t i = 0; same && i < header.size(); ++i) same = header[i] == schema.columns[i].name;
+  if (!same) throw std::invalid_argument(fmt::format("{}.csv: header does not match the schema", schema.name));
+  ResultTable t(schema);
+  for (size_t r = 1; r < records.size(); ++r) {
+    if (records[r].size() != header.size())
+      throw std::invalid_argument(fmt::format("{}.csv: record {} has {} fields, expected {}", schema.name, r, records[r].size(), header.size()));
+    t.rows_.push_back(records[r]);
+  }
+  return t;
+}
+
+void write_file_atomically(const fs::path& path, const std::string& content) {
+  if (fs::exists(path)) throw std::runtime_error(fmt::format("{} exists; results are never overwritten (start a new run)", path.string()));
+  fs::path tmp = path;
+  tmp += fmt::format(".tmp.{}", getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out) throw std::runtime_error(fmt::format("cannot write {}: {}", tmp.string(), std::strerror(errno)));
+    out << content;
+    out.flush();
+    if (!out) throw std::runtime_error(fmt::format("writing {} failed", tmp.string()));
+  }
+  // link(2) then unlink, rather than rename(2): link fails if the target appeared meanwhile, so a
+  // concurrent writer can never replace a finished file.
+  if (link(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    fs::remove(tmp);
+    throw std::runtime_error(fmt::format("cannot create {}: {}", path.string(), std::strerror(err)));
+  }
+  fs::remove(tmp);
+}
+
+RunDirectory RunDirectory::create(const fs::path& root, const std::string& cpu_slug, const std::string& git_commit,
+                                  std::chrono::system_clock::time_point when) {
+  std::time_t t = std::chrono::system_clock::to_time_t(when);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+  std::string commit = git_commit.substr(0, std::min<size_t>(12, git_commit.find_first_of(" +")));
+  if (commit.empty() || commit == "unknown") commit = "nogit";
+  if (git_commit.find("+dirty") != std::string::npos) commit += "-dirty";
+  fs::path parent = root / cpu_slug;
+  fs::create_directories(parent);
+  std::string base = fmt::format("{}-{}", stamp, commit);
+  for (int i = 1;; ++i) {
+    fs::path p = parent / (i == 1 ? base : fmt::format("{}-{}", base, i));
+    // mkdir is the atomic claim: it fails if another run took the name first.
+    if (::mkdir(p.c_str(), 0755) == 0) {
+      RunDirectory d;
+      d.path_ = p;
+      return d;
+    }
+    if (errno != EEXIST) throw std::runtime_error(fmt::format("cannot create {}: {}", p.string(), std::strerror(errno)));
+  }
+}
+
+RunDirectory RunDirectory::open(const fs::path& dir) {
+  if (!fs::is_directory(dir)) throw std::runtime_error(fmt::format("{} is not a run directory", dir.string()));
+  RunDirectory d;
+  d.path_ = dir;
+  return d;
+}
+
+void RunDirectory::write(const std::string& file_name, const std::string& content) const {
+  write_file_atomically(path_ / file_name, content);
+}
+
+}  // namespace dlab

@@ -1,0 +1,104 @@
+#include "dispatchlab/harness/counter_plan.h"
+
+#include <gtest/gtest.h>
+
+#include "fake_backend.h"
+
+namespace dlab {
+namespace {
+
+using testing::FakeBackend;
+
+const char* kCatalog = R"({
+  "metrics": [
+    {"name": "cycles", "unit": "cycles", "description": "c"},
+    {"name": "flushes", "unit": "events", "description": "f"},
+    {"name": "backend_bound", "unit": "share", "description": "b"},
+    {"name": "task_clock", "unit": "ns", "description": "t"},
+    {"name": "orphan", "unit": "x", "description": "no source maps it"}
+  ],
+  "sources": [
+    {"key": "cpu_a", "backend": "perf_event", "libpfm_pmus": ["a"], "events": {
+      "cycles": "A::CYCLES",
+      "flushes": {"none": "cpu A has no flush event"},
+      "backend_bound": {"inputs": {"be": "A::BE", "slots": "A::SLOTS"}, "formula": "be / slots"}}},
+    {"key": "generic", "backend": "perf_event", "fallback": true, "events": {"cycles": "perf::CYCLES"}},
+    {"key": "software", "backend": "perf_event", "events": {"task_clock": "perf::TASK-CLOCK"}},
+    {"key": "papi", "backend": "papi", "events": {"cycles": "PAPI_TOT_CYC"}}
+  ]})";
+
+TEST(CounterPlan, PrefersThePmuSourceAndFallsBackToOtherBackends) {
+  auto cat = MetricCatalog::from_json_text(kCatalog, "test");
+  BackendSet b;
+  b.add(std::make_unique<FakeBackend>("perf_event", std::map<std::string, double>{{"perf::TASK-CLOCK", 1}}));
+  b.add(std::make_unique<FakeBackend>("papi", std::map<std::string, double>{{"PAPI_TOT_CYC", 1}}));
+  CounterPlan plan = plan_counters(cat, b, {"x86_64", "linux", "a", 6, 1});
+  EXPECT_EQ(plan.pmu_source, "cpu_a");
+  const auto* cycles = plan.selection("cycles");
+  ASSERT_NE(cycles, nullptr);
+  EXPECT_TRUE(cycles->availability.available);
+  EXPECT_EQ(cycles->source->key, "papi");  // perf_event could not open A::CYCLES
+  // The generic fallback is not considered when a PMU source matched.
+  for (const auto& c : plan.candidates) EXPECT_NE(c.source ? c.source->key : "", "generic");
+  EXPECT_TRUE(plan.selection("task_clock")->availability.available);
+}
+
+TEST(CounterPlan, UnavailableMetricsCarryEveryCandidatesReason) {
+  auto cat = MetricCatalog::from_json_text(kCatalog, "test");
+  BackendSet b;
+  b.add(std::make_unique<FakeBackend>("perf_event", std::map<std::string, double>{}));
+  b.add(std::make_unique<FakeBackend>("papi", std::map<std::string, double>{}));
+  CounterPlan plan = plan_counters(cat, b, {"x86_64", "linux", "a", 6, 1});
+  const auto* cycles = plan.selection("cycles");
+  EXPECT_FALSE(cycles->availability.available);
+  EXPECT_NE(cycles->availability.reason.find("perf_event: fake: A::CYCLES"), std::string::npos) << cycles->availability.reason;
+  EXPECT_NE(cycles->availability.reason.find("papi: fake: PAPI_TOT_CYC"), std::string::npos);
+  EXPECT_EQ(plan.selection("flushes")->availability.reason, "perf_event: cpu A has no flush event");
+  EXPECT_FALSE(plan.selection("orphan")->availability.available);
+  EXPECT_NE(plan.selection("orphan")->availability.reason.find("no event source"), std::string::npos);
+}
+
+TEST(CounterPlan, FormulaInputsMustFitInOneGroup) {
+  auto cat = MetricCatalog::from_json_text(kCatalog, "test");
+  BackendSet b;
+  auto perf = std::make_unique<FakeBackend>("perf_event", std::map<std::string, double>{{"A::BE", 1}, {"A::SLOTS", 4}});
+  perf->max_group_ = 1;
+  b.add(std::move(perf));
+  CounterPlan plan = plan_counters(cat, b, {"x86_64", "linux", "a", 6, 1});
+  const auto* bb = plan.selection("backend_bound");
+  EXPECT_FALSE(bb->availability.available);
+  EXPECT_NE(bb->availability.reason.find("one group"), std::string::npos);
+}
+
+TEST(CounterPlan, UnknownCpuUsesTheGenericFallback) {
+  auto cat = MetricCatalog::from_json_text(kCatalog, "test");
+  BackendSet b;
+  b.add(std::make_unique<FakeBackend>("perf_event", std::map<std::string, double>{{"perf::CYCLES", 1}}));
+  CounterPlan plan = plan_counters(cat, b, {"x86_64", "linux", "", 6, 1});
+  EXPECT_EQ(plan.pmu_source, "generic");
+  EXPECT_EQ(plan.selection("cycles")->source->key, "generic");
+  // papi is absent from this BackendSet: its candidate is unavailable, saying so.
+  bool saw_papi = false;
+  for (const auto& c : plan.candidates)
+    if (c.source && c.source->key == "papi") {
+      saw_papi = true;
+      EXPECT_NE(c.availability.reason.find("no papi backend"), std::string::npos);
+    }
+  EXPECT_TRUE(saw_papi);
+}
+
+TEST(CounterPlan, ThisMachineListsSoftwareEventsAndTscAsAvailable) {
+  BackendSet b = BackendSet::for_this_machine();
+  CounterPlan plan = plan_counters(MetricCatalog::builtin(), b, this_host_cpu());
+  EXPECT_TRUE(plan.selection("task_clock")->availability.available) << plan.selection("task_clock")->availability.reason;
+  EXPECT_TRUE(plan.selection("tsc_ticks")->availability.available);
+  const auto* est = plan.selection("cycles_tsc_estimate");
+  EXPECT_TRUE(est->availability.available);
+  EXPECT_NE(est->availability.reason.find("estimated"), std::string::npos);
+  // Every unavailable metric says why.
+  for (const auto& c : plan.selected)
+    if (!c.availability.available) EXPECT_FALSE(c.availability.reason.empty()) << c.metric->name;
+}
+
+}  // namespace
+}  // namespace dlab

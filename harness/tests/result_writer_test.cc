@@ -1,0 +1,79 @@
+#include "dispatchlab/harness/result_writer.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+namespace dlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path fresh_dir(const std::string& name) {
+  fs::path p = fs::temp_directory_path() / ("dlab_test_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(ResultTable, RoundTripsThroughCsvIncludingAwkwardText) {
+  ResultTable t(result_table("counters"));
+  t.add({{"metric", "cycles"}, {"available", "0"}, {"reason", "no hardware PMU: VM, \"KVM\"\nsecond line"}});
+  t.add({{"metric", "task_clock"}, {"available", "1"}, {"native_event", "perf::TASK-CLOCK"}});
+  std::string csv = t.to_csv();
+  ResultTable back = ResultTable::from_csv(result_table("counters"), csv);
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back.at(0, "reason"), "no hardware PMU: VM, \"KVM\"\nsecond line");
+  EXPECT_EQ(back.at(0, "backend"), "");  // absent columns are empty, never a made-up default
+  EXPECT_EQ(back.at(1, "native_event"), "perf::TASK-CLOCK");
+  EXPECT_EQ(back.to_csv(), csv);
+}
+
+TEST(ResultTable, RejectsUnknownColumnsAndForeignHeaders) {
+  ResultTable t(result_table("counters"));
+  EXPECT_THROW(t.add({{"not_a_column", "x"}}), std::invalid_argument);
+  EXPECT_THROW(ResultTable::from_csv(result_table("counters"), "a,b\n1,2\n"), std::invalid_argument);
+  ResultTable ok(result_table("counters"));
+  ok.add({{"metric", "m"}});
+  std::string bad = ok.to_csv() + "only,three,fields\n";
+  EXPECT_THROW(ResultTable::from_csv(result_table("counters"), bad), std::invalid_argument);
+}
+
+TEST(WriteFileAtomically, WritesAndNeverOverwrites) {
+  fs::path dir = fresh_dir("atomic");
+  write_file_atomically(dir / "a.csv", "first\n");
+  EXPECT_EQ(slurp(dir / "a.csv"), "first\n");
+  EXPECT_THROW(write_file_atomically(dir / "a.csv", "second\n"), std::runtime_error);
+  EXPECT_EQ(slurp(dir / "a.csv"), "first\n");
+  for (const auto& e : fs::directory_iterator(dir))  // no temporary file is left behind
+    EXPECT_EQ(e.path().filename(), "a.csv");
+  fs::remove_all(dir);
+}
+
+TEST(RunDirectory, NamesByCpuTimeAndCommitAndNeverReuses) {
+  fs::path root = fresh_dir("runs");
+  auto when = std::chrono::system_clock::from_time_t(1796000000);  // 2026-11-30T00:53:20Z
+  RunDirectory a = RunDirectory::create(root, "icx-6-106", "0123456789abcdef0123", when);
+  RunDirectory b = RunDirectory::create(root, "icx-6-106", "0123456789abcdef0123", when);
+  RunDirectory c = RunDirectory::create(root, "icx-6-106", "0123456789abcdef0123+dirty", when);
+  EXPECT_EQ(a.path().parent_path(), root / "icx-6-106");
+  EXPECT_EQ(a.run_id(), "20261130T005320Z-0123456789ab");
+  EXPECT_EQ(b.run_id(), "20261130T005320Z-0123456789ab-2");
+  EXPECT_EQ(c.run_id(), "20261130T005320Z-0123456789ab-dirty");
+  a.write("x.json", "{}\n");
+  EXPECT_THROW(a.write("x.json", "{}\n"), std::runtime_error);
+  EXPECT_THROW(RunDirectory::open(root / "missing"), std::runtime_error);
+  fs::remove_all(root);
+}
+
+}  // namespace
+}  // namespace dlab
