@@ -31,6 +31,5 @@ struct RunDirectoryOptions {
 
 // The machine fingerprint with this process's TSC calibration (done once, about half a second).
 const MachineFingerprint& this_machine();
-TscBackend& shared_tsc_backend();
 
 }  // namespace dlab::cli

@@ -2,8 +2,6 @@
 
 #include "commands.h"
 #include "dispatchlab/harness/counter_plan.h"
-#include "dispatchlab/harness/papi_backend.h"
-#include "dispatchlab/harness/perf_event_backend.h"
 #include "dispatchlab/harness/result_rows.h"
 
 namespace dlab::cli {
@@ -59,10 +57,7 @@ void add_counters_command(CLI::App& app) {
   out->add_to(cmd, "");
   cmd->callback([json, catalog_path, out] {
     MetricCatalog catalog = catalog_path->empty() ? MetricCatalog::builtin() : MetricCatalog::from_file(*catalog_path);
-    BackendSet backends;
-    backends.add(std::make_unique<PerfEventBackend>());
-    backends.add(std::make_unique<PapiBackend>());
-    backends.add(std::make_unique<TscBackend>());
+    BackendSet backends = BackendSet::for_this_machine();
     CounterPlan plan = plan_counters(catalog, backends, this_host_cpu());
     const auto& m = this_machine();
     if (*json) fmt::print("{}\n", plan_json(plan).dump(2));

@@ -20,13 +20,8 @@ std::optional<RunDirectory> RunDirectoryOptions::resolve(const MachineFingerprin
   return RunDirectory::create(results_root, machine.cpu_slug(), machine.build.git_commit, std::chrono::system_clock::now());
 }
 
-TscBackend& shared_tsc_backend() {
-  static TscBackend tsc;
-  return tsc;
-}
-
 const MachineFingerprint& this_machine() {
-  static const MachineFingerprint m = collect_fingerprint(shared_tsc_backend().calibration());
+  static const MachineFingerprint m = collect_fingerprint(process_tsc_calibration());
   return m;
 }
 

@@ -156,14 +156,9 @@ class TscGroup final : public CounterGroup {
 
 }  // namespace
 
-TscBackend::TscBackend() = default;
-
-const TscCalibration& TscBackend::calibration() {
-  if (!calibrated_) {
-    cal_ = calibrate_tsc();
-    calibrated_ = true;
-  }
-  return cal_;
+const TscCalibration& process_tsc_calibration() {
+  static const TscCalibration c = calibrate_tsc();
+  return c;
 }
 
 Availability TscBackend::probe(const std::string& native_event) {

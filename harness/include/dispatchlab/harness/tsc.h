@@ -28,24 +28,22 @@ struct TscCalibration {
 
 // Measures the tick rate over `interval_ms` of CLOCK_MONOTONIC_RAW.
 double measure_tsc_hz(int interval_ms);
-// Full calibration; takes about 0.3 s. Cached per process by TscBackend.
+// Full calibration; takes about 0.5 s.
 TscCalibration calibrate_tsc();
+// The calibration of this process: done once, on first use, and shared by the TSC backend and the
+// fingerprint, so the estimate a result uses is the one its sidecar records.
+const TscCalibration& process_tsc_calibration();
 
 // Runs `adds` dependent one-cycle additions and returns the ticks taken (the calibration kernel).
 uint64_t dependent_add_ticks(uint64_t adds);
 
 class TscBackend final : public CounterBackend {
  public:
-  TscBackend();
   std::string name() const override { return "tsc"; }
   Availability probe(const std::string& native_event) override;
   std::unique_ptr<CounterGroup> open_group(const std::vector<std::string>& native_events) override;
   std::map<std::string, double> constants() override;
-  const TscCalibration& calibration();
-
- private:
-  bool calibrated_ = false;
-  TscCalibration cal_;
+  const TscCalibration& calibration() { return process_tsc_calibration(); }
 };
 
 }  // namespace dlab

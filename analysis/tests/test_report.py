@@ -1,0 +1,73 @@
+import json
+import subprocess
+
+import pytest
+
+from dispatchlab_analysis import report, schema_doc
+
+
+def test_report_has_fingerprint_protocol_counters_and_gaps(fixture_run):
+    out = report.write_report(fixture_run)
+    text = out.read_text()
+    assert "## Machine" in text and "icx" in text
+    assert "## Counter availability" in text
+    assert "## Experiment `calibrate`" in text
+    assert '"name": "interleaved-rounds-v1"' in text
+    assert "Unavailable metrics" in text and "no hardware PMU" in text
+    with pytest.raises(FileExistsError):  # never overwritten
+        report.write_report(fixture_run)
+
+
+def test_report_cli_reports_errors_without_a_traceback(tmp_path, capsys):
+    assert report.main([str(tmp_path / "missing")]) == 1
+    assert "report: error:" in capsys.readouterr().err
+
+
+def test_schema_block_replacement():
+    doc = f"intro\n{schema_doc.BEGIN}old\n{schema_doc.END}\nrest\n"
+    assert schema_doc.replace_block(doc, "new\n") == f"intro\n{schema_doc.BEGIN}new\n{schema_doc.END}\nrest\n"
+    with pytest.raises(ValueError):
+        schema_doc.replace_block("no markers", "x")
+
+
+def run(cmd):
+    return subprocess.run([str(c) for c in cmd], check=True, capture_output=True, text=True)
+
+
+def test_end_to_end_run_from_the_real_binary(dlab_bin, tmp_path):
+    """What `just rfc` does, at a small size: the files exist, parse, and hold no made-up values."""
+    run_dir = run([dlab_bin, "new-run", "--results", tmp_path]).stdout.strip()
+    run([dlab_bin, "counters", "--run-dir", run_dir])
+    run([dlab_bin, "calibrate", "--run-dir", run_dir, "--samples", "3", "--warmup", "1", "--iterations", "20000"])
+    out = report.write_report(run_dir)
+    from dispatchlab_analysis.results import load_run
+    r = load_run(run_dir)
+    counters = r.counters
+    s = r.experiments["calibrate"].summary
+    for row in s.itertuples():
+        # Either a measured value with its spread, or empty with a reason: never both, never neither.
+        if row.n == 0:
+            assert row.unavailable_reason, row.metric
+        else:
+            assert not row.unavailable_reason and row.ci95_lo <= row.median <= row.ci95_hi, row.metric
+    available = set(counters[counters.available].metric)
+    assert {"task_clock", "tsc_ticks", "cycles_tsc_estimate"} <= available
+    assert out.exists()
+
+
+def test_dlab_counters_json_names_a_reason_for_every_unavailable_metric(dlab_bin):
+    data = json.loads(run([dlab_bin, "counters", "--json"]).stdout)
+    rows = data["counters"]
+    assert {r["metric"] for r in rows} >= {"cycles", "instructions", "memory_order_flushes", "task_clock", "tsc_ticks"}
+    for r in rows:
+        assert r["available"] or r["reason"], r
+    by_metric = {}
+    for r in rows:
+        by_metric.setdefault(r["metric"], []).append(r)
+    assert any(r["available"] for r in by_metric["task_clock"])
+    assert any(r["available"] for r in by_metric["tsc_ticks"])
+    machine = json.loads(run([dlab_bin, "machine", "--json"]).stdout)
+    if not machine["virtualization"]["kernel_core_pmu"]:
+        for metric in ("cycles", "instructions", "memory_order_flushes"):
+            assert not any(r["available"] for r in by_metric[metric])
+            assert "no hardware PMU" in by_metric[metric][0]["reason"]
