@@ -1,0 +1,98 @@
+// The reduction models: the generated handler sets (models/generated, from models/spec/handlers.json),
+// the programs they run, and a runner that executes a program and checks its result.
+//
+// Names of the axes (also in `dlab models --list`):
+//   model    kcopy_u | kcopy_p | kcopy_o (K-copy reduction; o is the no-alias control) | stack
+//   variant  where the stack height and top live (vec, sp, sp_wt, ... see handlers.json)
+//   dispatch tail | tail_pn | goto | goto_nodup | switch
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dispatchlab/models/model_abi.h"
+
+namespace dlab::models {
+
+struct ModelEntry {
+  std::string model, variant, dispatch;
+  DlEntry run;
+  std::string convention() const;  // "preserve_none" or "default"
+};
+std::span<const ModelEntry> all_entries();
+const ModelEntry& find_entry(const std::string& model, const std::string& variant, const std::string& dispatch);
+
+struct KindLayout {
+  std::string kind;
+  uint32_t first_op;
+  uint32_t copies;
+};
+std::vector<KindLayout> layout(const std::string& model);  // throws std::invalid_argument
+uint32_t exit_op(const std::string& model);
+uint32_t opcode(const std::string& model, const std::string& kind, uint32_t copy);
+
+struct AxisDoc {
+  std::string name, doc;
+};
+std::vector<AxisDoc> kind_docs();
+std::vector<AxisDoc> variant_docs();
+std::vector<AxisDoc> dispatch_docs();
+std::vector<AxisDoc> model_docs();
+
+// Orders of the K-copy reduction: cyclic (0 1 2 .. K-1 0 1 ..), random (uniform, seeded), or
+// blockN: the copies split into blocks of N; each visit to a block runs through its copies in
+// order 16 times, then moves on, so only N copies (N handler pairs) are live at a time.
+struct Order {
+  enum Kind { kCyclic, kRandom, kBlock } kind = kCyclic;
+  int block = 0;
+  static Order parse(const std::string& s);  // "cyclic", "random", "block8"; throws std::invalid_argument
+  std::string name() const;
+};
+
+struct KCopyParams {
+  char kind = 'u';  // u, p or o
+  int copies = 1;
+  Order order;
+  uint64_t seed = 1;
+  size_t length = 32768;  // K-copy elements per program (p has two dispatches per element)
+};
+std::string kcopy_model(char kind);  // "kcopy_u" ...
+std::vector<DlInst> build_kcopy_program(const KCopyParams& p);
+// Copy index sequence of an order (exposed for tests).
+std::vector<uint32_t> order_sequence(const Order& o, int copies, size_t n, uint64_t seed);
+
+struct StackParams {
+  int copies = 16;        // copies per kind used (1..64)
+  uint64_t seed = 1;
+  size_t statements = 2000;
+};
+std::vector<DlInst> build_stack_program(const StackParams& p);
+
+// A program ready to run on one entry, with its own executor state (stack, locals, heap, own
+// slots) seeded identically for every variant, so equal semantics give equal checksums.
+class ModelInstance {
+ public:
+  ModelInstance(const ModelEntry& entry, std::vector<DlInst> program, uint64_t state_seed = 1);
+  ~ModelInstance();
+  ModelInstance(const ModelInstance&) = delete;
+  ModelInstance& operator=(const ModelInstance&) = delete;
+
+  // Runs the program `reps` times; folds each exit value into the checksum.
+  void run(uint64_t reps);
+  // Exit values, locals, heap and own slots folded together.
+  uint64_t checksum() const;
+  size_t dispatches_per_run() const { return program_.size(); }
+  const ModelEntry& entry() const { return *entry_; }
+
+ private:
+  const ModelEntry* entry_;
+  std::vector<DlInst> program_;
+  std::vector<uint64_t> stack_, heap_, own_;
+  DlExec ex_{};
+  uint64_t exits_ = 0;
+};
+
+}  // namespace dlab::models

@@ -1,0 +1,133 @@
+#include <stdexcept>
+
+#include "dispatchlab/models/models.h"
+
+#define DL_MODEL(model, variant, dispatch, entry) extern "C" dl_u64 entry(DlExec*, const DlInst*);
+#include "model_registry.inc"
+#undef DL_MODEL
+
+namespace dlab::models {
+
+std::string ModelEntry::convention() const {
+  return dispatch == "tail_pn" || variant.ends_with("_pn") ? "preserve_none" : "default";
+}
+
+std::span<const ModelEntry> all_entries() {
+  static const std::vector<ModelEntry> entries = {
+#define DL_MODEL(model, variant, dispatch, entry) {model, variant, dispatch, &entry},
+#include "model_registry.inc"
+#undef DL_MODEL
+  };
+  return entries;
+}
+
+const ModelEntry& find_entry(const std::string& model, const std::string& variant, const std::string& dispatch) {
+  for (const auto& e : all_entries())
+    if (e.model == model && e.variant == variant && e.dispatch == dispatch) return e;
+  throw std::invalid_argument("no generated model " + model + "/" + variant + "/" + dispatch +
+                              " (see `dlab models --list`)");
+}
+
+namespace {
+struct LayoutRow {
+  const char* model;
+  const char* kind;
+  uint32_t first, copies;
+};
+struct ExitRow {
+  const char* model;
+  uint32_t op;
+};
+#define DL_KIND(model, kind, first, copies) {model, kind, first, copies},
+#define DL_EXIT(model, op)
+const LayoutRow kLayout[] = {
+#include "model_layout.inc"
+};
+#undef DL_KIND
+#undef DL_EXIT
+#define DL_KIND(model, kind, first, copies)
+#define DL_EXIT(model, op) {model, op},
+const ExitRow kExit[] = {
+#include "model_layout.inc"
+};
+#undef DL_KIND
+#undef DL_EXIT
+}  // namespace
+
+std::vector<KindLayout> layout(const std::string& model) {
+  std::vector<KindLayout> out;
+  for (const auto& r : kLayout)
+    if (model == r.model) out.push_back({r.kind, r.first, r.copies});
+  if (out.empty()) throw std::invalid_argument("unknown model " + model);
+  return out;
+}
+
+uint32_t exit_op(const std::string& model) {
+  for (const auto& r : kExit)
+    if (model == r.model) return r.op;
+  throw std::invalid_argument("unknown model " + model);
+}
+
+uint32_t opcode(const std::string& model, const std::string& kind, uint32_t copy) {
+  for (const auto& r : kLayout)
+    if (model == r.model && kind == r.kind) {
+      if (copy >= r.copies)
+        throw std::invalid_argument("model " + model + " has " + std::to_string(r.copies) + " copies of kind " + kind);
+      return r.first + copy;
+    }
+  throw std::invalid_argument("model " + model + " has no kind " + kind);
+}
+
+std::vector<AxisDoc> kind_docs() {
+  return {
+#define DL_KIND_DOC(n, d) {n, d},
+#define DL_VARIANT_DOC(...)
+#define DL_DISPATCH_DOC(...)
+#define DL_MODEL_DOC(...)
+#include "model_docs.inc"
+  };
+}
+#undef DL_KIND_DOC
+#undef DL_VARIANT_DOC
+#undef DL_DISPATCH_DOC
+#undef DL_MODEL_DOC
+
+std::vector<AxisDoc> variant_docs() {
+  return {
+#define DL_KIND_DOC(...)
+#define DL_VARIANT_DOC(n, h, t, nr, pn, ni, sl, d) {n, d},
+#define DL_DISPATCH_DOC(...)
+#define DL_MODEL_DOC(...)
+#include "model_docs.inc"
+  };
+}
+#undef DL_KIND_DOC
+#undef DL_VARIANT_DOC
+#undef DL_DISPATCH_DOC
+#undef DL_MODEL_DOC
+
+std::vector<AxisDoc> dispatch_docs() {
+  return {
+#define DL_KIND_DOC(...)
+#define DL_VARIANT_DOC(...)
+#define DL_DISPATCH_DOC(n, d, flags) {n, d},
+#define DL_MODEL_DOC(...)
+#include "model_docs.inc"
+  };
+}
+#undef DL_KIND_DOC
+#undef DL_VARIANT_DOC
+#undef DL_DISPATCH_DOC
+#undef DL_MODEL_DOC
+
+std::vector<AxisDoc> model_docs() {
+  return {
+#define DL_KIND_DOC(...)
+#define DL_VARIANT_DOC(...)
+#define DL_DISPATCH_DOC(...)
+#define DL_MODEL_DOC(n, d) {n, d},
+#include "model_docs.inc"
+  };
+}
+
+}  // namespace dlab::models

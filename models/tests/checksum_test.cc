@@ -1,0 +1,93 @@
+// Every variant and dispatch mode of a model runs the same program to the same checksum: the
+// variants move state around, never change what is computed.
+#include <map>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "dispatchlab/models/models.h"
+
+namespace dlab::models {
+namespace {
+
+TEST(Checksums, StackVariantsAgreeForEverySeed) {
+  for (uint64_t seed : {1, 2, 3}) {
+    auto prog = build_stack_program({16, seed, 500});
+    std::map<uint64_t, std::vector<std::string>> by_checksum;
+    int variants = 0;
+    for (const auto& e : all_entries()) {
+      if (e.model != "stack") continue;
+      ModelInstance m(e, prog);
+      m.run(3);
+      by_checksum[m.checksum()].push_back(e.variant + "/" + e.dispatch);
+      ++variants;
+    }
+    EXPECT_EQ(variants, 13);
+    EXPECT_EQ(by_checksum.size(), 1u) << "seed " << seed << ": variants disagree";
+  }
+}
+
+TEST(Checksums, DifferentSeedsGiveDifferentResults) {
+  // Guards against a checksum that ignores the computation.
+  const auto& e = find_entry("stack", "sp", "tail");
+  ModelInstance a(e, build_stack_program({16, 1, 300})), b(e, build_stack_program({16, 2, 300}));
+  a.run(1);
+  b.run(1);
+  EXPECT_NE(a.checksum(), b.checksum());
+}
+
+TEST(Checksums, KCopyDispatchModesAgree) {
+  for (char kind : {'u', 'p', 'o'})
+    for (const char* order : {"cyclic", "random", "block8"})
+      for (int copies : {1, 7, 64, 512}) {
+        KCopyParams p{kind, copies, Order::parse(order), 5, 4000};
+        auto prog = build_kcopy_program(p);
+        std::set<uint64_t> sums;
+        int modes = 0;
+        for (const auto& e : all_entries()) {
+          if (e.model != kcopy_model(kind)) continue;
+          ModelInstance m(e, prog);
+          m.run(2);
+          sums.insert(m.checksum());
+          ++modes;
+        }
+        EXPECT_EQ(modes, 5);
+        EXPECT_EQ(sums.size(), 1u) << kind << " " << order << " K=" << copies;
+      }
+}
+
+TEST(Programs, OrdersVisitTheRightCopies) {
+  EXPECT_EQ(order_sequence(Order::parse("cyclic"), 3, 7, 1), (std::vector<uint32_t>{0, 1, 2, 0, 1, 2, 0}));
+  auto blocks = order_sequence(Order::parse("block2"), 4, 70, 1);
+  // 16 passes over copies {0,1}, then over {2,3}.
+  for (size_t i = 0; i < 32; ++i) EXPECT_EQ(blocks[i], i % 2);
+  for (size_t i = 32; i < 64; ++i) EXPECT_EQ(blocks[i], 2 + i % 2);
+  auto rnd = order_sequence(Order::parse("random"), 8, 4000, 9);
+  std::set<uint32_t> seen(rnd.begin(), rnd.end());
+  EXPECT_EQ(seen.size(), 8u);
+  EXPECT_EQ(rnd, order_sequence(Order::parse("random"), 8, 4000, 9));  // seeded
+  EXPECT_THROW(Order::parse("zigzag"), std::invalid_argument);
+  EXPECT_THROW(Order::parse("block0"), std::invalid_argument);
+}
+
+TEST(Programs, KCopyProgramsUseOnlyTheFirstKCopies) {
+  auto prog = build_kcopy_program({'u', 4, Order::parse("random"), 1, 1000});
+  uint32_t first_u = opcode("kcopy_u", "u", 0);
+  for (size_t i = 1; i + 1 < prog.size(); ++i) EXPECT_LT(prog[i].op - first_u, 4u);
+  EXPECT_EQ(prog.front().op, opcode("kcopy_u", "c", 0));
+  EXPECT_EQ(prog.back().op, exit_op("kcopy_u"));
+  EXPECT_EQ(build_kcopy_program({'p', 4, Order::parse("cyclic"), 1, 100}).size(), 1 + 200 + 1u);
+  EXPECT_THROW(build_kcopy_program({'u', 513, Order::parse("cyclic"), 1, 1000}), std::invalid_argument);
+}
+
+TEST(Programs, StackProgramsExerciseEveryKind) {
+  auto prog = build_stack_program({64, 3, 400});
+  std::set<std::string> kinds;
+  for (const auto& in : prog)
+    for (const auto& k : layout("stack"))
+      if (in.op >= k.first_op && in.op < k.first_op + k.copies) kinds.insert(k.kind);
+  EXPECT_EQ(kinds, (std::set<std::string>{"S", "W", "b", "c", "g", "l", "s", "t", "u", "w"}));
+}
+
+}  // namespace
+}  // namespace dlab::models
