@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "dispatchlab/harness/cachegrind.h"
 #include "dispatchlab/harness/papi_backend.h"
 #include "dispatchlab/harness/perf_event_backend.h"
 #include "dispatchlab/harness/tsc.h"
@@ -28,6 +29,7 @@ BackendSet BackendSet::for_this_machine() {
   s.add(std::make_unique<PerfEventBackend>());
   s.add(std::make_unique<PapiBackend>());
   s.add(std::make_unique<TscBackend>());
+  s.add(std::make_unique<ValgrindBackend>());
   return s;
 }
 

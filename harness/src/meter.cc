@@ -28,6 +28,9 @@ int nesting_rank(const std::string& backend) {
 Meter::Meter(const CounterPlan& plan, BackendSet& backends, const std::vector<std::string>& names) {
   for (const auto& c : plan.selected) {
     if (!names.empty() && std::find(names.begin(), names.end(), c.metric->name) == names.end()) continue;
+    // Whole-process counters (cachegrind) cannot bracket a region: left out unless named.
+    CounterBackend* owner = c.source ? backends.find(c.backend()) : nullptr;
+    if (names.empty() && owner && !owner->in_process()) continue;
     MeteredMetric mm{c.metric->name, c.metric->unit, c.backend(), c.native_event(), c.metric->estimated, c.availability};
     auto slot = std::make_unique<Slot>();
     if (c.availability.available) {

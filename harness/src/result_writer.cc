@@ -28,6 +28,11 @@ void ResultTable::add(const std::map<std::string, std::string>& row) {
   rows_.push_back(std::move(r));
 }
 
+void ResultTable::append(const ResultTable& other) {
+  if (other.schema_ != schema_) throw std::invalid_argument("appending a table of another schema");
+  rows_.insert(rows_.end(), other.rows_.begin(), other.rows_.end());
+}
+
 const std::string& ResultTable::at(size_t row, const std::string& column) const {
   return rows_.at(row).at(column_index(column));
 }

@@ -60,6 +60,8 @@ class CounterBackend {
   virtual std::unique_ptr<CounterGroup> open_group(const std::vector<std::string>& native_events) = 0;
   // Named constants this backend supplies to catalog formulas (the TSC's calibration).
   virtual std::map<std::string, double> constants() { return {}; }
+  // false for backends that count whole processes (valgrind): Meter leaves them out unless asked.
+  virtual bool in_process() const { return true; }
 };
 
 // Counts nothing and says so: what tests and machines without any counter use.

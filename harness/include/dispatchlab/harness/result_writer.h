@@ -21,6 +21,8 @@ class ResultTable {
   const TableSchema& schema() const { return *schema_; }
   size_t size() const { return rows_.size(); }
   const std::string& at(size_t row, const std::string& column) const;
+  // Appends the rows of a table of the same schema.
+  void append(const ResultTable& other);
 
   std::string to_csv() const;
   // Throws std::invalid_argument when the header is not exactly the schema's columns.

@@ -1,0 +1,97 @@
+#include "dispatchlab/harness/cachegrind.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace dlab {
+
+namespace {
+const char* const kEvents[] = {"Ir", "I1mr", "ILmr", "Dr", "D1mr", "DLmr", "Dw", "D1mw", "DLmw", "Bc", "Bcm", "Bi", "Bim"};
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+}  // namespace
+
+CachegrindCounts parse_cachegrind_out(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  std::vector<std::string> events;
+  std::vector<uint64_t> summary;
+  while (std::getline(in, line)) {
+    if (line.rfind("events:", 0) == 0) {
+      std::istringstream ss(line.substr(7));
+      std::string e;
+      while (ss >> e) events.push_back(e);
+    } else if (line.rfind("summary:", 0) == 0) {
+      std::istringstream ss(line.substr(8));
+      uint64_t v;
+      while (ss >> v) summary.push_back(v);
+    }
+  }
+  if (events.empty()) throw CounterError("cachegrind output has no 'events:' line");
+  if (summary.size() != events.size())
+    throw CounterError(fmt::format("cachegrind summary has {} values for {} events", summary.size(), events.size()));
+  CachegrindCounts c;
+  for (size_t i = 0; i < events.size(); ++i) c[events[i]] = summary[i];
+  return c;
+}
+
+CachegrindCounts run_cachegrind(const std::vector<std::string>& argv) {
+  namespace fs = std::filesystem;
+  fs::path out = fs::temp_directory_path() / fmt::format("dlab-cachegrind-{}-{}.out", getpid(), std::rand());
+  fs::path log = out;
+  log += ".log";
+  std::string cmd = fmt::format("valgrind --tool=cachegrind --cache-sim=yes --branch-sim=yes --cachegrind-out-file={} --log-file={}",
+                                shell_quote(out.string()), shell_quote(log.string()));
+  for (const auto& a : argv) cmd += " " + shell_quote(a);
+  cmd += " >/dev/null";
+  int rc = std::system(cmd.c_str());
+  std::ifstream in(out);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::ifstream lin(log);
+  std::stringstream lss;
+  lss << lin.rdbuf();
+  fs::remove(out);
+  fs::remove(log);
+  if (rc != 0 || ss.str().empty())
+    throw CounterError(fmt::format("valgrind failed (exit {}): {}", WIFEXITED(rc) ? WEXITSTATUS(rc) : rc, lss.str().substr(0, 400)));
+  return parse_cachegrind_out(ss.str());
+}
+
+CachegrindCounts difference(const CachegrindCounts& twice, const CachegrindCounts& once) {
+  CachegrindCounts d;
+  for (const auto& [e, v] : twice) {
+    auto it = once.find(e);
+    if (it == once.end()) throw CounterError("event " + e + " missing from the N-repetition run");
+    if (v < it->second) throw CounterError(fmt::format("{} decreased from N to 2N repetitions ({} -> {})", e, it->second, v));
+    d[e] = v - it->second;
+  }
+  return d;
+}
+
+Availability ValgrindBackend::probe(const std::string& native_event) {
+  bool known = false;
+  for (const char* e : kEvents) known |= native_event == e;
+  if (!known) return Availability::no("cachegrind has no event '" + native_event + "'");
+  static const bool have_valgrind = std::system("valgrind --version >/dev/null 2>&1") == 0;
+  if (!have_valgrind) return Availability::no("valgrind is not installed (./tools/bootstrap installs it)");
+  return Availability::yes("whole-process counts, measured by `dlab models --valgrind`");
+}
+
+std::unique_ptr<CounterGroup> ValgrindBackend::open_group(const std::vector<std::string>&) {
+  throw CounterError("cachegrind counts whole processes under valgrind; use `dlab models --valgrind`");
+}
+
+}  // namespace dlab

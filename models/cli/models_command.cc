@@ -1,0 +1,327 @@
+// `dlab models`: sweeps the reduction models under the harness (interleaved, with the run
+// protocol) or under cachegrind (`--valgrind`), and writes one result table.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "../../harness/cli/commands.h"
+#include "dispatchlab/harness/cachegrind.h"
+#include "dispatchlab/harness/counter_plan.h"
+#include "dispatchlab/harness/meter.h"
+#include "dispatchlab/harness/result_rows.h"
+#include "dispatchlab/harness/run_protocol.h"
+#include "dispatchlab/models/model_case.h"
+
+namespace dlab::cli {
+
+namespace {
+
+using models::ModelCase;
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::vector<int> split_ints(const std::string& s) {
+  std::vector<int> out;
+  for (const auto& x : split(s)) out.push_back(std::stoi(x));
+  return out;
+}
+
+struct GridOptions {
+  std::string which = "all";  // kcopy, stack, all
+  std::string kinds, copies, orders, dispatch, stack_copies, variants;
+  bool quick = false;
+  uint64_t seed = 1;
+};
+
+// A group is run as one interleaved protocol run; its first case is the baseline of its ratios.
+struct Group {
+  std::string label;
+  std::vector<ModelCase> cases;
+};
+
+std::vector<Group> make_grid(GridOptions o, bool valgrind) {
+  // Defaults: the full grid; --quick and --valgrind take smaller ones (cachegrind is ~50x slower).
+  bool small = o.quick || valgrind;
+  if (o.kinds.empty()) o.kinds = small ? "u,o" : "u,o,p";
+  if (o.copies.empty()) o.copies = valgrind ? "1,16,512" : o.quick ? "1,8,32,128,512" : "1,2,4,8,16,24,32,48,64,128,256,512";
+  if (o.orders.empty()) o.orders = valgrind ? "cyclic" : o.quick ? "cyclic,random" : "cyclic,random,block8";
+  if (o.dispatch.empty()) o.dispatch = valgrind ? "tail,switch" : o.quick ? "tail,goto,goto_nodup,switch" : "tail,tail_pn,goto,goto_nodup,switch";
+  if (o.stack_copies.empty()) o.stack_copies = valgrind ? "16" : o.quick ? "4,64" : "1,4,16,64";
+  std::vector<Group> groups;
+  if (o.which == "all" || o.which == "kcopy") {
+    for (const auto& order : split(o.orders))
+      for (const auto& d : split(o.dispatch)) {
+        Group g{fmt::format("kcopy {} {}", order, d), {}};
+        for (const auto& k : split(o.kinds))
+          for (int c : split_ints(o.copies)) {
+            if (k.size() != 1) throw std::invalid_argument("K-copy kinds are u, p and o");
+            g.cases.push_back({models::kcopy_model(k[0]), "sp", d, c, models::Order::parse(order), o.seed, 0});
+          }
+        groups.push_back(std::move(g));
+      }
+  }
+  if (o.which == "all" || o.which == "stack") {
+    std::vector<std::string> variants = split(o.variants);
+    if (variants.empty())
+      for (const auto& e : models::all_entries())
+        if (e.model == "stack") variants.push_back(e.variant);
+    for (int c : split_ints(o.stack_copies)) {
+      Group g{fmt::format("stack x{}", c), {}};
+      for (const auto& v : variants) g.cases.push_back({"stack", v, "tail", c, {}, o.seed, 0});
+      groups.push_back(std::move(g));
+    }
+  }
+  if (groups.empty()) throw std::invalid_argument("--model must be kcopy, stack or all");
+  for (const auto& g : groups)
+    for (const auto& c : g.cases) models::find_entry(c.model, c.variant, c.dispatch);  // fail early on a typo
+  return groups;
+}
+
+std::string sites_file() {
+  // Written at build time next to the dlab binary's build tree (models/dispatch_sites.tsv).
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return (exe.parent_path() / "models" / "dispatch_sites.tsv").string();
+}
+
+std::map<std::string, std::string> case_params(const ModelCase& c, size_t dispatches, const std::map<std::string, int>& sites) {
+  auto p = c.params();
+  p["dispatches_per_run"] = std::to_string(dispatches);
+  auto it = sites.find(fmt::format("{}_{}_{}", c.model, c.variant, c.dispatch));
+  p["indirect_jump_sites"] = it == sites.end() ? "" : std::to_string(it->second);
+  return p;
+}
+
+void print_list() {
+  auto sites = models::load_dispatch_sites(sites_file());
+  fmt::print("models:\n");
+  for (const auto& d : models::model_docs()) fmt::print("  {:<10} {}\n", d.name, d.doc);
+  fmt::print("handler kinds:\n");
+  for (const auto& d : models::kind_docs()) fmt::print("  {:<10} {}\n", d.name, d.doc);
+  fmt::print("stack-state variants:\n");
+  for (const auto& d : models::variant_docs()) fmt::print("  {:<16} {}\n", d.name, d.doc);
+  fmt::print("dispatch modes:\n");
+  for (const auto& d : models::dispatch_docs()) fmt::print("  {:<11} {}\n", d.name, d.doc);
+  fmt::print("generated entries (indirect-jump sites in the compiled code):\n");
+  for (const auto& e : models::all_entries()) {
+    auto it = sites.find(fmt::format("{}_{}_{}", e.model, e.variant, e.dispatch));
+    fmt::print("  {:<8} {:<16} {:<11} {:<14} {}\n", e.model, e.variant, e.dispatch, e.convention(),
+               it == sites.end() ? "?" : std::to_string(it->second));
+  }
+}
+
+// Wide view of one group for the terminal: one line per case with the key metrics.
+void print_group(const ExperimentTables& t, size_t first_row) {
+  std::map<std::pair<std::string, std::string>, size_t> at;
+  std::vector<std::string> order;
+  for (size_t r = first_row; r < t.summary.size(); ++r) {
+    auto v = t.summary.at(r, "variant");
+    if (at.empty() || std::find(order.begin(), order.end(), v) == order.end()) order.push_back(v);
+    at[{v, t.summary.at(r, "metric")}] = r;
+  }
+  auto cell = [&](const std::string& v, const std::string& m, double scale, bool with_ratio) -> std::string {
+    auto it = at.find({v, m});
+    if (it == at.end() || t.summary.at(it->second, "median").empty()) return "-";
+    std::string s = fmt::format("{:.3g}", std::stod(t.summary.at(it->second, "median")) * scale);
+    if (with_ratio && !t.summary.at(it->second, "ratio").empty())
+      s += fmt::format(" ({:+.0f}% {}/{})", (std::stod(t.summary.at(it->second, "ratio")) - 1) * 100,
+                       t.summary.at(it->second, "smaller_k"), t.summary.at(it->second, "smaller_n"));
+    return s;
+  };
+  fmt::print("  {:<34} {:>24} {:>9} {:>9} {:>10} {:>9}\n", "case", "cycles/disp (TSC est.)", "cycles", "instr", "flush/1k", "be-bound");
+  for (const auto& v : order)
+    fmt::print("  {:<34} {:>24} {:>9} {:>9} {:>10} {:>9}\n", v, cell(v, "cycles_tsc_estimate", 1, true), cell(v, "cycles", 1, false),
+               cell(v, "instructions", 1, false), cell(v, "memory_order_flushes", 1000, false), cell(v, "backend_bound", 1, false));
+}
+
+struct ModelsOptions {
+  GridOptions grid;
+  RunProtocol protocol;
+  bool list = false, valgrind = false, no_save = false;
+  uint64_t target_dispatches = 400'000;  // per sample
+  uint64_t valgrind_reps = 2;
+  RunDirectoryOptions out;
+};
+
+void run_harness_sweep(ModelsOptions& o) {
+  auto groups = make_grid(o.grid, false);
+  auto sites = models::load_dispatch_sites(sites_file());
+  const auto& machine = this_machine();
+  BackendSet backends = BackendSet::for_this_machine();
+  CounterPlan plan = plan_counters(MetricCatalog::builtin(), backends, this_host_cpu());
+  Meter meter(plan, backends);
+  std::optional<RunDirectory> dir;
+  if (!o.no_save) dir = o.out.resolve(machine);
+  std::string run_id = dir ? dir->run_id() : "unsaved";
+  ExperimentTables all;
+  nlohmann::json group_log = nlohmann::json::array();
+  RunResult last;
+  size_t total_cases = 0;
+  for (const auto& g : groups) total_cases += g.cases.size();
+  fmt::print(stderr, "[models] {} groups, {} cases, {} samples each (+{} warm-up), interleaved within each group\n", groups.size(),
+             total_cases, o.protocol.samples, o.protocol.warmup_rounds);
+  bool tty = isatty(fileno(stderr));
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    const auto& g = groups[gi];
+    std::vector<std::unique_ptr<models::ModelInstance>> instances;
+    std::vector<Variant> variants;
+    uint64_t checksum = 0;
+    for (const auto& c : g.cases) {
+      auto inst = std::make_unique<models::ModelInstance>(models::find_entry(c.model, c.variant, c.dispatch), c.program(), c.seed);
+      uint64_t reps = std::max<uint64_t>(1, o.target_dispatches / inst->dispatches_per_run());
+      models::ModelInstance* p = inst.get();
+      variants.push_back({c.name(), [p, reps] { p->run(reps); }, static_cast<double>(reps * p->dispatches_per_run()), "dispatch",
+                          case_params(c, p->dispatches_per_run(), sites)});
+      instances.push_back(std::move(inst));
+    }
+    auto progress = [&](int done, int total, const std::string& v) {
+      if (tty) fmt::print(stderr, "\r[models] group {}/{} {:<22} sample {}/{} {:<34}", gi + 1, groups.size(), g.label, done, total, v);
+    };
+    last = run_protocol(o.protocol, meter, variants, progress);
+    if (tty) fmt::print(stderr, "\r{:<120}\r", "");
+    // Same program, same state, same repetitions: within a group of one model every case must
+    // end with the same checksum, or a variant computes something else.
+    std::map<std::string, uint64_t> model_sum;
+    for (size_t i = 0; i < g.cases.size(); ++i) {
+      if (g.cases[i].is_kcopy()) continue;
+      auto [it, fresh] = model_sum.emplace(g.cases[i].model, instances[i]->checksum());
+      if (!fresh && it->second != instances[i]->checksum())
+        throw std::runtime_error(fmt::format("checksum mismatch in group {}: {} differs from the group's first case", g.label,
+                                             g.cases[i].name()));
+      checksum = it->second;
+    }
+    size_t first_row = all.summary.size();
+    auto t = experiment_tables(run_id, "models", last, variants, machine);
+    all.summary.append(t.summary);
+    all.samples.append(t.samples);
+    fmt::print("{} (baseline {}):\n", g.label, g.cases.front().name());
+    print_group(all, first_row);
+    group_log.push_back({{"group", g.label}, {"baseline", g.cases.front().name()}, {"cases", g.cases.size()},
+                         {"pinned_cpu", last.pinned_cpu}, {"stack_checksum", fmt::format("{:016x}", checksum)}});
+  }
+  if (dir) {
+    auto sidecar = sidecar_json(run_id, machine, &last, {"summary", "samples"});
+    sidecar["groups"] = group_log;
+    sidecar["dispatch_sites_file"] = sites_file();
+    write_experiment(*dir, "models", all, sidecar);
+    fmt::print(stderr, "wrote {}/models.summary.csv\n", dir->path().string());
+  }
+}
+
+void run_valgrind_sweep(ModelsOptions& o) {
+  auto groups = make_grid(o.grid, true);
+  auto sites = models::load_dispatch_sites(sites_file());
+  const auto& machine = this_machine();
+  std::error_code ec;
+  std::string exec = (std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "dlab-model-exec").string();
+  if (!std::filesystem::exists(exec)) throw std::runtime_error(exec + " not found: build it (`just build`)");
+  const auto& cat = MetricCatalog::builtin();
+  const EventSource* src = cat.source("cachegrind");
+  ValgrindBackend vg;
+  RunResult r;
+  r.protocol.name = "cachegrind-2n-minus-n";
+  r.protocol.samples = 1;
+  r.protocol.warmup_rounds = 0;
+  r.protocol.interleave = false;
+  r.protocol.pin_cpu = -1;
+  r.pin_note = "not pinned: cachegrind counts are deterministic";
+  for (const auto& m : src->mappings) {
+    const MetricDef* def = cat.metric(m.metric);
+    Availability a = vg.probe(m.inputs.begin()->second);
+    r.metrics.push_back({def->name, def->unit, "valgrind", m.describe(), false, a});
+  }
+  std::vector<Variant> variants;
+  size_t n_cases = 0, done = 0;
+  for (const auto& g : groups) n_cases += g.cases.size();
+  uint64_t n = o.valgrind_reps;
+  fmt::print("{:<34} {:>9} {:>8} {:>8} {:>10}   (per dispatch, cachegrind, {}x vs {}x repetitions)\n", "case", "instr", "loads",
+             "stores", "mispredict", 2 * n, n);
+  for (const auto& g : groups)
+    for (const auto& c : g.cases) {
+      fmt::print(stderr, "[models --valgrind] {}/{} {}\n", ++done, n_cases, c.name());
+      auto args = c.exec_args();
+      args.insert(args.begin(), exec);
+      auto with = [&](uint64_t reps) {
+        auto a = args;
+        a.insert(a.end(), {"--reps", std::to_string(reps)});
+        return run_cachegrind(a);
+      };
+      CachegrindCounts d = difference(with(2 * n), with(n));
+      size_t per_run = c.program().size();
+      VariantSamples vs{c.name(), {{}}};
+      std::vector<double> shown;
+      for (const auto& m : src->mappings) {
+        std::map<std::string, double> vars;
+        for (const auto& [name, ev] : m.inputs) vars[name] = static_cast<double>(d.at(ev));
+        MetricValue v;
+        v.value = m.formula ? m.formula->evaluate(vars) : std::optional<double>(vars.at("value"));
+        v.read_method = "cachegrind summary";
+        if (!v.value) v.reason = "formula undefined";
+        shown.push_back(v.value.value_or(0) / static_cast<double>(n * per_run));
+        vs.samples[0].push_back(v);
+      }
+      fmt::print("{:<34} {:>9.2f} {:>8.2f} {:>8.2f} {:>10.3f}\n", c.name(), shown[0], shown[1], shown[2], shown[3]);
+      r.variants.push_back(std::move(vs));
+      variants.push_back({c.name(), nullptr, static_cast<double>(n * per_run), "dispatch", case_params(c, per_run, sites)});
+    }
+  if (o.no_save) return;
+  auto dir = o.out.resolve(machine);
+  if (!dir) return;
+  auto t = experiment_tables(dir->run_id(), "models_valgrind", r, variants, machine);
+  auto sidecar = sidecar_json(dir->run_id(), machine, &r, {"summary", "samples"});
+  sidecar["valgrind_repetitions"] = {n, 2 * n};
+  write_experiment(*dir, "models_valgrind", t, sidecar);
+  fmt::print(stderr, "wrote {}/models_valgrind.summary.csv\n", dir->path().string());
+}
+
+}  // namespace
+
+void add_models_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("models",
+                                 "sweep the reduction models (K-copy and stack-state variants) under the harness, or "
+                                 "under cachegrind with --valgrind, and write models.summary.csv");
+  auto o = std::make_shared<ModelsOptions>();
+  o->protocol.samples = 11;
+  cmd->add_flag("--list", o->list, "list models, kinds, variants, dispatch modes and their indirect-jump sites");
+  cmd->add_flag("--quick", o->grid.quick, "small grid, 5 samples (under a minute)");
+  cmd->add_flag("--valgrind", o->valgrind,
+                "deterministic cachegrind counts per dispatch (instructions, loads, stores, simulated mispredicts)");
+  cmd->add_option("--model", o->grid.which, "kcopy, stack or all")->capture_default_str();
+  cmd->add_option("--kinds", o->grid.kinds, "K-copy kinds, comma-separated: u (update top), p (push/pop), o (own slot, no alias)");
+  cmd->add_option("--copies", o->grid.copies, "K values, comma-separated (1..512)");
+  cmd->add_option("--orders", o->grid.orders, "cyclic, random, blockN, comma-separated");
+  cmd->add_option("--dispatch", o->grid.dispatch, "tail, tail_pn, goto, goto_nodup, switch (K-copy), comma-separated");
+  cmd->add_option("--stack-copies", o->grid.stack_copies, "copies per kind for the stack model (1..64), comma-separated");
+  cmd->add_option("--variants", o->grid.variants, "stack-state variants, comma-separated (default: all)");
+  cmd->add_option("--seed", o->grid.seed, "program seed")->capture_default_str();
+  cmd->add_option("--samples", o->protocol.samples, "measured rounds per group")->capture_default_str();
+  cmd->add_option("--warmup", o->protocol.warmup_rounds, "warm-up rounds")->capture_default_str();
+  cmd->add_option("--pin", o->protocol.pin_cpu, "CPU to pin to (-1: none, -2: last allowed CPU)")->capture_default_str();
+  cmd->add_option("--dispatches", o->target_dispatches, "dispatches per sample")->capture_default_str();
+  cmd->add_option("--valgrind-reps", o->valgrind_reps, "N for the N vs 2N cachegrind runs")->capture_default_str();
+  cmd->add_flag("--no-save", o->no_save, "print only, write no files");
+  o->out.add_to(cmd, "results");
+  cmd->callback([o] {
+    if (o->list) return print_list();
+    if (o->grid.quick) {
+      o->protocol.samples = std::min(o->protocol.samples, 5);
+      o->protocol.warmup_rounds = 1;
+    }
+    if (o->valgrind) run_valgrind_sweep(*o);
+    else run_harness_sweep(*o);
+  });
+}
+
+}  // namespace dlab::cli

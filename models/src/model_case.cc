@@ -1,0 +1,63 @@
+#include "dispatchlab/models/model_case.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace dlab::models {
+
+std::string ModelCase::name() const {
+  if (is_kcopy()) return fmt::format("{}/{}/{}/K{}/{}", model, variant, dispatch, copies, order.name());
+  return fmt::format("{}/{}/{}/x{}", model, variant, dispatch, copies);
+}
+
+std::string ModelCase::kinds() const {
+  if (model == "kcopy_u") return "u";
+  if (model == "kcopy_p") return "c+b";
+  if (model == "kcopy_o") return "o";
+  std::string s;
+  for (const auto& k : layout(model)) s += (s.empty() ? "" : " ") + k.kind;
+  return s;
+}
+
+std::vector<DlInst> ModelCase::program() const {
+  if (is_kcopy()) {
+    KCopyParams p{model.back(), copies, order, seed, length ? length : 32768};
+    return build_kcopy_program(p);
+  }
+  return build_stack_program({copies, seed, length ? length : 2000});
+}
+
+std::map<std::string, std::string> ModelCase::params() const {
+  const auto& e = find_entry(model, variant, dispatch);
+  std::map<std::string, std::string> p = {{"model", model},   {"variant", variant},
+                                          {"kinds", kinds()}, {"copies", std::to_string(copies)},
+                                          {"dispatch", dispatch}, {"convention", e.convention()},
+                                          {"seed", std::to_string(seed)}};
+  p["order"] = is_kcopy() ? order.name() : "program";
+  return p;
+}
+
+std::vector<std::string> ModelCase::exec_args() const {
+  std::vector<std::string> a = {"--model", model, "--variant", variant, "--dispatch", dispatch,
+                                "--copies", std::to_string(copies), "--seed", std::to_string(seed)};
+  if (is_kcopy()) a.insert(a.end(), {"--order", order.name()});
+  if (length) a.insert(a.end(), {"--length", std::to_string(length)});
+  return a;
+}
+
+std::map<std::string, int> load_dispatch_sites(const std::string& path) {
+  std::map<std::string, int> m;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ss(line);
+    std::string k;
+    int n;
+    if (ss >> k >> n) m[k] = n;
+  }
+  return m;
+}
+
+}  // namespace dlab::models
