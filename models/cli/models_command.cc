@@ -258,10 +258,10 @@ void run_valgrind_sweep(ModelsOptions& o) {
         a.insert(a.end(), {"--reps", std::to_string(reps)});
         return run_cachegrind(a);
       };
-      CachegrindCounts d = difference(with(2 * n), with(n));
+      auto d = difference(with(2 * n), with(n));
       size_t per_run = c.program().size();
       VariantSamples vs{c.name(), {{}}};
-      std::vector<double> shown;
+      std::map<std::string, double> shown;
       for (const auto& m : src->mappings) {
         std::map<std::string, double> vars;
         for (const auto& [name, ev] : m.inputs) vars[name] = static_cast<double>(d.at(ev));
@@ -269,10 +269,11 @@ void run_valgrind_sweep(ModelsOptions& o) {
         v.value = m.formula ? m.formula->evaluate(vars) : std::optional<double>(vars.at("value"));
         v.read_method = "cachegrind summary";
         if (!v.value) v.reason = "formula undefined";
-        shown.push_back(v.value.value_or(0) / static_cast<double>(n * per_run));
+        if (v.value) shown[m.metric] = *v.value / static_cast<double>(n * per_run);
         vs.samples[0].push_back(v);
       }
-      fmt::print("{:<34} {:>9.2f} {:>8.2f} {:>8.2f} {:>10.3f}\n", c.name(), shown[0], shown[1], shown[2], shown[3]);
+      fmt::print("{:<34} {:>9.2f} {:>8.2f} {:>8.2f} {:>10.3f}\n", c.name(), shown["cg_instructions"], shown["cg_loads"],
+                 shown["cg_stores"], shown["cg_mispredicts"]);
       r.variants.push_back(std::move(vs));
       variants.push_back({c.name(), nullptr, static_cast<double>(n * per_run), "dispatch", case_params(c, per_run, sites)});
     }

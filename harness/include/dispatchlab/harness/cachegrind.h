@@ -21,8 +21,9 @@ CachegrindCounts parse_cachegrind_out(const std::string& text);
 // summary counts. Throws CounterError with valgrind's message when it fails.
 CachegrindCounts run_cachegrind(const std::vector<std::string>& argv);
 
-// counts(2N) - counts(N), per event.
-CachegrindCounts difference(const CachegrindCounts& twice, const CachegrindCounts& once);
+// counts(2N) - counts(N), per event. Signed: simulated cache misses depend on where the loader
+// put things, so they may differ by a few either way; instruction, load and store counts do not.
+std::map<std::string, int64_t> difference(const CachegrindCounts& twice, const CachegrindCounts& once);
 
 // Availability of the cachegrind events; counts only whole processes, so it never joins a Meter.
 class ValgrindBackend final : public CounterBackend {

@@ -1,0 +1,41 @@
+// Deterministic checks of the models' code with cachegrind (no PMU needed): the sp variant does
+// fewer loads per dispatch than vec (its height is not a memory round trip), and the K-copy
+// handlers execute the same instructions per dispatch whatever K is (copies differ only in their
+// constant). Counts per dispatch come from N vs 2N repetitions, as `dlab models --valgrind` does.
+#include <gtest/gtest.h>
+
+#include "dispatchlab/harness/cachegrind.h"
+#include "dispatchlab/models/model_case.h"
+
+namespace dlab::models {
+namespace {
+
+double per_dispatch(const ModelCase& c, const std::string& event) {
+  auto args = c.exec_args();
+  args.insert(args.begin(), DLAB_MODEL_EXEC);
+  auto run = [&](int reps) {
+    auto a = args;
+    a.insert(a.end(), {"--reps", std::to_string(reps)});
+    return run_cachegrind(a);
+  };
+  auto d = difference(run(2), run(1));
+  return static_cast<double>(d.at(event)) / static_cast<double>(c.program().size());
+}
+
+TEST(Cachegrind, SpDoesFewerLoadsPerDispatchThanVec) {
+  ModelCase vec{"stack", "vec", "tail", 16, {}, 1, 300};
+  ModelCase sp{"stack", "sp", "tail", 16, {}, 1, 300};
+  double vec_loads = per_dispatch(vec, "Dr"), sp_loads = per_dispatch(sp, "Dr");
+  EXPECT_LT(sp_loads, vec_loads - 0.9) << "vec " << vec_loads << " sp " << sp_loads;
+}
+
+TEST(Cachegrind, KCopyInstructionsPerDispatchDoNotGrowWithK) {
+  ModelCase k1{"kcopy_u", "sp", "tail", 1, Order::parse("cyclic"), 1, 4096};
+  ModelCase k512{"kcopy_u", "sp", "tail", 512, Order::parse("cyclic"), 1, 4096};
+  double i1 = per_dispatch(k1, "Ir"), i512 = per_dispatch(k512, "Ir");
+  EXPECT_GT(i1, 5);
+  EXPECT_NEAR(i512, i1, 0.01 * i1);
+}
+
+}  // namespace
+}  // namespace dlab::models
