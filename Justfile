@@ -38,8 +38,32 @@ rfc: build
     {{dlab}} counters --run-dir "$run"
     echo "== calibrate (harness self-check under the run protocol)"
     {{dlab}} calibrate --run-dir "$run"
+    echo "== models (quick grid; \`just models\` runs the full one)"
+    {{dlab}} models --quick --run-dir "$run"
+    echo "== models under cachegrind"
+    {{dlab}} models --valgrind --run-dir "$run"
     echo "== report"
     {{python}} -m dispatchlab_analysis.report "$run"
+
+# the full model grid under the harness and under cachegrind, in a new run directory with its report
+models: build
+    #!/usr/bin/env bash
+    set -euo pipefail
+    run=$({{dlab}} new-run --results results)
+    echo "== run directory: $run"
+    {{dlab}} counters --run-dir "$run" > /dev/null
+    {{dlab}} models --run-dir "$run"
+    {{dlab}} models --valgrind --run-dir "$run"
+    {{python}} -m dispatchlab_analysis.report "$run"
+
+# Google Benchmark view of every model entry (harness metrics as user counters); ARGS go to the benchmark binary
+bench *ARGS: build
+    {{build_dir}}/models_bench {{ARGS}}
+
+# regenerate models/generated and the generator's golden files from their specs
+generate: build
+    {{build_dir}}/models/generate_models models/spec/handlers.json models/generated
+    {{build_dir}}/models/generate_models models/tests/golden/tiny_spec.json models/tests/golden/expected
 
 # print the machine fingerprint
 machine: build

@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 
 from .results import Run, load_run
-from .tables import counters_markdown, markdown_table, summary_markdown, unavailable_markdown
+from .tables import (MODEL_COLUMNS, VALGRIND_COLUMNS, counters_markdown, markdown_table, summary_markdown,
+                     unavailable_markdown, wide_markdown)
 
 
 def machine_markdown(m: dict) -> str:
@@ -36,6 +37,23 @@ def machine_markdown(m: dict) -> str:
     return markdown_table(["", ""], rows)
 
 
+def experiment_markdown(exp) -> str:
+    """The models are shown wide (a row per case, per dispatch); other experiments long."""
+    if exp.name == "models":
+        parts = []
+        for group in exp.sidecar.get("groups", []):
+            base = group["baseline"]
+            sub = exp.summary[exp.summary["baseline"] == base]
+            parts += [f"### {group['group']}\n", "Cycles per dispatch are TSC-based estimates unless the `cycles` "
+                      "column is filled; changes are against the group's first case.\n",
+                      wide_markdown(sub, "cycles_tsc_estimate", MODEL_COLUMNS)]
+        return "\n".join(parts)
+    if exp.name == "models_valgrind":
+        return ("Per dispatch, from cachegrind runs of N and 2N repetitions (deterministic; mispredicts are "
+                "cachegrind's simulated predictor, not this CPU's).\n\n" + wide_markdown(exp.summary, None, VALGRIND_COLUMNS))
+    return summary_markdown(exp.summary)
+
+
 def render(run: Run) -> str:
     parts = [f"# dispatchlab run {run.run_id}\n", "## Machine\n", machine_markdown(run.machine)]
     if run.counters is not None:
@@ -52,7 +70,7 @@ def render(run: Run) -> str:
                   f"{'pinned to CPU ' + str(pin) if pin >= 0 else exp.sidecar.get('pin_note', 'not pinned')}; "
                   f"bootstrap {protocol.get('bootstrap_resamples')} resamples (seed {protocol.get('bootstrap_seed')}).\n",
                   "```json\n" + json.dumps(protocol, indent=2) + "\n```\n",
-                  summary_markdown(exp.summary),
+                  experiment_markdown(exp),
                   "\nUnavailable metrics:\n\n", unavailable_markdown(exp.summary)]
     return "\n".join(parts)
 

@@ -66,3 +66,59 @@ def unavailable_markdown(summary: pd.DataFrame) -> str:
         return "Every metric was measured.\n"
     rows = [[g.metric, g.unavailable_reason] for g in gaps.itertuples()]
     return markdown_table(["metric (empty in the tables)", "reason"], rows)
+
+
+def parse_params(params: str) -> dict[str, str]:
+    """'copies=16;dispatch=tail' -> {'copies': '16', 'dispatch': 'tail'}"""
+    return dict(p.split("=", 1) for p in params.split(";") if "=" in p)
+
+
+# (metric, column label, scale): per-dispatch values, some shown per 1k dispatches.
+MODEL_COLUMNS = [
+    ("cycles", "cycles", 1),
+    ("instructions", "instructions", 1),
+    ("memory_order_flushes", "flushes/1k", 1000),
+    ("store_forward_blocks", "st-fwd blocks/1k", 1000),
+    ("backend_bound", "back-end bound", 1),
+    ("branch_mispredicts", "mispredicts/1k", 1000),
+]
+VALGRIND_COLUMNS = [
+    ("cg_instructions", "instructions", 1),
+    ("cg_loads", "loads", 1),
+    ("cg_stores", "stores", 1),
+    ("cg_mispredicts", "sim. mispredicts/1k", 1000),
+]
+
+
+def wide_markdown(summary: pd.DataFrame, headline: str | None, columns: list[tuple[str, str, float]]) -> str:
+    """One row per case: the headline metric with its CI and change against the group's baseline,
+    then one column per other metric (empty where unavailable; see the unavailable list)."""
+    cells = {(r.variant, r.metric): r for r in summary.itertuples()}
+    variants = list(dict.fromkeys(summary["variant"]))
+    header = ["case", "dispatch sites"]
+    if headline:
+        header += [f"{headline} [95% CI]", "vs group baseline"]
+    present = [c for c in columns if any(cells.get((v, c[0])) is not None and cells[(v, c[0])].n > 0 for v in variants)]
+    header += [label for _, label, _ in present]
+    rows = []
+    for v in variants:
+        any_row = next(r for (vv, _), r in cells.items() if vv == v)
+        row = [v, parse_params(any_row.params).get("indirect_jump_sites", "")]
+        if headline:
+            h = cells.get((v, headline))
+            if h is not None and h.n > 0:
+                row.append(f"{fmt_number(h.median)} [{fmt_number(h.ci95_lo)}, {fmt_number(h.ci95_hi)}]")
+                if h.variant == h.baseline:
+                    row.append("baseline")
+                elif not math.isnan(h.ratio):
+                    row.append(f"{fmt_change(h.ratio)} [{fmt_change(h.ratio_ci95_lo)}, {fmt_change(h.ratio_ci95_hi)}], "
+                               f"{int(h.smaller_k)}/{int(h.smaller_n)} faster")
+                else:
+                    row.append("")
+            else:
+                row += ["", ""]
+        for metric, _, scale in present:
+            c = cells.get((v, metric))
+            row.append(fmt_number(c.median * scale) if c is not None and c.n > 0 else "")
+        rows.append(row)
+    return markdown_table(header, rows)

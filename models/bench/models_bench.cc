@@ -1,0 +1,67 @@
+// Google Benchmark view of the models: one benchmark per generated entry at a representative
+// size, with the harness's metrics as user counters per dispatch (Debian's Google Benchmark has
+// no libpfm, so counters come from the harness Meter; unavailable metrics are simply absent and
+// listed once on stderr). For interleaved sweeps with confidence intervals use `dlab models`.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "dispatchlab/harness/counter_plan.h"
+#include "dispatchlab/harness/meter.h"
+#include "dispatchlab/models/model_case.h"
+
+namespace {
+
+struct Harness {
+  dlab::BackendSet backends = dlab::BackendSet::for_this_machine();
+  dlab::CounterPlan plan = dlab::plan_counters(dlab::MetricCatalog::builtin(), backends, dlab::this_host_cpu());
+  dlab::Meter meter{plan, backends};
+  Harness() {
+    for (const auto& m : meter.metrics())
+      if (!m.availability.available) std::fprintf(stderr, "unavailable: %s: %s\n", m.name.c_str(), m.availability.reason.c_str());
+  }
+};
+
+Harness& harness() {
+  static Harness h;
+  return h;
+}
+
+void run_case(benchmark::State& state, dlab::models::ModelCase c) {
+  harness();  // calibrate the TSC and open the counters outside the timed loop
+  dlab::models::ModelInstance inst(dlab::models::find_entry(c.model, c.variant, c.dispatch), c.program(), c.seed);
+  const double dispatches = static_cast<double>(inst.dispatches_per_run());
+  std::map<std::string, double> sums;
+  for (auto _ : state) {
+    auto values = harness().meter.measure([&] { inst.run(1); });
+    for (size_t i = 0; i < values.size(); ++i)
+      if (values[i].value) sums[harness().meter.metrics()[i].name] += *values[i].value;
+  }
+  for (const auto& [name, total] : sums)
+    state.counters[name + "/dispatch"] = benchmark::Counter(total / (dispatches * static_cast<double>(state.iterations())));
+  state.counters["dispatches"] = benchmark::Counter(dispatches * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.SetLabel(c.params().at("convention"));
+  benchmark::DoNotOptimize(inst.checksum());
+}
+
+int register_all() {
+  for (const auto& e : dlab::models::all_entries()) {
+    std::vector<dlab::models::ModelCase> cases;
+    if (e.model == "stack") {
+      cases.push_back({e.model, e.variant, e.dispatch, 16, {}, 1, 0});
+    } else {
+      for (int k : {1, 32, 512})
+        for (const char* order : {"cyclic", "random"})
+          cases.push_back({e.model, e.variant, e.dispatch, k, dlab::models::Order::parse(order), 1, 0});
+    }
+    for (const auto& c : cases) benchmark::RegisterBenchmark(c.name().c_str(), run_case, c);
+  }
+  return 0;
+}
+
+const int registered = register_all();
+
+}  // namespace
+
+BENCHMARK_MAIN();
