@@ -251,14 +251,7 @@ void run_valgrind_sweep(ModelsOptions& o) {
   for (const auto& g : groups)
     for (const auto& c : g.cases) {
       fmt::print(stderr, "[models --valgrind] {}/{} {}\n", ++done, n_cases, c.name());
-      auto args = c.exec_args();
-      args.insert(args.begin(), exec);
-      auto with = [&](uint64_t reps) {
-        auto a = args;
-        a.insert(a.end(), {"--reps", std::to_string(reps)});
-        return run_cachegrind(a);
-      };
-      auto d = difference(with(2 * n), with(n));
+      auto d = models::cachegrind_counts(c, exec, n);
       size_t per_run = c.program().size();
       VariantSamples vs{c.name(), {{}}};
       std::map<std::string, double> shown;

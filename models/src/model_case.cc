@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "dispatchlab/harness/cachegrind.h"
+
 namespace dlab::models {
 
 std::string ModelCase::name() const {
@@ -45,6 +47,16 @@ std::vector<std::string> ModelCase::exec_args() const {
   if (is_kcopy()) a.insert(a.end(), {"--order", order.name()});
   if (length) a.insert(a.end(), {"--length", std::to_string(length)});
   return a;
+}
+
+std::map<std::string, int64_t> cachegrind_counts(const ModelCase& c, const std::string& exec, uint64_t reps) {
+  auto run = [&](uint64_t r) {
+    auto a = c.exec_args();
+    a.insert(a.begin(), exec);
+    a.insert(a.end(), {"--reps", std::to_string(r)});
+    return run_cachegrind(a);
+  };
+  return difference(run(2 * reps), run(reps));
 }
 
 std::map<std::string, int> load_dispatch_sites(const std::string& path) {

@@ -78,56 +78,31 @@ uint32_t opcode(const std::string& model, const std::string& kind, uint32_t copy
   throw std::invalid_argument("model " + model + " has no kind " + kind);
 }
 
-std::vector<AxisDoc> kind_docs() {
-  return {
-#define DL_KIND_DOC(n, d) {n, d},
-#define DL_VARIANT_DOC(...)
-#define DL_DISPATCH_DOC(...)
-#define DL_MODEL_DOC(...)
+namespace {
+struct Docs {
+  std::vector<AxisDoc> kinds, variants, dispatch, models;
+};
+const Docs& docs() {
+  static const Docs d = [] {
+    Docs d;
+#define DL_KIND_DOC(n, doc) d.kinds.push_back({n, doc});
+#define DL_VARIANT_DOC(n, height, top, nr, pn, ni, sl, doc) d.variants.push_back({n, doc});
+#define DL_DISPATCH_DOC(n, doc, flags) d.dispatch.push_back({n, doc});
+#define DL_MODEL_DOC(n, doc) d.models.push_back({n, doc});
 #include "model_docs.inc"
-  };
-}
 #undef DL_KIND_DOC
 #undef DL_VARIANT_DOC
 #undef DL_DISPATCH_DOC
 #undef DL_MODEL_DOC
-
-std::vector<AxisDoc> variant_docs() {
-  return {
-#define DL_KIND_DOC(...)
-#define DL_VARIANT_DOC(n, h, t, nr, pn, ni, sl, d) {n, d},
-#define DL_DISPATCH_DOC(...)
-#define DL_MODEL_DOC(...)
-#include "model_docs.inc"
-  };
+    return d;
+  }();
+  return d;
 }
-#undef DL_KIND_DOC
-#undef DL_VARIANT_DOC
-#undef DL_DISPATCH_DOC
-#undef DL_MODEL_DOC
+}  // namespace
 
-std::vector<AxisDoc> dispatch_docs() {
-  return {
-#define DL_KIND_DOC(...)
-#define DL_VARIANT_DOC(...)
-#define DL_DISPATCH_DOC(n, d, flags) {n, d},
-#define DL_MODEL_DOC(...)
-#include "model_docs.inc"
-  };
-}
-#undef DL_KIND_DOC
-#undef DL_VARIANT_DOC
-#undef DL_DISPATCH_DOC
-#undef DL_MODEL_DOC
-
-std::vector<AxisDoc> model_docs() {
-  return {
-#define DL_KIND_DOC(...)
-#define DL_VARIANT_DOC(...)
-#define DL_DISPATCH_DOC(...)
-#define DL_MODEL_DOC(n, d) {n, d},
-#include "model_docs.inc"
-  };
-}
+std::vector<AxisDoc> kind_docs() { return docs().kinds; }
+std::vector<AxisDoc> variant_docs() { return docs().variants; }
+std::vector<AxisDoc> dispatch_docs() { return docs().dispatch; }
+std::vector<AxisDoc> model_docs() { return docs().models; }
 
 }  // namespace dlab::models

@@ -11,14 +11,7 @@ namespace dlab::models {
 namespace {
 
 double per_dispatch(const ModelCase& c, const std::string& event) {
-  auto args = c.exec_args();
-  args.insert(args.begin(), DLAB_MODEL_EXEC);
-  auto run = [&](int reps) {
-    auto a = args;
-    a.insert(a.end(), {"--reps", std::to_string(reps)});
-    return run_cachegrind(a);
-  };
-  auto d = difference(run(2), run(1));
+  auto d = cachegrind_counts(c, DLAB_MODEL_EXEC, 1);
   return static_cast<double>(d.at(event)) / static_cast<double>(c.program().size());
 }
 

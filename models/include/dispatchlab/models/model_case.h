@@ -28,6 +28,10 @@ struct ModelCase {
   std::string kinds() const;  // "u", "c+b", "o", "c g s t b u l w S W"
 };
 
+// Cachegrind counts per event for `reps` extra repetitions of the case: the difference of runs of
+// `exec` (dlab-model-exec) with 2*reps and reps repetitions, so start-up and driver costs cancel.
+std::map<std::string, int64_t> cachegrind_counts(const ModelCase& c, const std::string& exec, uint64_t reps);
+
 // Indirect-jump sites per generated file (dispatch_sites.tsv, written at build time), keyed
 // "kcopy_u_sp_goto"; empty when the file is missing.
 std::map<std::string, int> load_dispatch_sites(const std::string& path);
