@@ -30,8 +30,12 @@ int main(int argc, char** argv) {
     std::cerr << "generate_models: " << spec_path.string() << ": " << e.what() << "\n";
     return 2;
   }
-  // Headers name the spec by its path inside the repository, whatever the working directory.
-  auto files = dlab::models::generate(spec, "models/spec/" + spec_path.filename().string());
+  // Headers name the spec by its path inside the repository ("models/..."), whatever the working
+  // directory, so that the generated text does not depend on where the checkout lives.
+  std::string abs = fs::absolute(spec_path).lexically_normal().string();
+  auto at = abs.rfind("/models/");
+  std::string spec_name = at == std::string::npos ? spec_path.filename().string() : abs.substr(at + 1);
+  auto files = dlab::models::generate(spec, spec_name);
   int stale = 0;
   for (const auto& [name, content] : files) {
     fs::path p = out_dir / name;

@@ -33,7 +33,7 @@ void expect_matches_directory(const std::map<std::string, std::string>& files, c
 TEST(GeneratorGolden, TinySpecGivesTheGoldenFiles) {
   fs::path golden = fs::path(DLAB_MODELS_DIR) / "tests" / "golden";
   auto spec = Spec::from_json_text(slurp(golden / "tiny_spec.json"));
-  expect_matches_directory(generate(spec, "models/spec/tiny_spec.json"), golden / "expected");
+  expect_matches_directory(generate(spec, "models/tests/golden/tiny_spec.json"), golden / "expected");
 }
 
 TEST(GeneratorGolden, CommittedModelSourcesAreCurrent) {
