@@ -208,8 +208,10 @@ void run_harness_sweep(ModelsOptions& o) {
     all.samples.append(t.samples);
     fmt::print("{} (baseline {}):\n", g.label, g.cases.front().name());
     print_group(all, first_row);
-    group_log.push_back({{"group", g.label}, {"baseline", g.cases.front().name()}, {"cases", g.cases.size()},
-                         {"pinned_cpu", last.pinned_cpu}, {"stack_checksum", fmt::format("{:016x}", checksum)}});
+    nlohmann::json entry = {{"group", g.label}, {"baseline", g.cases.front().name()}, {"cases", g.cases.size()},
+                            {"pinned_cpu", last.pinned_cpu}};
+    if (!model_sum.empty()) entry["checksum_all_cases"] = fmt::format("{:016x}", checksum);
+    group_log.push_back(entry);
   }
   if (dir) {
     auto sidecar = sidecar_json(run_id, machine, &last, {"summary", "samples"});
@@ -265,8 +267,12 @@ void run_valgrind_sweep(ModelsOptions& o) {
         if (v.value) shown[m.metric] = *v.value / static_cast<double>(n * per_run);
         vs.samples[0].push_back(v);
       }
-      fmt::print("{:<34} {:>9.2f} {:>8.2f} {:>8.2f} {:>10.3f}\n", c.name(), shown["cg_instructions"], shown["cg_loads"],
-                 shown["cg_stores"], shown["cg_mispredicts"]);
+      auto col = [&](const char* m, int width, int digits) {
+        auto it = shown.find(m);
+        return it == shown.end() ? fmt::format("{:>{}}", "-", width) : fmt::format("{:>{}.{}f}", it->second, width, digits);
+      };
+      fmt::print("{:<34} {} {} {} {}\n", c.name(), col("cg_instructions", 9, 2), col("cg_loads", 8, 2), col("cg_stores", 8, 2),
+                 col("cg_mispredicts", 10, 3));
       r.variants.push_back(std::move(vs));
       variants.push_back({c.name(), nullptr, static_cast<double>(n * per_run), "dispatch", case_params(c, per_run, sites)});
     }
