@@ -10,12 +10,27 @@
 namespace dlab::models {
 namespace {
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DLAB_UNDER_ASAN 1
+#endif
+#endif
+
+constexpr bool kUnderAsan =
+#ifdef DLAB_UNDER_ASAN
+    true;
+#else
+    false;
+#endif
+constexpr const char* kAsanSkip = "valgrind cannot run AddressSanitizer binaries; these run in the release preset";
+
 double per_dispatch(const ModelCase& c, const std::string& event) {
   auto d = cachegrind_counts(c, DLAB_MODEL_EXEC, 1);
   return static_cast<double>(d.at(event)) / static_cast<double>(c.program().size());
 }
 
 TEST(Cachegrind, SpDoesFewerLoadsPerDispatchThanVec) {
+  if (kUnderAsan) GTEST_SKIP() << kAsanSkip;
   ModelCase vec{"stack", "vec", "tail", 16, {}, 1, 300};
   ModelCase sp{"stack", "sp", "tail", 16, {}, 1, 300};
   double vec_loads = per_dispatch(vec, "Dr"), sp_loads = per_dispatch(sp, "Dr");
@@ -23,6 +38,7 @@ TEST(Cachegrind, SpDoesFewerLoadsPerDispatchThanVec) {
 }
 
 TEST(Cachegrind, KCopyInstructionsPerDispatchDoNotGrowWithK) {
+  if (kUnderAsan) GTEST_SKIP() << kAsanSkip;
   ModelCase k1{"kcopy_u", "sp", "tail", 1, Order::parse("cyclic"), 1, 4096};
   ModelCase k512{"kcopy_u", "sp", "tail", 512, Order::parse("cyclic"), 1, 4096};
   double i1 = per_dispatch(k1, "Ir"), i512 = per_dispatch(k512, "Ir");
