@@ -42,6 +42,8 @@ rfc: build
     {{dlab}} models --quick --run-dir "$run"
     echo "== models under cachegrind"
     {{dlab}} models --valgrind --run-dir "$run"
+    echo "== probes (register budget and handler state placement, into results/probes)"
+    {{dlab}} probes
     echo "== report"
     {{python}} -m dispatchlab_analysis.report "$run"
 
@@ -55,6 +57,10 @@ models: build
     {{dlab}} models --run-dir "$run"
     {{dlab}} models --valgrind --run-dir "$run"
     {{python}} -m dispatchlab_analysis.report "$run"
+
+# ABI register budget and the handlers' state placement for every target and convention, into results/probes
+probes *ARGS: build
+    {{dlab}} probes {{ARGS}}
 
 # Google Benchmark view of every model entry (harness metrics as user counters); ARGS go to the benchmark binary
 bench *ARGS: build

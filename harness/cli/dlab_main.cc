@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   dlab::cli::add_counters_command(app);
   dlab::cli::add_calibrate_command(app);
   dlab::cli::add_models_command(app);
+  dlab::cli::add_probes_command(app);
   dlab::cli::add_new_run_command(app);
   dlab::cli::add_schema_command(app);
   try {

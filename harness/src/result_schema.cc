@@ -72,10 +72,45 @@ constexpr Column kCounters[] = {
     {"reason", "why unavailable, or the caveat of an available metric"},
 };
 
+constexpr Column kRegisterBudget[] = {
+    {"target", "target triple"},
+    {"convention", "calling convention attribute (default, preserve_none, preserve_most, ms_abi, sysv_abi, regcall)"},
+    {"shape", "probe signature: ints, floats or mixed (alternating), or the signature given to `dlab probes fit`"},
+    {"signature", "argument types in order"},
+    {"status", "ok, ignored (clang ignores the convention on this target) or error"},
+    {"int_in_registers", "integer/pointer arguments that arrive in registers (from the assembly method)"},
+    {"int_args", "integer/pointer arguments in the signature"},
+    {"float_in_registers", "floating-point arguments that arrive in registers"},
+    {"float_args", "floating-point arguments in the signature"},
+    {"registers", "register of each argument in order, '-' for the stack"},
+    {"mir_liveins", "live-in registers of the all-arguments function in machine IR after instruction selection"},
+    {"mir_fixed_stack", "fixed stack objects (incoming stack arguments) in that machine IR"},
+    {"methods_agree", "1 when the assembly and machine-IR methods give the same register and stack counts"},
+    {"compiler", "compiler that produced the code"},
+    {"note", "the ignored-attribute warning, the compiler error, or the disagreement"},
+};
+
+constexpr Column kStatePlacement[] = {
+    {"model", "models/ handler set (stack1: one copy of each kind)"},
+    {"variant", "stack-state variant"},
+    {"target", "target triple"},
+    {"convention", "calling convention forced on the handlers (default: the variant's own)"},
+    {"kind", "handler kind"},
+    {"status", "ok, ignored or error (a musttail the target cannot honour is an error)"},
+    {"instructions", "instructions in the handler"},
+    {"callee_saved", "callee-saved registers the handler saves"},
+    {"stack_accesses", "instructions touching stack-pointer-relative memory: spills, stack-passed arguments, saves"},
+    {"tail_jump", "1 when the handler ends in a jump (dispatch is a tail call)"},
+    {"compiler", "compiler that produced the code"},
+    {"note", "warning or error text"},
+};
+
 constexpr TableSchema kTables[] = {
     {"summary", "one row per experiment, variant and metric: the statistics of its samples", kSummary},
     {"samples", "one row per sample: the raw per-unit values behind summary.csv", kSamples},
     {"counters", "the counter availability table: one row per metric and candidate source", kCounters},
+    {"register_budget", "ABI register probes: one row per target, convention and signature", kRegisterBudget},
+    {"state_placement", "handler state placement: one row per model variant, target, convention and handler kind", kStatePlacement},
 };
 
 }  // namespace

@@ -16,6 +16,19 @@ set(DLAB_GENERATED_MODEL_SOURCES
   kcopy_u_sp_switch.cc
   kcopy_u_sp_tail.cc
   kcopy_u_sp_tail_pn.cc
+  stack1_sp_spill_tail.cc
+  stack1_sp_tail.cc
+  stack1_sp_wb_nr_tail.cc
+  stack1_sp_wb_tail.cc
+  stack1_sp_wt_nr_ni_tail.cc
+  stack1_sp_wt_nr_sl_ni_tail.cc
+  stack1_sp_wt_nr_sl_tail.cc
+  stack1_sp_wt_nr_tail.cc
+  stack1_sp_wt_pn_tail.cc
+  stack1_sp_wt_tail.cc
+  stack1_tos_flag_tail.cc
+  stack1_vec_tail.cc
+  stack1_vec_tos_tail.cc
   stack_sp_spill_tail.cc
   stack_sp_tail.cc
   stack_sp_wb_nr_tail.cc

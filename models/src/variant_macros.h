@@ -123,7 +123,10 @@ static inline uint64_t dl_load_inst(const struct DlInst* p) {
 #define DL_A_SL
 #endif
 
-#if DL_PN
+#if defined(DL_CC_OVERRIDE)
+// The probes' state-placement report recompiles the handlers under other conventions.
+#define DL_CC DL_CC_OVERRIDE
+#elif DL_PN
 #define DL_CC __attribute__((preserve_none))
 #else
 #define DL_CC

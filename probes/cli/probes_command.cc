@@ -1,0 +1,127 @@
+// `dlab probes`: the ABI register budget and the handlers' state placement, for every target and
+// calling convention, from the compiler's own output; and `dlab probes fit` for one signature.
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "../../harness/cli/commands.h"
+#include "dispatchlab/models/models.h"
+#include "dispatchlab/probes/clang_runner.h"
+#include "dispatchlab/probes/probe_report.h"
+
+namespace dlab::cli {
+
+namespace {
+
+std::vector<std::string> split_list(const std::string& s, const std::vector<std::string>& all) {
+  if (s.empty() || s == "all") return all;
+  std::vector<std::string> out;
+  size_t b = 0;
+  while (b <= s.size()) {
+    size_t e = s.find(',', b);
+    if (e == std::string::npos) e = s.size();
+    if (e > b) out.push_back(s.substr(b, e - b));
+    b = e + 1;
+  }
+  return out;
+}
+
+// Probe outputs are facts about a compiler, not measurements of a machine: the same compiler
+// gives the same files, so they are rewritten in place (atomically) and git shows any change.
+void replace_file(const std::filesystem::path& p, const std::string& content) {
+  auto tmp = p;
+  tmp += fmt::format(".tmp.{}", getpid());
+  std::ofstream(tmp) << content;
+  std::filesystem::rename(tmp, p);
+}
+
+std::string compiler_name() { return this_machine().build.compiler; }
+
+}  // namespace
+
+void add_probes_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("probes",
+                                 "ABI register probes (24 int / 24 float arguments, every target and convention) and the "
+                                 "models' handler state placement, measured from clang's output");
+  struct Options {
+    std::string targets, conventions, variants, out = "results/probes", args;
+    int count = 24;
+    bool verbose = false, no_save = false, skip_placement = false;
+  };
+  auto o = std::make_shared<Options>();
+  auto target_help = "targets, comma-separated (default all: " + [] {
+    std::string s;
+    for (const auto& t : probes::all_targets()) s += (s.empty() ? "" : ", ") + t;
+    return s;
+  }() + ")";
+  cmd->add_option("--targets", o->targets, target_help);
+  cmd->add_option("--conventions", o->conventions, "default, preserve_none, preserve_most, ms_abi, sysv_abi, regcall (default all)");
+  cmd->add_option("--count", o->count, "integer and float arguments per probe")->capture_default_str();
+  cmd->add_option("--variants", o->variants, "stack-state variants for the placement report (default all)");
+  cmd->add_flag("--verbose", o->verbose, "also list the register of every argument");
+  cmd->add_flag("--skip-placement", o->skip_placement, "register budget only");
+  cmd->add_option("--out", o->out, "output folder")->capture_default_str();
+  cmd->add_flag("--no-save", o->no_save, "print only");
+
+  auto* fit = cmd->add_subcommand("fit", "which arguments of a handler signature stay in registers, per target and convention");
+  fit->fallthrough();  // --targets and --conventions of `dlab probes` also work after `fit`
+  fit->add_option("--args", o->args, "argument types, e.g. \"ptr,ptr,u64,u64,u32,u32\" (ptr u64 i64 u32 f64 f32)")->required();
+
+  fit->callback([o] {
+    auto sig = probes::parse_signature(o->args);
+    auto targets = split_list(o->targets, probes::all_targets());
+    auto conventions = split_list(o->conventions, probes::all_conventions());
+    std::vector<probes::BudgetRow> rows;
+    for (const auto& t : targets)
+      for (const auto& c : conventions) rows.push_back({"fit", {t, c, sig, "", "", {}, {}, false}});
+    // One probe per (target, convention): every argument located by both methods.
+    for (auto& r : rows) r.result = probes::probe(r.result.triple, r.result.convention, sig);
+    fmt::print("signature ({}), {}\n\n{}", probes::to_string(sig), compiler_name(), probes::fit_markdown(rows));
+  });
+
+  cmd->callback([o, cmd] {
+    if (cmd->got_subcommand("fit")) return;
+    auto targets = split_list(o->targets, probes::all_targets());
+    auto conventions = split_list(o->conventions, probes::all_conventions());
+    auto t0 = std::chrono::steady_clock::now();
+    fmt::print(stderr, "[probes] register budget: {} targets x {} conventions x 3 shapes\n", targets.size(), conventions.size());
+    auto budget = probes::run_register_budget(targets, conventions, o->count);
+    std::string budget_md = probes::register_budget_markdown(budget, o->verbose);
+    fmt::print("## Register budget ({})\n\n{}\n", compiler_name(), budget_md);
+    std::vector<probes::HandlerPlacement> placement;
+    std::string placement_md;
+    if (!o->skip_placement) {
+      std::vector<std::string> all_variants;
+      for (const auto& e : models::all_entries())
+        if (e.model == "stack1") all_variants.push_back(e.variant);
+      auto variants = split_list(o->variants, all_variants);
+      std::vector<std::string> place_conventions;
+      for (const auto& c : {"default", "preserve_none", "sysv_abi"})
+        if (std::find(conventions.begin(), conventions.end(), c) != conventions.end()) place_conventions.push_back(c);
+      fmt::print(stderr, "[probes] state placement: {} variants x {} targets x {} conventions\n", variants.size(), targets.size(),
+                 place_conventions.size());
+      placement = probes::run_state_placement(DLAB_MODELS_DIR, variants, targets, place_conventions);
+      placement_md = probes::state_placement_markdown(placement);
+      fmt::print("## Handler state placement\n\n{}\n", placement_md);
+    }
+    fmt::print(stderr, "[probes] done in {:.1f} s\n",
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    if (o->no_save) return;
+    std::filesystem::create_directories(o->out);
+    std::filesystem::path out = o->out;
+    std::string head = fmt::format("<!-- generated by `dlab probes` with {}; facts about the compiler, not this machine -->\n\n",
+                                   compiler_name());
+    replace_file(out / "register_budget.md", head + "# Register budget\n\n" + budget_md);
+    replace_file(out / "register_budget.csv", probes::register_budget_table(budget, compiler_name()).to_csv());
+    if (!o->skip_placement) {
+      replace_file(out / "state_placement.md", head + "# Handler state placement\n\n" + placement_md);
+      replace_file(out / "state_placement.csv", probes::state_placement_table(placement, compiler_name()).to_csv());
+    }
+    fmt::print(stderr, "wrote {}/register_budget.{{md,csv}}{}\n", out.string(), o->skip_placement ? "" : " and state_placement.{md,csv}");
+  });
+}
+
+}  // namespace dlab::cli

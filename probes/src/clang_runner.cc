@@ -1,0 +1,94 @@
+#include "dispatchlab/probes/clang_runner.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace dlab::probes {
+
+namespace fs = std::filesystem;
+
+namespace {
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+fs::path scratch(const std::string& suffix) {
+  static std::atomic<int> n{0};
+  return fs::temp_directory_path() / fmt::format("dlab-probe-{}-{}{}", getpid(), n++, suffix);
+}
+}  // namespace
+
+CompileResult compile_file(const std::string& path, const std::string& triple, Output what,
+                           const std::vector<std::string>& extra_flags) {
+  fs::path out = scratch(what == Output::kAsm ? ".s" : ".mir"), err = scratch(".err");
+  std::string cmd = fmt::format("{} --target={} -std=c++20 -O2 -S -x c++ {}", quote(DLAB_CLANG), quote(triple), quote(path));
+  if (what == Output::kMir) cmd += " -mllvm -stop-after=finalize-isel";
+  for (const auto& f : extra_flags) cmd += " " + quote(f);
+  cmd += fmt::format(" -o {} 2>{}", quote(out.string()), quote(err.string()));
+  int rc = std::system(cmd.c_str());
+  CompileResult r;
+  r.exit_code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  r.output = slurp(out);
+  r.diagnostics = slurp(err);
+  fs::remove(out);
+  fs::remove(err);
+  return r;
+}
+
+CompileResult compile(const std::string& source, const std::string& triple, Output what,
+                      const std::vector<std::string>& extra_flags) {
+  fs::path src = scratch(".cc");
+  std::ofstream(src) << source;
+  auto r = compile_file(src.string(), triple, what, extra_flags);
+  fs::remove(src);
+  return r;
+}
+
+std::string ignored_convention_warning(const std::string& diagnostics) {
+  std::istringstream in(diagnostics);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.find("calling convention is not supported for this target") != std::string::npos ||
+        (line.find("unknown attribute") != std::string::npos && line.find("ignored") != std::string::npos)) {
+      auto w = line.find("warning: ");
+      return w == std::string::npos ? line : line.substr(w + 9);
+    }
+  return "";
+}
+
+std::string convention_attribute(const std::string& c) {
+  if (c == "default") return "";
+  if (c == "preserve_none" || c == "preserve_most" || c == "ms_abi" || c == "sysv_abi" || c == "regcall")
+    return "__attribute__((" + c + "))";
+  throw std::invalid_argument("unknown calling convention '" + c + "'");
+}
+
+const std::vector<std::string>& all_conventions() {
+  static const std::vector<std::string> c = {"default", "preserve_none", "preserve_most", "ms_abi", "sysv_abi", "regcall"};
+  return c;
+}
+
+const std::vector<std::string>& all_targets() {
+  static const std::vector<std::string> t = {"x86_64-linux-gnu",        "x86_64-apple-darwin",    "x86_64-pc-windows-msvc",
+                                             "aarch64-linux-gnu",       "arm64-apple-ios",        "arm64_32-apple-watchos",
+                                             "aarch64-pc-windows-msvc", "riscv64-linux-gnu"};
+  return t;
+}
+
+}  // namespace dlab::probes
