@@ -60,6 +60,12 @@ def render(run: Run) -> str:
         parts += ["## Counter availability\n",
                   "Availability is decided by opening each event on this machine. An unavailable metric is "
                   "empty in every table, never 0.\n", counters_markdown(run.counters)]
+    probes = run.path.parent.parent / "probes" / "register_budget.md"
+    if probes.exists():
+        body = probes.read_text().split("# Register budget", 1)[-1].strip()
+        parts += ["## Register budget (from `results/probes/`)\n",
+                  "Compiler facts, not measurements of this machine; `results/probes/state_placement.md` has the "
+                  "handlers' state placement per target and convention.\n", body + "\n"]
     for exp in run.experiments.values():
         protocol = exp.sidecar.get("protocol", {})
         pin = exp.sidecar.get("pinned_cpu", -1)

@@ -136,6 +136,9 @@ std::string register_budget_markdown(const std::vector<BudgetRow>& rows, bool ve
   s += disagreements.empty() ? "\nBoth methods (assembly per argument; machine-IR live-ins and fixed stack objects) agree on every probe.\n"
                              : "\nDisagreements between the methods:\n\n";
   for (const auto& d : disagreements) s += "- " + d + "\n";
+  for (const auto& row : rows)
+    if (row.result.status == "ok" && row.result.indirect() > 0)
+      s += fmt::format("\n{} {} ({}): {}.\n", row.result.triple, row.result.convention, row.shape, row.result.note);
   std::string ignored;
   for (const auto& row : rows)
     if (row.shape == "ints" && row.result.status != "ok")

@@ -84,7 +84,7 @@ MirFrame parse_mir_function(const std::string& mir, const std::string& name) {
 ArgLocation locate_returned_arg(const std::string& arch, ArgType type, const std::vector<std::string>& instructions) {
   bool is_float = info(type).is_float;
   auto rets = return_registers(arch, is_float);
-  ArgLocation loc{type, true, rets.front()};
+  ArgLocation loc{type, true, false, rets.front()};
   bool att = arch == "x86_64";  // AT&T: destination last
   for (const auto& ins : instructions) {
     auto ops = operands(ins);
@@ -94,6 +94,8 @@ ArgLocation locate_returned_arg(const std::string& arch, ArgType type, const std
     const std::string& src = att ? ops.front() : ops.back();
     bool memory = src.find('(') != std::string::npos || src.find('[') != std::string::npos;
     loc.in_register = !memory;
+    // Memory not addressed from the stack or frame pointer holds an argument passed by reference.
+    loc.indirect = memory && !touches_stack(arch, "x " + src);
     loc.where = src;
     // the last write to the return register decides; keep scanning
   }
@@ -113,12 +115,27 @@ int ProbeResult::of_kind(bool floats) const {
 }
 int ProbeResult::on_stack() const {
   int n = 0;
-  for (const auto& a : args) n += !a.in_register;
+  for (const auto& a : args) n += !a.in_register && !a.indirect;
+  return n;
+}
+int ProbeResult::indirect() const {
+  int n = 0;
+  for (const auto& a : args) n += a.indirect;
   return n;
 }
 std::string ProbeResult::register_list() const {
   std::string s;
-  for (const auto& a : args) s += (s.empty() ? "" : " ") + (a.in_register ? a.where : std::string("-"));
+  for (const auto& a : args) {
+    std::string w = a.in_register ? a.where : std::string("-");
+    if (a.indirect) {
+      // "(%rcx)" -> "&rcx"
+      w = a.where;
+      for (const char* junk : {"(", ")", "%", "[", "]"})
+        for (size_t p = w.find(junk); p != std::string::npos; p = w.find(junk)) w.erase(p, 1);
+      w = "&" + w;
+    }
+    s += (s.empty() ? "" : " ") + w;
+  }
   return s;
 }
 
@@ -167,11 +184,14 @@ ProbeResult probe(const std::string& triple, const std::string& convention, cons
   auto mir = compile(src, triple, Output::kMir);
   r.mir = parse_mir_function(mir.output, "probe_all");
   r.status = "ok";
+  // An argument passed by reference arrives as a pointer in a register: a live-in in the MIR.
   int regs = static_cast<int>(sig.size()) - r.on_stack();
   r.methods_agree = r.mir.found && static_cast<int>(r.mir.liveins.size()) == regs && r.mir.fixed_stack_objects == r.on_stack();
   if (!r.methods_agree)
     r.note = fmt::format("methods disagree: assembly {} in registers / {} on stack, MIR {} live-ins / {} fixed stack objects",
                          regs, r.on_stack(), r.mir.liveins.size(), r.mir.fixed_stack_objects);
+  else if (r.indirect() > 0)
+    r.note = fmt::format("{} arguments passed by reference (address in a register)", r.indirect());
   return r;
 }
 

@@ -89,6 +89,17 @@ TEST(RegisterBudget, ReproducesWellKnownAbiFacts) {
   EXPECT_GT(in_regs("aarch64-linux-gnu", "preserve_none", "ints", false), 8);
 }
 
+TEST(RegisterBudget, ArgumentsPassedByReferenceAreNeitherRegisterNorStack) {
+  // Windows regcall has 16 float registers; further doubles are passed by reference.
+  auto r = probe("x86_64-pc-windows-msvc", "regcall", shape("floats", 20));
+  ASSERT_EQ(r.status, "ok") << r.note;
+  EXPECT_EQ(r.in_registers(true), 16);
+  EXPECT_EQ(r.indirect(), 4);
+  EXPECT_EQ(r.on_stack(), 0);
+  EXPECT_TRUE(r.methods_agree) << r.note;
+  EXPECT_NE(r.register_list().find("&"), std::string::npos);
+}
+
 TEST(RegisterBudget, ConventionsATargetIgnoresAreReportedAsIgnored) {
   auto r = probe("riscv64-linux-gnu", "preserve_none", shape("ints", 4));
   EXPECT_EQ(r.status, "ignored");

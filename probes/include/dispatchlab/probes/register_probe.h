@@ -18,7 +18,10 @@ namespace dlab::probes {
 struct ArgLocation {
   ArgType type;
   bool in_register = false;
-  std::string where;  // register name, or the stack operand
+  // Passed by reference: the value is in the caller's memory, its address in a register (Windows
+  // regcall beyond 16 float registers). Neither in a register nor in the incoming stack area.
+  bool indirect = false;
+  std::string where;  // register name, the stack operand, or the memory operand of an indirect arg
 };
 
 struct MirFrame {
@@ -43,7 +46,8 @@ struct ProbeResult {
   int in_registers(bool floats) const;
   int of_kind(bool floats) const;
   int on_stack() const;
-  std::string register_list() const;  // "rdi rsi ... - -" in argument order, "-" = stack
+  int indirect() const;
+  std::string register_list() const;  // "rdi rsi ... - -" in argument order, "-" = stack, "&rcx" = by reference
 };
 
 std::string probe_source(const Signature& sig, const std::string& convention_attribute);
