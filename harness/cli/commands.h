@@ -17,6 +17,7 @@ void add_machine_command(CLI::App& app);
 void add_counters_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_schema_command(CLI::App& app);
+void add_knee_command(CLI::App& app);
 void add_new_run_command(CLI::App& app);
 void add_models_command(CLI::App& app);  // models/cli/models_command.cc
 void add_probes_command(CLI::App& app);  // probes/cli/probes_command.cc

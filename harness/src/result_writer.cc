@@ -49,7 +49,8 @@ std::string csv_field(const std::string& s) {
   return q + "\"";
 }
 
-// RFC 4180 records: quoted fields may hold commas, doubled quotes and newlines.
+}  // namespace
+
 std::vector<std::vector<std::string>> parse_csv_records(const std::string& text) {
   std::vector<std::vector<std::string>> records;
   std::vector<std::string> rec;
@@ -89,8 +90,6 @@ std::vector<std::vector<std::string>> parse_csv_records(const std::string& text)
   }
   return records;
 }
-
-}  // namespace
 
 std::string ResultTable::to_csv() const {
   std::string s;

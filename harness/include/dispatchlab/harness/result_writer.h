@@ -13,6 +13,9 @@
 
 namespace dlab {
 
+// RFC 4180 records: quoted fields may hold commas, doubled quotes and newlines.
+std::vector<std::vector<std::string>> parse_csv_records(const std::string& text);
+
 class ResultTable {
  public:
   explicit ResultTable(const TableSchema& schema) : schema_(&schema) {}

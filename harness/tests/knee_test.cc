@@ -1,0 +1,65 @@
+#include "dispatchlab/harness/knee.h"
+
+#include <random>
+
+#include <gtest/gtest.h>
+
+namespace dlab {
+namespace {
+
+// Noisy samples (5 per x) of y(x) at the given x.
+void sample(const std::vector<double>& xs, double (*f)(double), double noise, std::vector<double>& x, std::vector<double>& y) {
+  std::mt19937_64 rng(42);
+  std::normal_distribution<double> n(0, noise);
+  for (double v : xs)
+    for (int k = 0; k < 5; ++k) {
+      x.push_back(v);
+      y.push_back(f(v) + n(rng));
+    }
+}
+
+const std::vector<double> kPairs = {5, 8, 11, 13, 15, 17, 19, 22, 26, 30, 35, 40, 45};
+
+TEST(Knee, FindsAKnownRampBetweenElevenAndNineteen) {
+  // Flat at 5 up to 11 pairs, a ramp to 7 at 19, flat after (the shape in the research context).
+  std::vector<double> x, y;
+  sample(kPairs, [](double v) { return v <= 11 ? 5.0 : v >= 19 ? 7.0 : 5.0 + 2.0 * (v - 11) / 8; }, 0.05, x, y);
+  auto r = detect_knee(x, y);
+  EXPECT_EQ(r.best.model, "plateau");
+  EXPECT_EQ(r.best.start, 11);
+  EXPECT_EQ(r.best.end, 19);
+  EXPECT_NEAR(r.best.before, 5, 0.05);
+  EXPECT_NEAR(r.best.after, 7, 0.05);
+  EXPECT_LE(r.start_lo, 11);
+  EXPECT_GE(r.start_lo, 8);
+  EXPECT_GE(r.end_hi, 19);
+  EXPECT_LE(r.end_hi, 22);
+  EXPECT_NE(r.summary.find("steps up between"), std::string::npos) << r.summary;
+}
+
+TEST(Knee, FindsAStep) {
+  std::vector<double> x, y;
+  sample(kPairs, [](double v) { return v < 20 ? 1.0 : 3.0; }, 0.05, x, y);
+  auto r = detect_knee(x, y);
+  EXPECT_EQ(r.best.model, "step");
+  EXPECT_EQ(r.best.start, 19);
+  EXPECT_EQ(r.best.end, 22);
+}
+
+TEST(Knee, FlatDataIsFlat) {
+  std::vector<double> x, y;
+  sample(kPairs, [](double) { return 5.4; }, 0.05, x, y);
+  auto r = detect_knee(x, y);
+  EXPECT_EQ(r.best.model, "flat");
+  EXPECT_NE(r.summary.find("flat at 5.4"), std::string::npos) << r.summary;
+}
+
+TEST(Knee, RejectsTooLittleData) {
+  std::vector<double> x = {1, 2, 3}, y = {1, 2, 3};
+  EXPECT_THROW(detect_knee(x, y), std::invalid_argument);
+  std::vector<double> x2 = {1, 1, 2, 2, 2}, y2 = {1, 1, 2, 2, 2};
+  EXPECT_THROW(detect_knee(x2, y2), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace dlab
