@@ -58,6 +58,17 @@ models: build
     {{dlab}} models --valgrind --run-dir "$run"
     {{python}} -m dispatchlab_analysis.report "$run"
 
+# figures and the executed overview notebook for a run directory (default: the newest run)
+plots RUN="": build
+    #!/usr/bin/env bash
+    set -euo pipefail
+    run="{{RUN}}"
+    [ -n "$run" ] || run=$(ls -d results/*/*/ | grep -v '^results/probes' | sort -t/ -k3 | tail -n1)
+    echo "== figures for $run"
+    DLAB_BIN="$PWD/{{dlab}}" {{python}} -c "import sys; from pathlib import Path; from dispatchlab_analysis.results import load_run; from dispatchlab_analysis.figures import all_figures; run = load_run(sys.argv[1]); [print(p) for p in all_figures(run, run.path / 'figures', Path('results/probes/register_budget.csv'))]" "$run"
+    echo "== notebook"
+    DLAB_BIN="$PWD/{{dlab}}" DLAB_RUN="$PWD/$run" {{python}} -m nbconvert --to notebook --execute analysis/notebooks/run_overview.ipynb --output-dir "$run/notebooks"
+
 # ABI register budget and the handlers' state placement for every target and convention, into results/probes
 probes *ARGS: build
     {{dlab}} probes {{ARGS}}

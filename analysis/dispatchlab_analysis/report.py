@@ -11,9 +11,11 @@ import os
 import sys
 from pathlib import Path
 
+from .figures import all_figures
+from .knee import kcopy_knees
 from .results import Run, load_run
-from .tables import (MODEL_COLUMNS, VALGRIND_COLUMNS, counters_markdown, markdown_table, summary_markdown,
-                     unavailable_markdown, wide_markdown)
+from .tables import (MODEL_COLUMNS, VALGRIND_COLUMNS, counters_markdown, latest_runs, markdown_table, rfc_change_table,
+                     summary_markdown, unavailable_markdown, wide_markdown)
 
 
 def machine_markdown(m: dict) -> str:
@@ -81,13 +83,40 @@ def render(run: Run) -> str:
     return "\n".join(parts)
 
 
+def analysis_markdown(run: Run) -> str:
+    """Figures, knees and the cross-CPU RFC table; written into <run>/figures/."""
+    parts = []
+    probes_csv = run.path.parent.parent / "probes" / "register_budget.csv"
+    figures = all_figures(run, run.path / "figures", probes_csv if probes_csv.exists() else None)
+    if figures:
+        parts += ["## Figures\n", "Each figure has its data next to it (`figures/<name>.csv`); estimated or unavailable "
+                  "metrics are named on the figure.\n"]
+        parts += [f"![{f.stem}](figures/{f.name})\n" for f in figures]
+    if "models" in run.experiments:
+        exp = run.experiments["models"]
+        metric = "cycles" if (exp.summary[exp.summary["metric"] == "cycles"]["n"] > 0).any() else "cycles_tsc_estimate"
+        try:
+            knees = kcopy_knees(exp.samples, exp.summary, metric)
+        except FileNotFoundError as e:
+            knees, parts = [], parts + [f"Knee detection skipped: {e}\n"]
+        if knees:
+            parts += [f"## Knees (`dlab knee`, {metric} per dispatch against copies K)\n",
+                      markdown_table(["model", "order", "dispatch", "result"],
+                                     [[k["model"], k["order"], k["dispatch"], k["summary"]] for k in knees])]
+        runs = latest_runs(run.path.parent.parent)
+        if not any(r.path == run.path for r in runs):
+            runs.append(run)
+        parts += ["## Change against `vec` per CPU (RFC table)\n", rfc_change_table(runs)]
+    return "\n".join(parts)
+
+
 def write_report(run_dir: str | Path) -> Path:
     run = load_run(run_dir)
     out = Path(run_dir) / "report.md"
     if out.exists():
         raise FileExistsError(f"{out} exists; results are never overwritten")
     tmp = out.with_name(f".report.md.tmp.{os.getpid()}")
-    tmp.write_text(render(run))
+    tmp.write_text(render(run) + "\n" + analysis_markdown(run))
     os.link(tmp, out)  # fails rather than replace a report written meanwhile
     tmp.unlink()
     return out

@@ -122,3 +122,52 @@ def wide_markdown(summary: pd.DataFrame, headline: str | None, columns: list[tup
             row.append(fmt_number(c.median * scale) if c is not None and c.n > 0 else "")
         rows.append(row)
     return markdown_table(header, rows)
+
+
+def rfc_change_table(runs, copies: int | None = None) -> str:
+    """RFC-ready: change of each stack variant against `vec`, one column per CPU (the latest run of
+    each CPU that has models), at the largest handler count of each run unless `copies` is given.
+    Counted cycles where available, else the TSC estimate (marked)."""
+    from .figures import pick_cycles, with_params
+    columns, cells, variants, notes = [], {}, [], []
+    for run in runs:
+        if "models" not in run.experiments:
+            continue
+        df = with_params(run.experiments["models"].summary)
+        s = df[df["model"] == "stack"]
+        if s.empty:
+            continue
+        metric, _ = pick_cycles(s)
+        k = copies if copies is not None else int(s["copies"].max())
+        s = s[(s["copies"] == k) & (s["metric"] == metric)]
+        cpu = f"{run.machine.get('cpu_slug', run.path.parent.name)} ({k * 10} handlers)"
+        columns.append(cpu)
+        if metric != "cycles":
+            notes.append(f"{cpu}: TSC-estimated cycles (no PMU)")
+        for r in s.itertuples():
+            if r.variant not in variants:
+                variants.append(r.variant)
+            if r.case == r.baseline:
+                cells[(r.variant, cpu)] = f"{fmt_number(r.median)} cycles (baseline)"
+            elif r.n > 0 and not math.isnan(r.ratio):
+                cells[(r.variant, cpu)] = (f"{fmt_change(r.ratio)} [{fmt_change(r.ratio_ci95_lo)}, {fmt_change(r.ratio_ci95_hi)}], "
+                                           f"{int(r.smaller_k)}/{int(r.smaller_n)} faster")
+    rows = [[v] + [cells.get((v, c), "") for c in columns] for v in variants]
+    table = markdown_table(["variant"] + columns, rows)
+    return table + "".join(f"\n{n}" for n in notes) + ("\n" if notes else "")
+
+
+def latest_runs(results_root) -> list:
+    """The latest run with models of every CPU under results/."""
+    from pathlib import Path
+
+    from .results import load_run
+    runs = []
+    root = Path(results_root)
+    if not (root / "README.md").exists():  # not a dispatchlab results folder
+        return runs
+    for cpu in sorted(p for p in root.iterdir() if p.is_dir() and p.name != "probes"):
+        candidates = sorted(d for d in cpu.iterdir() if d.is_dir() and (d / "models.summary.csv").exists())
+        if candidates:
+            runs.append(load_run(candidates[-1]))
+    return runs

@@ -1,0 +1,178 @@
+"""Figures (PNG and SVG, headless) from a run directory. Every figure is written with its data
+file next to it (<name>.csv) and says on its face which metrics were estimated or unavailable."""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # headless: no display on CI or a server
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from .results import Run  # noqa: E402
+from .tables import parse_params  # noqa: E402
+
+
+def with_params(summary: pd.DataFrame) -> pd.DataFrame:
+    """The summary with its params (model, variant, copies, order, dispatch...) as columns."""
+    p = pd.DataFrame([parse_params(s) for s in summary["params"]], index=summary.index)
+    # The summary's `variant` is the full case name ("stack/sp/tail/x16"); the params' `variant`
+    # is the stack-state variant ("sp"). Keep both: the case as `case`.
+    out = summary.rename(columns={"variant": "case"})
+    out = out.drop(columns=[c for c in p.columns if c in out.columns]).join(p)
+    out["copies"] = pd.to_numeric(out["copies"], errors="coerce")
+    return out
+
+
+def unavailable_note(df: pd.DataFrame, metric: str) -> str | None:
+    rows = df[(df["metric"] == metric) & (df["n"] == 0)]
+    if rows.empty:
+        return None
+    return f"{metric} unavailable: {rows.iloc[0]['unavailable_reason']}"
+
+
+def save(fig, data: pd.DataFrame, out_dir: Path, name: str, notes: list[str]) -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if notes:
+        lines = [line for n in notes for line in textwrap.wrap(n, 130)]
+        fig.text(0.01, 0.01, "\n".join(lines), fontsize=7, va="bottom", ha="left", color="#a00")
+        fig.subplots_adjust(bottom=0.12 + 0.03 * len(lines))
+    data.to_csv(out_dir / f"{name}.csv", index=False)
+    for ext in ("png", "svg"):
+        fig.savefig(out_dir / f"{name}.{ext}", dpi=110)
+    plt.close(fig)
+    return out_dir / f"{name}.png"
+
+
+def pick_cycles(df: pd.DataFrame) -> tuple[str, list[str]]:
+    """Counted cycles where the PMU gave them, else the TSC estimate, labelled so."""
+    if (df[(df["metric"] == "cycles")]["n"] > 0).any():
+        return "cycles", []
+    return "cycles_tsc_estimate", ["cycles are TSC-based ESTIMATES (no counted cycles on this machine)"]
+
+
+def flushes_vs_copies(run: Run, out_dir: Path) -> Path | None:
+    """Memory-order flushes per 1k dispatches against K, one line per order, with the no-alias control."""
+    if "models" not in run.experiments:
+        return None
+    df = with_params(run.experiments["models"].summary)
+    k = df[df["model"].isin(["kcopy_u", "kcopy_o"]) & (df["dispatch"] == "tail")]
+    data = k[k["metric"] == "memory_order_flushes"][["model", "order", "copies", "median", "ci95_lo", "ci95_hi", "n"]].copy()
+    for c in ("median", "ci95_lo", "ci95_hi"):
+        data[c] = data[c] * 1000
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    notes = [n for n in [unavailable_note(k, "memory_order_flushes")] if n]
+    for (model, order), g in data[data["n"] > 0].groupby(["model", "order"]):
+        g = g.sort_values("copies")
+        label = f"{order}" + (" (no-alias control)" if model == "kcopy_o" else "")
+        ax.errorbar(g["copies"], g["median"], yerr=[g["median"] - g["ci95_lo"], g["ci95_hi"] - g["median"]], marker="o", label=label,
+                    capsize=2, linestyle="--" if model == "kcopy_o" else "-")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("copies K")
+    ax.set_ylabel("memory-order flushes / 1k dispatches")
+    ax.set_title("K-copy reduction: flushes against copies (tail dispatch)")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
+    return save(fig, data, out_dir, "flushes_vs_copies", notes)
+
+
+def cycles_vs_handlers(run: Run, out_dir: Path) -> Path | None:
+    """Cycles per dispatch against handler count (10 kinds x copies), one line per stack variant."""
+    if "models" not in run.experiments:
+        return None
+    df = with_params(run.experiments["models"].summary)
+    s = df[df["model"] == "stack"]
+    if s.empty:
+        return None
+    metric, notes = pick_cycles(s)
+    data = s[s["metric"] == metric][["variant", "copies", "median", "ci95_lo", "ci95_hi", "n"]].copy()
+    data["handlers"] = data["copies"] * 10
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for variant, g in data[data["n"] > 0].groupby("variant", sort=False):
+        g = g.sort_values("handlers")
+        ax.errorbar(g["handlers"], g["median"], yerr=[g["median"] - g["ci95_lo"], g["ci95_hi"] - g["median"]], marker="o", capsize=2,
+                    label=variant)
+    ax.set_xscale("log")
+    ax.set_xlabel("handlers (10 kinds x copies)")
+    ax.set_ylabel(f"{metric} / dispatch")
+    ax.set_title("Stack-state variants: cycles per dispatch against handler count")
+    ax.legend(fontsize=7, ncol=2)
+    return save(fig, data, out_dir, "cycles_vs_handlers", notes)
+
+
+def backend_vs_handlers(run: Run, out_dir: Path) -> Path | None:
+    """Back-end bound share against handler count."""
+    if "models" not in run.experiments:
+        return None
+    df = with_params(run.experiments["models"].summary)
+    s = df[df["model"] == "stack"]
+    if s.empty:
+        return None
+    data = s[s["metric"] == "backend_bound"][["variant", "copies", "median", "ci95_lo", "ci95_hi", "n"]].copy()
+    data["handlers"] = data["copies"] * 10
+    notes = [n for n in [unavailable_note(s, "backend_bound")] if n]
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for variant, g in data[data["n"] > 0].groupby("variant", sort=False):
+        g = g.sort_values("handlers")
+        ax.plot(g["handlers"], g["median"] * 100, marker="o", label=variant)
+    ax.set_xscale("log")
+    ax.set_xlabel("handlers (10 kinds x copies)")
+    ax.set_ylabel("back-end bound, % of slots")
+    ax.set_title("Back-end stall share against handler count")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, ncol=2)
+    return save(fig, data, out_dir, "backend_vs_handlers", notes)
+
+
+def valgrind_counts(run: Run, out_dir: Path) -> Path | None:
+    """Instructions, loads and stores per dispatch per variant, from cachegrind (no PMU needed)."""
+    if "models_valgrind" not in run.experiments:
+        return None
+    df = with_params(run.experiments["models_valgrind"].summary)
+    data = df[df["metric"].isin(["cg_instructions", "cg_loads", "cg_stores"])].pivot_table(
+        index="variant", columns="metric", values="median", sort=False).reset_index()
+    fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(data)), 4.5))
+    width = 0.27
+    xs = range(len(data))
+    for i, (metric, label) in enumerate([("cg_instructions", "instructions"), ("cg_loads", "loads"), ("cg_stores", "stores")]):
+        if metric in data:
+            ax.bar([x + (i - 1) * width for x in xs], data[metric], width, label=label)
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels(data["variant"], rotation=60, ha="right", fontsize=7)
+    ax.set_ylabel("per dispatch (cachegrind, N vs 2N runs)")
+    ax.set_title("Instructions, loads and stores per dispatch")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return save(fig, data, out_dir, "valgrind_counts", ["counted by cachegrind (deterministic simulation), not by a PMU"])
+
+
+def register_budget(probes_csv: Path, out_dir: Path) -> Path | None:
+    """The probes' register budget as a figure: integer registers per target and convention."""
+    if not probes_csv.exists():
+        return None
+    df = pd.read_csv(probes_csv, keep_default_na=False, na_values=[""])
+    ints = df[df["shape"] == "ints"].pivot_table(index="target", columns="convention", values="int_in_registers", sort=False)
+    floats = df[df["shape"] == "floats"].pivot_table(index="target", columns="convention", values="float_in_registers", sort=False)
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    for ax, table, title in ((axes[0], ints, "integer arguments in registers"), (axes[1], floats, "float arguments in registers")):
+        im = ax.imshow(table.values, cmap="viridis", aspect="auto")
+        ax.set_xticks(range(len(table.columns)))
+        ax.set_xticklabels(table.columns, rotation=45, ha="right", fontsize=7)
+        ax.set_yticks(range(len(table.index)))
+        ax.set_yticklabels(table.index, fontsize=7)
+        for (i, j), v in pd.DataFrame(table.values).stack(dropna=False).items():
+            ax.text(j, i, "ign." if pd.isna(v) else f"{int(v)}", ha="center", va="center", fontsize=7, color="w")
+        ax.set_title(title, fontsize=9)
+        fig.colorbar(im, ax=ax, fraction=0.04)
+    fig.tight_layout()
+    data = df[df["shape"].isin(["ints", "floats"])][["target", "convention", "shape", "status", "int_in_registers", "float_in_registers"]]
+    return save(fig, data, out_dir, "register_budget", ["'ign.': clang ignores that convention on that target"])
+
+
+def all_figures(run: Run, out_dir: Path, probes_csv: Path | None = None) -> list[Path]:
+    made = [f(run, out_dir) for f in (flushes_vs_copies, cycles_vs_handlers, backend_vs_handlers, valgrind_counts)]
+    if probes_csv is not None:
+        made.append(register_budget(probes_csv, out_dir))
+    return [m for m in made if m is not None]

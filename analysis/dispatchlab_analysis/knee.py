@@ -1,0 +1,48 @@
+"""Knee detection through `dlab knee` (the C++/Eigen implementation; one implementation, not two)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def dlab_binary() -> Path:
+    path = Path(os.environ.get("DLAB_BIN", REPO / "build" / "release" / "dlab"))
+    if not path.exists():
+        raise FileNotFoundError(f"{path} not found: build it with `just build` or set DLAB_BIN")
+    return path
+
+
+def detect(x, y, seed: int = 1) -> dict:
+    """Fits flat / step / plateau to (x, y) samples; returns dlab's JSON (best, candidates, summary)."""
+    data = pd.DataFrame({"x": list(x), "y": list(y)}).dropna()
+    with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+        data.to_csv(f, index=False)
+        path = f.name
+    try:
+        out = subprocess.run([str(dlab_binary()), "knee", "--csv", path, "--x", "x", "--y", "y", "--seed", str(seed), "--json"],
+                             check=True, capture_output=True, text=True)
+    finally:
+        os.unlink(path)
+    return json.loads(out.stdout)
+
+
+def kcopy_knees(samples: pd.DataFrame, summary: pd.DataFrame, metric: str) -> list[dict]:
+    """Per (model, order, dispatch) of the K-copy sweep: where `metric` per dispatch changes with K."""
+    from .figures import with_params
+    params = with_params(summary)[["case", "model", "order", "dispatch", "copies"]].drop_duplicates("case")
+    s = samples[samples["metric"] == metric].merge(params, left_on="variant", right_on="case")
+    s = s[s["model"].astype(str).str.startswith("kcopy") & s["value"].notna()]
+    found = []
+    for (model, order, dispatch), g in s.groupby(["model", "order", "dispatch"]):
+        if g["copies"].nunique() < 3:
+            continue
+        k = detect(g["copies"], g["value"])
+        found.append({"model": model, "order": order, "dispatch": dispatch, "metric": metric, "summary": k["summary"], "fit": k})
+    return found
