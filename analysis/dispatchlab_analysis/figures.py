@@ -155,18 +155,23 @@ def register_budget(probes_csv: Path, out_dir: Path) -> Path | None:
     df = pd.read_csv(probes_csv, keep_default_na=False, na_values=[""])
     ints = df[df["shape"] == "ints"].pivot_table(index="target", columns="convention", values="int_in_registers", sort=False)
     floats = df[df["shape"] == "floats"].pivot_table(index="target", columns="convention", values="float_in_registers", sort=False)
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    ints = ints.reindex(columns=[c for c in df["convention"].drop_duplicates() if c in ints.columns or c in floats.columns])
+    floats = floats.reindex(index=ints.index, columns=ints.columns)
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5))
     for ax, table, title in ((axes[0], ints, "integer arguments in registers"), (axes[1], floats, "float arguments in registers")):
-        im = ax.imshow(table.values, cmap="viridis", aspect="auto")
+        cmap = matplotlib.colormaps["viridis"].copy()
+        cmap.set_bad("#dddddd")  # conventions clang ignores on a target
+        im = ax.imshow(table.values.astype(float), cmap=cmap, aspect="auto")
         ax.set_xticks(range(len(table.columns)))
         ax.set_xticklabels(table.columns, rotation=45, ha="right", fontsize=7)
         ax.set_yticks(range(len(table.index)))
         ax.set_yticklabels(table.index, fontsize=7)
         for (i, j), v in pd.DataFrame(table.values).stack(dropna=False).items():
-            ax.text(j, i, "ign." if pd.isna(v) else f"{int(v)}", ha="center", va="center", fontsize=7, color="w")
+            ax.text(j, i, "ign." if pd.isna(v) else f"{int(v)}", ha="center", va="center", fontsize=7,
+                    color="#333" if pd.isna(v) else "w")
         ax.set_title(title, fontsize=9)
         fig.colorbar(im, ax=ax, fraction=0.04)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     data = df[df["shape"].isin(["ints", "floats"])][["target", "convention", "shape", "status", "int_in_registers", "float_in_registers"]]
     return save(fig, data, out_dir, "register_budget", ["'ign.': clang ignores that convention on that target"])
 
