@@ -78,52 +78,52 @@ def flushes_vs_copies(run: Run, out_dir: Path) -> Path | None:
     return save(fig, data, out_dir, "flushes_vs_copies", notes)
 
 
-def cycles_vs_handlers(run: Run, out_dir: Path) -> Path | None:
-    """Cycles per dispatch against handler count (10 kinds x copies), one line per stack variant."""
+def stack_models(run: Run) -> pd.DataFrame | None:
     if "models" not in run.experiments:
         return None
     df = with_params(run.experiments["models"].summary)
     s = df[df["model"] == "stack"]
-    if s.empty:
-        return None
-    metric, notes = pick_cycles(s)
+    return None if s.empty else s
+
+
+def against_handlers(s: pd.DataFrame, metric: str, scale: float, ylabel: str, title: str, notes: list[str],
+                     out_dir: Path, name: str) -> Path:
+    """One line per stack variant of `metric` (x scale) against handler count, with CI bars."""
     data = s[s["metric"] == metric][["variant", "copies", "median", "ci95_lo", "ci95_hi", "n"]].copy()
     data["handlers"] = data["copies"] * 10
     fig, ax = plt.subplots(figsize=(8, 5))
     for variant, g in data[data["n"] > 0].groupby("variant", sort=False):
         g = g.sort_values("handlers")
-        ax.errorbar(g["handlers"], g["median"], yerr=[g["median"] - g["ci95_lo"], g["ci95_hi"] - g["median"]], marker="o", capsize=2,
+        ax.errorbar(g["handlers"], g["median"] * scale,
+                    yerr=[(g["median"] - g["ci95_lo"]) * scale, (g["ci95_hi"] - g["median"]) * scale], marker="o", capsize=2,
                     label=variant)
     ax.set_xscale("log")
     ax.set_xlabel("handlers (10 kinds x copies)")
-    ax.set_ylabel(f"{metric} / dispatch")
-    ax.set_title("Stack-state variants: cycles per dispatch against handler count")
-    ax.legend(fontsize=7, ncol=2)
-    return save(fig, data, out_dir, "cycles_vs_handlers", notes)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, ncol=2)
+    return save(fig, data, out_dir, name, notes)
+
+
+def cycles_vs_handlers(run: Run, out_dir: Path) -> Path | None:
+    """Cycles per dispatch against handler count (10 kinds x copies), one line per stack variant."""
+    s = stack_models(run)
+    if s is None:
+        return None
+    metric, notes = pick_cycles(s)
+    return against_handlers(s, metric, 1, f"{metric} / dispatch", "Stack-state variants: cycles per dispatch against handler count",
+                            notes, out_dir, "cycles_vs_handlers")
 
 
 def backend_vs_handlers(run: Run, out_dir: Path) -> Path | None:
     """Back-end bound share against handler count."""
-    if "models" not in run.experiments:
+    s = stack_models(run)
+    if s is None:
         return None
-    df = with_params(run.experiments["models"].summary)
-    s = df[df["model"] == "stack"]
-    if s.empty:
-        return None
-    data = s[s["metric"] == "backend_bound"][["variant", "copies", "median", "ci95_lo", "ci95_hi", "n"]].copy()
-    data["handlers"] = data["copies"] * 10
     notes = [n for n in [unavailable_note(s, "backend_bound")] if n]
-    fig, ax = plt.subplots(figsize=(8, 5))
-    for variant, g in data[data["n"] > 0].groupby("variant", sort=False):
-        g = g.sort_values("handlers")
-        ax.plot(g["handlers"], g["median"] * 100, marker="o", label=variant)
-    ax.set_xscale("log")
-    ax.set_xlabel("handlers (10 kinds x copies)")
-    ax.set_ylabel("back-end bound, % of slots")
-    ax.set_title("Back-end stall share against handler count")
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=7, ncol=2)
-    return save(fig, data, out_dir, "backend_vs_handlers", notes)
+    return against_handlers(s, "backend_bound", 100, "back-end bound, % of slots", "Back-end stall share against handler count",
+                            notes, out_dir, "backend_vs_handlers")
 
 
 def valgrind_counts(run: Run, out_dir: Path) -> Path | None:
