@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   dlab::cli::add_calibrate_command(app);
   dlab::cli::add_models_command(app);
   dlab::cli::add_probes_command(app);
+  dlab::cli::add_wasm_command(app);
   dlab::cli::add_knee_command(app);
   dlab::cli::add_new_run_command(app);
   dlab::cli::add_schema_command(app);

@@ -1,0 +1,72 @@
+// `dlab wasm`: the WebAssembly interpreter's commands. Today: decoding a module and the spec-suite
+// runner at its decoding stage.
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "../../harness/cli/commands.h"
+#include "dispatchlab/interpreter/module.h"
+#include "dispatchlab/interpreter/spec_runner.h"
+
+namespace dlab::cli {
+
+void add_wasm_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("wasm", "the WebAssembly interpreter (decoder and spec-suite runner so far)");
+  cmd->require_subcommand(1);
+
+  auto* decode = cmd->add_subcommand("decode", "decode a .wasm module and summarise its sections, or say why it is malformed");
+  auto file = std::make_shared<std::string>();
+  decode->add_option("module", *file, "module.wasm")->required()->check(CLI::ExistingFile);
+  decode->callback([file] {
+    std::ifstream in(*file, std::ios::binary);
+    std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    try {
+      auto m = wasm::decode_module(bytes);
+      fmt::print("{}: {} types, {} imports, {} functions, {} tables, {} memories, {} globals, {} exports, {} element and {} data "
+                 "segments{}\n",
+                 *file, m.types.size(), m.imports.size(), m.functions.size(), m.tables.size(), m.memories.size(), m.globals.size(),
+                 m.exports.size(), m.elements.size(), m.data.size(), m.start ? fmt::format(", start {}", *m.start) : "");
+    } catch (const wasm::DecodeError& e) {
+      throw std::runtime_error(fmt::format("{}: malformed at byte {}: {}", *file, e.offset(), e.what()));
+    }
+  });
+
+  auto* spec = cmd->add_subcommand("spec", "run the WebAssembly spec tests (converted with wast2json) at the decoding stage");
+  auto suite = std::make_shared<std::string>(DLAB_WASM_TESTSUITE);
+  auto verbose = std::make_shared<bool>(false);
+  spec->add_option("--suite", *suite, "folder of .wast files (searched recursively)")->capture_default_str();
+  spec->add_flag("--verbose", *verbose, "list every failure");
+  spec->callback([suite, verbose] {
+    if (!std::filesystem::is_directory(*suite))
+      throw std::runtime_error(*suite + " not found: pass --suite (the spec tests live in ../shared/wasm-testsuite)");
+    int passed = 0, failed = 0, errors = 0;
+    std::map<std::string, int> skipped;
+    for (const auto& f : wasm::spec_files(*suite)) {
+      auto r = wasm::run_spec_file(f);
+      int sk = 0;
+      for (const auto& [why, n] : r.skipped) {
+        skipped[why] += n;
+        sk += n;
+      }
+      std::string name = std::filesystem::relative(f, *suite).string();
+      if (!r.error.empty()) {
+        ++errors;
+        fmt::print("ERROR {:<40} {}\n", name, r.error);
+        continue;
+      }
+      fmt::print("{:<5} {:<40} {} passed, {} failed, {} skipped\n", r.failed ? "FAIL" : "ok", name, r.passed, r.failed, sk);
+      if (*verbose || r.failed)
+        for (const auto& why : r.failures) fmt::print("        {}\n", why);
+      passed += r.passed;
+      failed += r.failed;
+    }
+    int total_skipped = 0;
+    for (const auto& [why, n] : skipped) total_skipped += n;
+    fmt::print("\nskipped, by reason (the decoder does not validate or execute yet):\n");
+    for (const auto& [why, n] : skipped) fmt::print("  {:>6}  {}\n", n, why);
+    fmt::print("\nspec: {} passed, {} failed, {} skipped\n", passed, failed, total_skipped);
+    if (failed || errors) throw std::runtime_error(fmt::format("{} spec commands failed, {} files could not be converted", failed, errors));
+  });
+}
+
+}  // namespace dlab::cli

@@ -1,0 +1,111 @@
+// A decoded WebAssembly 2.0 module (plus the tail-call proposal's opcodes): the binary format
+// turned into plain data. Decoding checks that the bytes are well-formed (the spec's "malformed"
+// errors); validation (types, indices) is a separate step, still to come.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace dlab::wasm {
+
+enum class ValType : uint8_t { kI32 = 0x7F, kI64 = 0x7E, kF32 = 0x7D, kF64 = 0x7C, kV128 = 0x7B, kFuncRef = 0x70, kExternRef = 0x6F };
+
+struct FuncType {
+  std::vector<ValType> params, results;
+};
+
+struct Limits {
+  uint32_t min = 0;
+  std::optional<uint32_t> max;
+};
+
+struct TableType {
+  ValType element = ValType::kFuncRef;
+  Limits limits;
+};
+
+struct GlobalType {
+  ValType type = ValType::kI32;
+  bool mutable_ = false;
+};
+
+enum class ExternKind : uint8_t { kFunc = 0, kTable = 1, kMemory = 2, kGlobal = 3 };
+
+struct Import {
+  std::string module, name;
+  ExternKind kind = ExternKind::kFunc;
+  uint32_t func_type = 0;  // kFunc
+  TableType table;         // kTable
+  Limits memory;           // kMemory
+  GlobalType global;       // kGlobal
+};
+
+// A constant or body expression, kept as its bytes (from the first instruction through `end`).
+struct Expr {
+  std::vector<uint8_t> bytes;
+};
+
+struct Global {
+  GlobalType type;
+  Expr init;
+};
+
+struct Export {
+  std::string name;
+  ExternKind kind = ExternKind::kFunc;
+  uint32_t index = 0;
+};
+
+struct ElemSegment {
+  enum Mode { kActive, kPassive, kDeclarative } mode = kActive;
+  uint32_t table = 0;
+  Expr offset;
+  ValType type = ValType::kFuncRef;
+  std::vector<Expr> init;  // one expression per element (function indices become ref.func)
+};
+
+struct DataSegment {
+  enum Mode { kActive, kPassive } mode = kActive;
+  uint32_t memory = 0;
+  Expr offset;
+  std::vector<uint8_t> bytes;
+};
+
+struct FunctionBody {
+  std::vector<std::pair<uint32_t, ValType>> locals;  // run-length: count, type
+  Expr code;
+};
+
+struct Module {
+  std::vector<FuncType> types;
+  std::vector<Import> imports;
+  std::vector<uint32_t> functions;  // type index of each defined function
+  std::vector<TableType> tables;
+  std::vector<Limits> memories;
+  std::vector<Global> globals;
+  std::vector<Export> exports;
+  std::optional<uint32_t> start;
+  std::vector<ElemSegment> elements;
+  std::optional<uint32_t> data_count;
+  std::vector<FunctionBody> code;
+  std::vector<DataSegment> data;
+  std::vector<std::string> custom_sections;  // names
+};
+
+// A malformed module: the spec's wording where it has one ("unexpected end", "integer too large").
+class DecodeError : public std::runtime_error {
+ public:
+  DecodeError(size_t offset, const std::string& what);
+  size_t offset() const { return offset_; }
+
+ private:
+  size_t offset_;
+};
+
+Module decode_module(const uint8_t* data, size_t size);
+Module decode_module(const std::vector<uint8_t>& bytes);
+
+}  // namespace dlab::wasm

@@ -1,0 +1,26 @@
+// The WebAssembly spec-test runner: converts each .wast with wast2json (wabt) at test time and
+// runs its commands against this interpreter. Today the interpreter decodes (it does not yet
+// validate or execute), so the runner checks what decoding can: every binary `module` decodes,
+// every binary `assert_malformed` is rejected. Every other command is counted as skipped, by
+// reason, never dropped silently.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace dlab::wasm {
+
+struct SpecFileResult {
+  std::string file;
+  int passed = 0, failed = 0;
+  std::map<std::string, int> skipped;  // reason -> commands
+  std::vector<std::string> failures;   // "line N: expected ..., got ..."
+  std::string error;                   // wast2json failed, ...
+};
+
+SpecFileResult run_spec_file(const std::string& wast_path);
+// Every .wast under `suite_dir` (recursively), sorted.
+std::vector<std::string> spec_files(const std::string& suite_dir);
+
+}  // namespace dlab::wasm

@@ -1,0 +1,56 @@
+// Reading the WebAssembly binary format: LEB128 integers with the spec's over-long and
+// out-of-range checks, names (UTF-8 validated), and bounds that turn into "unexpected end".
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "dispatchlab/interpreter/module.h"
+
+namespace dlab::wasm {
+
+class BinaryReader {
+ public:
+  BinaryReader(const uint8_t* data, size_t size, size_t base = 0) : p_(data), end_(data + size), begin_(data), base_(base) {}
+
+  bool at_end() const { return p_ == end_; }
+  size_t offset() const { return base_ + static_cast<size_t>(p_ - begin_); }
+  size_t remaining() const { return static_cast<size_t>(end_ - p_); }
+  const uint8_t* position() const { return p_; }
+
+  [[noreturn]] void fail(const std::string& what) const { throw DecodeError(offset(), what); }
+
+  uint8_t u8() {
+    if (p_ == end_) fail("unexpected end");
+    return *p_++;
+  }
+  const uint8_t* bytes(size_t n) {
+    if (remaining() < n) fail("unexpected end");
+    const uint8_t* b = p_;
+    p_ += n;
+    return b;
+  }
+  uint32_t u32() { return static_cast<uint32_t>(unsigned_leb(32)); }
+  uint64_t u64() { return unsigned_leb(64); }
+  int32_t s32() { return static_cast<int32_t>(signed_leb(32)); }
+  int64_t s64() { return signed_leb(64); }
+  int64_t s33() { return signed_leb(33); }
+  std::string name();
+  // A sub-reader over the next n bytes (a section or a function body).
+  BinaryReader sub(size_t n) {
+    size_t off = offset();
+    const uint8_t* b = bytes(n);
+    return BinaryReader(b, n, off);
+  }
+
+ private:
+  uint64_t unsigned_leb(int bits);
+  int64_t signed_leb(int bits);
+
+  const uint8_t* p_;
+  const uint8_t* end_;
+  const uint8_t* begin_;
+  size_t base_;
+};
+
+}  // namespace dlab::wasm

@@ -1,0 +1,327 @@
+// Decoding a module: sections in order, each parsed to its end, and every expression walked
+// instruction by instruction (so an unknown opcode or a missing `end` is caught here).
+#include <fmt/format.h>
+
+#include "binary_reader.h"
+
+namespace dlab::wasm {
+
+namespace {
+
+bool is_valtype(uint8_t b) { return b == 0x7F || b == 0x7E || b == 0x7D || b == 0x7C || b == 0x7B || b == 0x70 || b == 0x6F; }
+
+ValType valtype(BinaryReader& r) {
+  uint8_t b = r.u8();
+  if (!is_valtype(b)) r.fail("malformed value type");
+  return static_cast<ValType>(b);
+}
+
+ValType reftype(BinaryReader& r) {
+  uint8_t b = r.u8();
+  if (b != 0x70 && b != 0x6F) r.fail("malformed reference type");
+  return static_cast<ValType>(b);
+}
+
+Limits limits(BinaryReader& r) {
+  uint8_t flag = r.u8();
+  if (flag > 1) r.fail("integer too large");  // the spec's word for an out-of-range flag
+  Limits l;
+  l.min = r.u32();
+  if (flag == 1) l.max = r.u32();
+  return l;
+}
+
+GlobalType globaltype(BinaryReader& r) {
+  GlobalType g;
+  g.type = valtype(r);
+  uint8_t m = r.u8();
+  if (m > 1) r.fail("malformed mutability");
+  g.mutable_ = m == 1;
+  return g;
+}
+
+struct ExprScan {
+  bool uses_data_count = false;  // memory.init or data.drop: needs the data count section
+};
+
+void memarg(BinaryReader& r) {
+  r.u32();  // alignment
+  r.u32();  // offset
+}
+
+// Walks one expression through its final `end`, checking every opcode and immediate.
+void scan_expr(BinaryReader& r, ExprScan& scan) {
+  int depth = 0;
+  for (;;) {
+    if (r.at_end()) r.fail("END opcode expected");
+    uint8_t op = r.u8();
+    switch (op) {
+      case 0x00: case 0x01: case 0x0F: case 0x1A: case 0xD1:  // unreachable nop return drop ref.is_null
+        break;
+      case 0x1B:  // select
+        break;
+      case 0x02: case 0x03: case 0x04: {  // block loop if: blocktype
+        uint8_t b = *r.position();
+        if (b == 0x40 || is_valtype(b)) r.u8();
+        else if (r.s33() < 0) r.fail("malformed block type");
+        ++depth;
+        break;
+      }
+      case 0x05:  // else
+        break;
+      case 0x0B:  // end
+        if (depth == 0) return;
+        --depth;
+        break;
+      case 0x0C: case 0x0D: case 0x10: case 0x12: case 0x20: case 0x21: case 0x22: case 0x23: case 0x24:
+      case 0x25: case 0x26: case 0xD2:
+        r.u32();
+        break;
+      case 0x0E: {  // br_table
+        uint32_t n = r.u32();
+        for (uint32_t i = 0; i <= n; ++i) r.u32();
+        break;
+      }
+      case 0x11: case 0x13:  // call_indirect, return_call_indirect: type, table
+        r.u32();
+        r.u32();
+        break;
+      case 0x1C: {  // select t*
+        uint32_t n = r.u32();
+        for (uint32_t i = 0; i < n; ++i) valtype(r);
+        break;
+      }
+      case 0x3F: case 0x40:  // memory.size, memory.grow
+        if (r.u8() != 0) r.fail("zero byte expected");
+        break;
+      case 0x41: r.s32(); break;
+      case 0x42: r.s64(); break;
+      case 0x43: r.bytes(4); break;
+      case 0x44: r.bytes(8); break;
+      case 0xD0: reftype(r); break;
+      case 0xFC: {
+        uint32_t sub = r.u32();
+        switch (sub) {
+          case 0: case 1: case 2: case 3: case 4: case 5: case 6: case 7: break;  // trunc_sat
+          case 8:  // memory.init
+            r.u32();
+            if (r.u8() != 0) r.fail("zero byte expected");
+            scan.uses_data_count = true;
+            break;
+          case 9: r.u32(); scan.uses_data_count = true; break;  // data.drop
+          case 10:  // memory.copy
+            if (r.u8() != 0 || r.u8() != 0) r.fail("zero byte expected");
+            break;
+          case 11: if (r.u8() != 0) r.fail("zero byte expected"); break;  // memory.fill
+          case 12: case 14: r.u32(); r.u32(); break;  // table.init, table.copy
+          case 13: case 15: case 16: case 17: r.u32(); break;
+          default: r.fail("illegal opcode");
+        }
+        break;
+      }
+      case 0xFD: {  // SIMD
+        uint32_t sub = r.u32();
+        if (sub <= 11 || sub == 92 || sub == 93) memarg(r);
+        else if (sub == 12 || sub == 13) r.bytes(16);
+        else if (sub >= 21 && sub <= 34) r.u8();
+        else if (sub >= 84 && sub <= 91) { memarg(r); r.u8(); }
+        else if (sub > 255) r.fail("illegal opcode");
+        break;
+      }
+      default:
+        if (op >= 0x28 && op <= 0x3E) { memarg(r); break; }    // loads and stores
+        if (op >= 0x45 && op <= 0xC4) break;                  // numeric, no immediates
+        r.fail(fmt::format("illegal opcode {:#04x}", op));
+    }
+  }
+}
+
+Expr expr(BinaryReader& r, ExprScan& scan) {
+  const uint8_t* b = r.position();
+  scan_expr(r, scan);
+  return Expr{{b, r.position()}};
+}
+
+std::vector<uint8_t> ref_func_expr(uint32_t idx) {
+  std::vector<uint8_t> e = {0xD2};
+  do {
+    uint8_t b = idx & 0x7F;
+    idx >>= 7;
+    e.push_back(idx ? (b | 0x80) : b);
+  } while (idx);
+  e.push_back(0x0B);
+  return e;
+}
+
+// Section ids in the order the binary format requires them (datacount sits between elem and code).
+int section_rank(uint8_t id) {
+  static const int rank[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 10};
+  return id <= 12 ? rank[id] : -1;
+}
+
+}  // namespace
+
+Module decode_module(const uint8_t* data, size_t size) {
+  BinaryReader r(data, size);
+  Module m;
+  static const uint8_t kMagic[4] = {0x00, 0x61, 0x73, 0x6D};
+  if (size < 4) r.fail("unexpected end");
+  for (int i = 0; i < 4; ++i)
+    if (data[i] != kMagic[i]) r.fail("magic header not detected");
+  r.bytes(4);
+  if (size < 8) r.fail("unexpected end");
+  const uint8_t* v = r.bytes(4);
+  if (v[0] != 1 || v[1] != 0 || v[2] != 0 || v[3] != 0) r.fail("unknown binary version");
+
+  ExprScan scan;
+  int last_rank = 0;
+  bool saw_function = false, saw_code = false;
+  while (!r.at_end()) {
+    uint8_t id = r.u8();
+    if (id > 12) r.fail("malformed section id");
+    uint32_t size_bytes = r.u32();
+    BinaryReader s = r.sub(size_bytes);
+    if (id != 0) {
+      if (section_rank(id) <= last_rank) r.fail("unexpected content after last section");
+      last_rank = section_rank(id);
+    }
+    auto count = [&] { return s.u32(); };
+    switch (id) {
+      case 0:
+        m.custom_sections.push_back(s.name());
+        s.bytes(s.remaining());
+        break;
+      case 1:
+        for (uint32_t n = count(), i = 0; i < n; ++i) {
+          if (s.u8() != 0x60) s.fail("integer representation too long");  // the spec's message for a bad form byte
+          FuncType t;
+          for (uint32_t k = count(), j = 0; j < k; ++j) t.params.push_back(valtype(s));
+          for (uint32_t k = count(), j = 0; j < k; ++j) t.results.push_back(valtype(s));
+          m.types.push_back(std::move(t));
+        }
+        break;
+      case 2:
+        for (uint32_t n = count(), i = 0; i < n; ++i) {
+          Import im;
+          im.module = s.name();
+          im.name = s.name();
+          uint8_t kind = s.u8();
+          if (kind > 3) s.fail("malformed import kind");
+          im.kind = static_cast<ExternKind>(kind);
+          if (kind == 0) im.func_type = s.u32();
+          else if (kind == 1) im.table = {reftype(s), limits(s)};
+          else if (kind == 2) im.memory = limits(s);
+          else im.global = globaltype(s);
+          m.imports.push_back(std::move(im));
+        }
+        break;
+      case 3:
+        saw_function = true;
+        for (uint32_t n = count(), i = 0; i < n; ++i) m.functions.push_back(s.u32());
+        break;
+      case 4:
+        for (uint32_t n = count(), i = 0; i < n; ++i) {
+          TableType t;
+          t.element = reftype(s);
+          t.limits = limits(s);
+          m.tables.push_back(t);
+        }
+        break;
+      case 5:
+        for (uint32_t n = count(), i = 0; i < n; ++i) m.memories.push_back(limits(s));
+        break;
+      case 6:
+        for (uint32_t n = count(), i = 0; i < n; ++i) {
+          Global g;
+          g.type = globaltype(s);
+          g.init = expr(s, scan);
+          m.globals.push_back(std::move(g));
+        }
+        break;
+      case 7:
+        for (uint32_t n = count(), i = 0; i < n; ++i) {
+          Export e;
+          e.name = s.name();
+          uint8_t kind = s.u8();
+          if (kind > 3) s.fail("malformed export kind");
+          e.kind = static_cast<ExternKind>(kind);
+          e.index = s.u32();
+          m.exports.push_back(std::move(e));
+        }
+        break;
+      case 8:
+        m.start = s.u32();
+        break;
+      case 9:
+        for (uint32_t n = count(), i = 0; i < n; ++i) {
+          ElemSegment e;
+          uint32_t flags = s.u32();
+          if (flags > 7) s.fail("malformed elements segment kind");
+          bool passive_or_declarative = flags & 1, explicit_table = flags & 2, exprs = flags & 4;
+          if (passive_or_declarative) e.mode = explicit_table ? ElemSegment::kDeclarative : ElemSegment::kPassive;
+          else {
+            if (explicit_table) e.table = s.u32();
+            e.offset = expr(s, scan);
+          }
+          if (passive_or_declarative || explicit_table) {
+            if (exprs) e.type = reftype(s);
+            else if (s.u8() != 0x00) s.fail("malformed element kind");
+          }
+          for (uint32_t k = count(), j = 0; j < k; ++j) e.init.push_back(exprs ? expr(s, scan) : Expr{ref_func_expr(s.u32())});
+          m.elements.push_back(std::move(e));
+        }
+        break;
+      case 12:
+        m.data_count = s.u32();
+        break;
+      case 10: {
+        saw_code = true;
+        uint32_t n = count();
+        if (n != m.functions.size()) s.fail("function and code section have inconsistent lengths");
+        for (uint32_t i = 0; i < n; ++i) {
+          BinaryReader body = s.sub(s.u32());
+          FunctionBody f;
+          uint64_t total = 0;
+          for (uint32_t k = body.u32(), j = 0; j < k; ++j) {
+            uint32_t c = body.u32();
+            total += c;
+            if (total > 0xFFFFFFFFull) body.fail("too many locals");
+            f.locals.emplace_back(c, valtype(body));
+          }
+          f.code = expr(body, scan);
+          if (!body.at_end()) body.fail("section size mismatch");
+          m.code.push_back(std::move(f));
+        }
+        break;
+      }
+      case 11: {
+        uint32_t n = count();
+        if (m.data_count && *m.data_count != n) s.fail("data count and data section have inconsistent lengths");
+        for (uint32_t i = 0; i < n; ++i) {
+          DataSegment d;
+          uint32_t flags = s.u32();
+          if (flags > 2) s.fail("malformed data segment kind");
+          if (flags == 1) d.mode = DataSegment::kPassive;
+          else {
+            if (flags == 2) d.memory = s.u32();
+            d.offset = expr(s, scan);
+          }
+          uint32_t len = s.u32();
+          const uint8_t* b = s.bytes(len);
+          d.bytes.assign(b, b + len);
+          m.data.push_back(std::move(d));
+        }
+        break;
+      }
+    }
+    if (!s.at_end()) s.fail("section size mismatch");
+  }
+  if (saw_function != saw_code && !m.functions.empty()) r.fail("function and code section have inconsistent lengths");
+  if (m.data_count && *m.data_count != m.data.size()) r.fail("data count and data section have inconsistent lengths");
+  if (scan.uses_data_count && !m.data_count) r.fail("data count section required");
+  return m;
+}
+
+Module decode_module(const std::vector<uint8_t>& bytes) { return decode_module(bytes.data(), bytes.size()); }
+
+}  // namespace dlab::wasm
