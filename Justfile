@@ -69,6 +69,22 @@ plots RUN="": build
     echo "== notebook"
     DLAB_BIN="$PWD/{{dlab}}" DLAB_RUN="$PWD/$run" {{python}} -m nbconvert --to notebook --execute analysis/notebooks/run_overview.ipynb --output-dir "$run/notebooks"
 
+# fuzz the WebAssembly decoder for SECONDS (default 60), seeded with the spec suite's binary modules
+fuzz SECONDS="60":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    [ -f build/fuzz/build.ninja ] || cmake --preset fuzz
+    cmake --build --preset fuzz
+    corpus=build/fuzz/corpus; mkdir -p "$corpus"
+    if [ -z "$(ls -A "$corpus")" ]; then
+      for f in ../shared/wasm-testsuite/core/binary*.wast ../shared/wasm-testsuite/core/{call,br_table,memory,global}.wast; do
+        wast2json --enable-tail-call "$f" -o "$corpus/$(basename "$f" .wast).json" >/dev/null 2>&1 || true
+      done
+      rm -f "$corpus"/*.json
+    fi
+    mkdir -p build/fuzz/crashes
+    build/fuzz/wasm_decode_fuzzer -max_total_time={{SECONDS}} -artifact_prefix=build/fuzz/crashes/ "$corpus"
+
 # ABI register budget and the handlers' state placement for every target and convention, into results/probes
 probes *ARGS: build
     {{dlab}} probes {{ARGS}}

@@ -20,6 +20,10 @@ class BinaryReader {
 
   [[noreturn]] void fail(const std::string& what) const { throw DecodeError(offset(), what); }
 
+  uint8_t peek() const {
+    if (p_ == end_) fail("unexpected end");
+    return *p_;
+  }
   uint8_t u8() {
     if (p_ == end_) fail("unexpected end");
     return *p_++;

@@ -61,7 +61,7 @@ void scan_expr(BinaryReader& r, ExprScan& scan) {
       case 0x1B:  // select
         break;
       case 0x02: case 0x03: case 0x04: {  // block loop if: blocktype
-        uint8_t b = *r.position();
+        uint8_t b = r.peek();
         if (b == 0x40 || is_valtype(b)) r.u8();
         else if (r.s33() < 0) r.fail("malformed block type");
         ++depth;

@@ -79,5 +79,12 @@ TEST(Decoder, MalformedModulesSayWhy) {
   EXPECT_EQ(error_of(counts), "function and code section have inconsistent lengths");
 }
 
+TEST(Decoder, FuzzerFindingsStayFixed) {
+  // A block type read past the end of the input (found by `just fuzz` within seconds).
+  std::vector<uint8_t> blocktype_at_end = {0x00, 0x61, 0x73, 0x6D, 0x01, 0x00, 0x00, 0x00, 0x05, 0x03, 0x01, 0x00, 0x00,
+                                           0x0B, 0x08, 0x01, 0x82, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02};
+  EXPECT_FALSE(error_of(blocktype_at_end).empty());
+}
+
 }  // namespace
 }  // namespace dlab::wasm
