@@ -45,7 +45,7 @@ rfc: build
     echo "== probes (register budget and handler state placement, into results/probes)"
     {{dlab}} probes
     echo "== report"
-    {{python}} -m dispatchlab_analysis.report "$run"
+    DLAB_BIN="$PWD/{{dlab}}" {{python}} -m dispatchlab_analysis.report "$run"
 
 # the full model grid under the harness and under cachegrind, in a new run directory with its report
 models: build
@@ -56,7 +56,7 @@ models: build
     {{dlab}} counters --run-dir "$run" > /dev/null
     {{dlab}} models --run-dir "$run"
     {{dlab}} models --valgrind --run-dir "$run"
-    {{python}} -m dispatchlab_analysis.report "$run"
+    DLAB_BIN="$PWD/{{dlab}}" {{python}} -m dispatchlab_analysis.report "$run"
 
 # figures and the executed overview notebook for a run directory (default: the newest run)
 plots RUN="": build
