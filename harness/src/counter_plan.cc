@@ -60,13 +60,16 @@ class Prober {
     CounterBackend* b = backends_.find(src.backend);
     if (!b) return Availability::no(fmt::format("no {} backend in this build", src.backend));
     std::vector<std::string> events;
+    std::string event_caveat;
     for (const auto& [name, ev] : m.inputs) {
       Availability a = event(*b, ev);
       if (!a.available) return a;
+      if (event_caveat.empty()) event_caveat = a.reason;
       events.push_back(ev);
     }
-    // Inputs of a formula are read as one group; check that they fit together.
-    if (events.size() > 1) {
+    // Inputs of a formula are read as one group; check that they fit together. Whole-process
+    // backends (cachegrind) have no groups: they read every event of the run at once.
+    if (events.size() > 1 && b->in_process()) {
       try {
         b->open_group(events);
       } catch (const CounterError& e) {
@@ -74,7 +77,8 @@ class Prober {
       }
     }
     std::string caveat = def.estimated ? "estimated" : "";
-    if (!m.note.empty()) caveat += (caveat.empty() ? "" : ": ") + m.note;
+    for (const auto& extra : {m.note, event_caveat})
+      if (!extra.empty()) caveat += (caveat.empty() ? "" : ": ") + extra;
     return Availability::yes(caveat);
   }
 

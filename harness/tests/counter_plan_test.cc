@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "dispatchlab/harness/meter.h"
 #include "fake_backend.h"
 
 namespace dlab {
@@ -68,6 +69,21 @@ TEST(CounterPlan, FormulaInputsMustFitInOneGroup) {
   const auto* bb = plan.selection("backend_bound");
   EXPECT_FALSE(bb->availability.available);
   EXPECT_NE(bb->availability.reason.find("one group"), std::string::npos);
+}
+
+TEST(CounterPlan, WholeProcessBackendsNeedNoGroups) {
+  // cachegrind-like: counts whole runs, so a two-input formula is available without a group.
+  auto cat = MetricCatalog::from_json_text(kCatalog, "test");
+  BackendSet b;
+  auto perf = std::make_unique<FakeBackend>("perf_event", std::map<std::string, double>{{"A::BE", 1}, {"A::SLOTS", 4}});
+  perf->max_group_ = 1;
+  perf->whole_process_ = true;
+  b.add(std::move(perf));
+  CounterPlan plan = plan_counters(cat, b, {"x86_64", "linux", "a", 6, 1});
+  EXPECT_TRUE(plan.selection("backend_bound")->availability.available) << plan.selection("backend_bound")->availability.reason;
+  // ... and a Meter leaves such metrics out unless they are asked for by name.
+  Meter m(plan, b);
+  for (const auto& mm : m.metrics()) EXPECT_NE(mm.name, "backend_bound");
 }
 
 TEST(CounterPlan, UnknownCpuUsesTheGenericFallback) {

@@ -31,8 +31,10 @@ class FakeBackend final : public CounterBackend {
     return std::make_unique<Group>(*this, events);
   }
   std::map<std::string, double> constants() override { return constants_; }
+  bool in_process() const override { return !whole_process_; }
 
   size_t max_group_ = 8;
+  bool whole_process_ = false;
   std::map<std::string, double> constants_;
   int samples_taken = 0;
 
