@@ -1,5 +1,6 @@
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -71,3 +72,14 @@ def test_dlab_counters_json_names_a_reason_for_every_unavailable_metric(dlab_bin
         for metric in ("cycles", "instructions", "memory_order_flushes"):
             assert not any(r["available"] for r in by_metric[metric])
             assert "no hardware PMU" in by_metric[metric][0]["reason"]
+
+
+def test_dlab_models_drives_google_benchmark_over_the_grid(dlab_bin, tmp_path):
+    run_dir = run([dlab_bin, "new-run", "--results", tmp_path]).stdout.strip()
+    run([dlab_bin, "models", "--gbench", "--model", "stack", "--stack-copies", "1", "--variants", "vec,sp", "--samples", "2",
+         "--run-dir", run_dir])
+    out = json.loads((Path(run_dir) / "models.gbench.json").read_text())
+    names = {b["run_name"] for b in out["benchmarks"]}
+    assert names == {"stack/vec/tail/x1", "stack/sp/tail/x1"}
+    # harness metrics arrive as user counters per dispatch
+    assert any("tsc_ticks/dispatch" in b for b in out["benchmarks"])

@@ -1,11 +1,14 @@
 // Google Benchmark view of the models: one benchmark per generated entry at a representative
 // size, with the harness's metrics as user counters per dispatch (Debian's Google Benchmark has
 // no libpfm, so counters come from the harness Meter; unavailable metrics are simply absent and
-// listed once on stderr). For interleaved sweeps with confidence intervals use `dlab models`.
+// listed once on stderr). `dlab models --gbench` runs a grid's cases through it; for interleaved
+// sweeps with confidence intervals in the result schema use `dlab models`.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
+#include <sstream>
 
 #include "dispatchlab/harness/counter_plan.h"
 #include "dispatchlab/harness/meter.h"
@@ -45,7 +48,26 @@ void run_case(benchmark::State& state, dlab::models::ModelCase c) {
   benchmark::DoNotOptimize(inst.checksum());
 }
 
+// DLAB_BENCH_CASES (set by `dlab models --gbench`): one case per line, "model variant dispatch
+// copies order seed"; without it, every entry at representative sizes.
+bool register_from_environment() {
+  const char* env = std::getenv("DLAB_BENCH_CASES");
+  if (!env) return false;
+  std::istringstream lines(env);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream f(line);
+    dlab::models::ModelCase c;
+    std::string order;
+    if (!(f >> c.model >> c.variant >> c.dispatch >> c.copies >> order >> c.seed)) continue;
+    c.order = dlab::models::Order::parse(order);
+    benchmark::RegisterBenchmark(c.name().c_str(), run_case, c);
+  }
+  return true;
+}
+
 int register_all() {
+  if (register_from_environment()) return 0;
   for (const auto& e : dlab::models::all_entries()) {
     std::vector<dlab::models::ModelCase> cases;
     if (e.model == "stack") {

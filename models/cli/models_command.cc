@@ -149,7 +149,7 @@ void print_group(const ExperimentTables& t, size_t first_row) {
 struct ModelsOptions {
   GridOptions grid;
   RunProtocol protocol;
-  bool list = false, valgrind = false, no_save = false;
+  bool list = false, valgrind = false, no_save = false, gbench = false;
   uint64_t target_dispatches = 400'000;  // per sample
   uint64_t valgrind_reps = 2;
   RunDirectoryOptions out;
@@ -286,6 +286,32 @@ void run_valgrind_sweep(ModelsOptions& o) {
   fmt::print(stderr, "wrote {}/models_valgrind.summary.csv\n", dir->path().string());
 }
 
+// Drives the Google Benchmark binary (models_bench) over the grid's cases: one benchmark per case,
+// repetitions interleaved at random by Google Benchmark, harness metrics as user counters. Its
+// JSON goes into the run directory as models.gbench.json (Google Benchmark's own format).
+void run_gbench(ModelsOptions& o) {
+  auto groups = make_grid(o.grid, false);
+  std::error_code ec;
+  std::string bench = (std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "models_bench").string();
+  if (!std::filesystem::exists(bench)) throw std::runtime_error(bench + " not found: build it (`just build`)");
+  std::string cases;
+  for (const auto& g : groups)
+    for (const auto& c : g.cases)
+      cases += fmt::format("{} {} {} {} {} {}\n", c.model, c.variant, c.dispatch, c.copies, c.order.name(), c.seed);
+  setenv("DLAB_BENCH_CASES", cases.c_str(), 1);
+  std::vector<std::string> args = {bench, "--benchmark_repetitions=" + std::to_string(o.protocol.samples),
+                                   "--benchmark_enable_random_interleaving=true", "--benchmark_report_aggregates_only=true"};
+  std::optional<RunDirectory> dir;
+  if (!o.no_save) dir = o.out.resolve(this_machine());
+  if (dir) args.push_back("--benchmark_out=" + (dir->path() / "models.gbench.json").string());
+  std::string cmd;
+  for (const auto& a : args) cmd += "'" + a + "' ";
+  fmt::print(stderr, "[models --gbench] {}\n", cmd);
+  int rc = std::system(cmd.c_str());
+  if (rc != 0) throw std::runtime_error("models_bench failed");
+  if (dir) fmt::print(stderr, "wrote {}/models.gbench.json\n", dir->path().string());
+}
+
 }  // namespace
 
 void add_models_command(CLI::App& app) {
@@ -311,6 +337,9 @@ void add_models_command(CLI::App& app) {
   cmd->add_option("--pin", o->protocol.pin_cpu, "CPU to pin to (-1: none, -2: last allowed CPU)")->capture_default_str();
   cmd->add_option("--dispatches", o->target_dispatches, "dispatches per sample")->capture_default_str();
   cmd->add_option("--valgrind-reps", o->valgrind_reps, "N for the N vs 2N cachegrind runs")->capture_default_str();
+  cmd->add_flag("--gbench", o->gbench,
+                "run the grid's cases as Google Benchmark benchmarks (models_bench; random interleaving, --samples "
+                "repetitions) and keep its JSON as models.gbench.json");
   cmd->add_flag("--no-save", o->no_save, "print only, write no files");
   o->out.add_to(cmd, "results");
   cmd->callback([o] {
@@ -320,6 +349,7 @@ void add_models_command(CLI::App& app) {
       o->protocol.warmup_rounds = 1;
     }
     if (o->valgrind) run_valgrind_sweep(*o);
+    else if (o->gbench) run_gbench(*o);
     else run_harness_sweep(*o);
   });
 }
