@@ -7,14 +7,15 @@
 #include "../../harness/cli/commands.h"
 #include "dispatchlab/interpreter/module.h"
 #include "dispatchlab/interpreter/spec_runner.h"
+#include "dispatchlab/interpreter/validator.h"
 
 namespace dlab::cli {
 
 void add_wasm_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("wasm", "the WebAssembly interpreter (decoder and spec-suite runner so far)");
+  auto* cmd = app.add_subcommand("wasm", "the WebAssembly interpreter (decoder, validator and spec-suite runner so far)");
   cmd->require_subcommand(1);
 
-  auto* decode = cmd->add_subcommand("decode", "decode a .wasm module and summarise its sections, or say why it is malformed");
+  auto* decode = cmd->add_subcommand("decode", "decode and validate a .wasm module and summarise it, or say why it is malformed or invalid");
   auto file = std::make_shared<std::string>();
   decode->add_option("module", *file, "module.wasm")->required()->check(CLI::ExistingFile);
   decode->callback([file] {
@@ -22,6 +23,13 @@ void add_wasm_command(CLI::App& app) {
     std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
     try {
       auto m = wasm::decode_module(bytes);
+      try {
+        wasm::validate_module(m);
+      } catch (const wasm::ValidationError& e) {
+        throw std::runtime_error(fmt::format("{}: invalid: {}", *file, e.what()));
+      } catch (const wasm::UnsupportedFeature& e) {
+        fmt::print(stderr, "{}: not validated: {}\n", *file, e.what());
+      }
       fmt::print("{}: {} types, {} imports, {} functions, {} tables, {} memories, {} globals, {} exports, {} element and {} data "
                  "segments{}\n",
                  *file, m.types.size(), m.imports.size(), m.functions.size(), m.tables.size(), m.memories.size(), m.globals.size(),
@@ -34,15 +42,17 @@ void add_wasm_command(CLI::App& app) {
   auto* spec = cmd->add_subcommand("spec", "run the WebAssembly spec tests (converted with wast2json) at the decoding stage");
   auto suite = std::make_shared<std::string>(DLAB_WASM_TESTSUITE);
   auto verbose = std::make_shared<bool>(false);
+  auto stage = std::make_shared<std::string>("decode");
+  spec->add_option("--stage", *stage, "decode, or validate (also run the validator)")->check(CLI::IsMember({"decode", "validate"}))->capture_default_str();
   spec->add_option("--suite", *suite, "folder of .wast files (searched recursively)")->capture_default_str();
   spec->add_flag("--verbose", *verbose, "list every failure");
-  spec->callback([suite, verbose] {
+  spec->callback([suite, verbose, stage] {
     if (!std::filesystem::is_directory(*suite))
       throw std::runtime_error(*suite + " not found: pass --suite (the spec tests live in ../shared/wasm-testsuite)");
     int passed = 0, failed = 0, errors = 0;
     std::map<std::string, int> skipped;
     for (const auto& f : wasm::spec_files(*suite)) {
-      auto r = wasm::run_spec_file(f);
+      auto r = wasm::run_spec_file(f, *stage == "validate" ? wasm::SpecStage::kValidate : wasm::SpecStage::kDecode);
       int sk = 0;
       for (const auto& [why, n] : r.skipped) {
         skipped[why] += n;
@@ -62,7 +72,7 @@ void add_wasm_command(CLI::App& app) {
     }
     int total_skipped = 0;
     for (const auto& [why, n] : skipped) total_skipped += n;
-    fmt::print("\nskipped, by reason (the decoder does not validate or execute yet):\n");
+    fmt::print("\nskipped, by reason:\n");
     for (const auto& [why, n] : skipped) fmt::print("  {:>6}  {}\n", n, why);
     fmt::print("\nspec: {} passed, {} failed, {} skipped\n", passed, failed, total_skipped);
     if (failed || errors) throw std::runtime_error(fmt::format("{} spec commands failed, {} files could not be converted", failed, errors));

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dispatchlab/interpreter/module.h"
+#include "dispatchlab/interpreter/validator.h"
 
 namespace dlab::wasm {
 
@@ -37,7 +38,7 @@ std::vector<std::string> spec_files(const std::string& suite_dir) {
   return out;
 }
 
-SpecFileResult run_spec_file(const std::string& wast_path) {
+SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage) {
   SpecFileResult res;
   res.file = wast_path;
   fs::path dir = fs::temp_directory_path() / fmt::format("dlab-spec-{}-{}", getpid(), fs::path(wast_path).stem().string());
@@ -70,8 +71,39 @@ SpecFileResult run_spec_file(const std::string& wast_path) {
         return false;
       }
     };
+    // Validation stage: decode + validate; "ok", "invalid: ...", "malformed: ...", or "unsupported: ...".
+    auto check = [&]() -> std::string {
+      try {
+        auto m = decode_module(read_bytes(dir / c.at("filename").get<std::string>()));
+        validate_module(m);
+        return "ok";
+      } catch (const DecodeError& e) {
+        return fmt::format("malformed: {} at byte {}", e.what(), e.offset());
+      } catch (const ValidationError& e) {
+        return std::string("invalid: ") + e.what();
+      } catch (const UnsupportedFeature& e) {
+        return std::string("unsupported: ") + e.what();
+      }
+    };
     std::string why;
-    if (type == "module" && module_type == "binary" && c.contains("filename")) {
+    bool validating = stage == SpecStage::kValidate;
+    if (validating && type == "module" && module_type == "binary" && c.contains("filename")) {
+      std::string r = check();
+      if (r == "ok") ++res.passed;
+      else if (r.rfind("unsupported", 0) == 0) ++res.skipped["needs SIMD validation"];
+      else {
+        ++res.failed;
+        res.failures.push_back(fmt::format("line {}: module should validate: {}", line, r));
+      }
+    } else if (validating && type == "assert_invalid" && module_type == "binary") {
+      std::string r = check();
+      if (r.rfind("invalid", 0) == 0) ++res.passed;
+      else if (r.rfind("unsupported", 0) == 0) ++res.skipped["needs SIMD validation"];
+      else {
+        ++res.failed;
+        res.failures.push_back(fmt::format("line {}: expected invalid (\"{}\"), got {}", line, c.value("text", ""), r));
+      }
+    } else if (type == "module" && module_type == "binary" && c.contains("filename")) {
       if (decodes(why)) ++res.passed;
       else {
         ++res.failed;

@@ -19,7 +19,11 @@ struct SpecFileResult {
   std::string error;                   // wast2json failed, ...
 };
 
-SpecFileResult run_spec_file(const std::string& wast_path);
+// kDecode: binary modules decode, binary assert_malformed is rejected by the decoder.
+// kValidate: additionally, modules validate and binary assert_invalid is rejected by the validator.
+enum class SpecStage { kDecode, kValidate };
+
+SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage = SpecStage::kDecode);
 // Every .wast under `suite_dir` (recursively), sorted.
 std::vector<std::string> spec_files(const std::string& suite_dir);
 

@@ -1,0 +1,66 @@
+#include "dispatchlab/interpreter/validator.h"
+
+#include <gtest/gtest.h>
+
+namespace dlab::wasm {
+namespace {
+
+// A module with one function of type `params -> results` and body `code` (without the final end).
+Module one_function(std::vector<ValType> params, std::vector<ValType> results, std::vector<uint8_t> code,
+                    std::vector<std::pair<uint32_t, ValType>> locals = {}) {
+  Module m;
+  m.types.push_back({std::move(params), std::move(results)});
+  m.functions.push_back(0);
+  code.push_back(0x0B);
+  m.code.push_back({std::move(locals), Expr{std::move(code)}});
+  return m;
+}
+
+std::string verdict(const Module& m) {
+  try {
+    validate_module(m);
+    return "ok";
+  } catch (const ValidationError& e) {
+    return e.what();
+  }
+}
+
+TEST(Validator, TypesStraightLineCode) {
+  using V = ValType;
+  EXPECT_EQ(verdict(one_function({V::kI32}, {V::kI32}, {0x20, 0x00, 0x41, 0x01, 0x6A})), "ok");  // local.get 0; i32.const 1; i32.add
+  EXPECT_EQ(verdict(one_function({V::kI64}, {V::kI32}, {0x20, 0x00, 0x41, 0x01, 0x6A})), "type mismatch");
+  EXPECT_EQ(verdict(one_function({}, {V::kI32}, {})), "type mismatch");            // nothing returned
+  EXPECT_EQ(verdict(one_function({}, {}, {0x20, 0x00})), "unknown local");
+  EXPECT_EQ(verdict(one_function({}, {}, {0x41, 0x00, 0x1A})), "ok");              // i32.const 0; drop
+}
+
+TEST(Validator, UnreachableCodeIsPolymorphic) {
+  using V = ValType;
+  // unreachable; i32.add -> the operands are of any type, the result is i32
+  EXPECT_EQ(verdict(one_function({}, {V::kI32}, {0x00, 0x6A})), "ok");
+  // block (result i32) br 0 with nothing on the stack: type mismatch
+  EXPECT_EQ(verdict(one_function({}, {V::kI32}, {0x02, 0x7F, 0x0C, 0x00, 0x0B})), "type mismatch");
+}
+
+TEST(Validator, ModuleLevelRules) {
+  Module m = one_function({}, {}, {});
+  m.exports.push_back({"f", ExternKind::kFunc, 0});
+  m.exports.push_back({"f", ExternKind::kFunc, 0});
+  EXPECT_EQ(verdict(m), "duplicate export name");
+  Module mem;
+  mem.memories.push_back({2, 1});
+  EXPECT_EQ(verdict(mem), "size minimum must not be greater than maximum");
+  Module start = one_function({ValType::kI32}, {}, {});
+  start.start = 0;
+  EXPECT_EQ(verdict(start), "start function");
+  // Locals are run-length: a huge declared count is fine.
+  EXPECT_EQ(verdict(one_function({}, {}, {}, {{0xFFFFFFF0u, ValType::kI64}})), "ok");
+}
+
+TEST(Validator, SimdIsReportedAsUnsupportedNotAccepted) {
+  EXPECT_THROW(validate_module(one_function({ValType::kV128}, {}, {})), UnsupportedFeature);
+  EXPECT_THROW(validate_module(one_function({}, {}, {0xFD, 0x0C})), UnsupportedFeature);
+}
+
+}  // namespace
+}  // namespace dlab::wasm
