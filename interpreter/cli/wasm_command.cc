@@ -27,8 +27,6 @@ void add_wasm_command(CLI::App& app) {
         wasm::validate_module(m);
       } catch (const wasm::ValidationError& e) {
         throw std::runtime_error(fmt::format("{}: invalid: {}", *file, e.what()));
-      } catch (const wasm::UnsupportedFeature& e) {
-        fmt::print(stderr, "{}: not validated: {}\n", *file, e.what());
       }
       fmt::print("{}: {} types, {} imports, {} functions, {} tables, {} memories, {} globals, {} exports, {} element and {} data "
                  "segments{}\n",

@@ -30,6 +30,7 @@ struct Ctx {
 [[noreturn]] void invalid(const std::string& what) { throw ValidationError(what); }
 
 bool is_num(uint8_t t) { return t == 0x7F || t == 0x7E || t == 0x7D || t == 0x7C; }
+bool is_vec(uint8_t t) { return t == 0x7B; }
 bool is_ref(uint8_t t) { return t == 0x70 || t == 0x6F; }
 
 const FuncType& type_at(const Ctx& c, uint32_t idx) {
@@ -37,9 +38,6 @@ const FuncType& type_at(const Ctx& c, uint32_t idx) {
   return c.m.types[idx];
 }
 
-void check_v128(VT t) {
-  if (t == VT::kV128) throw UnsupportedFeature("SIMD (v128) is not validated yet");
-}
 
 struct Frame {
   uint8_t opcode;
@@ -130,7 +128,6 @@ class FunctionValidator {
     }
     if (b == 0x7F || b == 0x7E || b == 0x7D || b == 0x7C || b == 0x7B || b == 0x70 || b == 0x6F) {
       r.u8();
-      check_v128(static_cast<VT>(b));
       return {{}, {b}};
     }
     int64_t idx = r.s33();
@@ -175,8 +172,15 @@ class FunctionValidator {
   void instruction(BinaryReader& r) {
     uint8_t op = r.u8();
     constexpr uint8_t I32 = 0x7F, I64 = 0x7E, F32 = 0x7D, F64 = 0x7C;
-    bool is_const_instr = op == 0x41 || op == 0x42 || op == 0x43 || op == 0x44 || op == 0xD0 || op == 0xD2 || op == 0x23 || op == 0x0B;
+    bool is_const_instr = op == 0x41 || op == 0x42 || op == 0x43 || op == 0x44 || op == 0xD0 || op == 0xD2 || op == 0x23 ||
+                          op == 0x0B || op == 0xFD;  // 0xFD: only v128.const, checked below
     if (const_ && !is_const_instr) invalid("constant expression required");
+    if (const_ && op == 0xFD) {
+      if (r.u32() != 12) invalid("constant expression required");
+      r.bytes(16);
+      push(0x7B);
+      return;
+    }
     switch (op) {
       case 0x00: unreachable(); return;
       case 0x01: return;
@@ -259,7 +263,8 @@ class FunctionValidator {
       case 0x1B: {
         pop(I32);
         uint8_t a = pop(), b = pop();
-        if (!(a == kUnknown || is_num(a)) || !(b == kUnknown || is_num(b))) invalid("type mismatch");
+        auto plain = [](uint8_t t) { return t == kUnknown || is_num(t) || is_vec(t); };
+        if (!plain(a) || !plain(b)) invalid("type mismatch");
         if (a != b && a != kUnknown && b != kUnknown) invalid("type mismatch");
         push(a == kUnknown ? b : a);
         return;
@@ -268,7 +273,6 @@ class FunctionValidator {
         uint32_t n = r.u32();
         if (n != 1) invalid("invalid result arity");
         uint8_t t = r.u8();
-        check_v128(static_cast<VT>(t));
         pop(I32);
         pop(t);
         pop(t);
@@ -327,7 +331,7 @@ class FunctionValidator {
         return;
       }
       case 0xFC: misc(r); return;
-      case 0xFD: throw UnsupportedFeature("SIMD instructions are not validated yet");
+      case 0xFD: simd(r); return;
       default: break;
     }
     if (op >= 0x28 && op <= 0x3E) {
@@ -368,6 +372,83 @@ class FunctionValidator {
     if (op == 0xC0 || op == 0xC1) return unop(I32, I32);
     if (op >= 0xC2 && op <= 0xC4) return unop(I64, I64);
     invalid(fmt::format("illegal opcode {:#04x}", op));
+  }
+
+  // SIMD (0xFD prefix): lane immediates, alignment and operand types per sub-opcode.
+  void simd(BinaryReader& r) {
+    constexpr uint8_t I32 = 0x7F, I64 = 0x7E, F32 = 0x7D, F64 = 0x7C, V = 0x7B;
+    uint32_t op = r.u32();
+    auto lane = [&](uint32_t lanes) {
+      if (r.u8() >= lanes) invalid("invalid lane index");
+    };
+    auto un = [&] { pop(V); push(V); };
+    auto bin = [&] { pop(V); pop(V); push(V); };
+    auto test = [&] { pop(V); push(I32); };
+    auto shift = [&] { pop(I32); pop(V); push(V); };
+    if (op <= 10) {  // loads
+      static const uint32_t align[] = {4, 3, 3, 3, 3, 3, 3, 0, 1, 2, 3};
+      memarg(r, align[op]);
+      pop(I32);
+      push(V);
+      return;
+    }
+    switch (op) {
+      case 11: memarg(r, 4); pop(V); pop(I32); return;
+      case 12: r.bytes(16); push(V); return;
+      case 13: for (int i = 0; i < 16; ++i) lane(32); bin(); return;
+      case 14: bin(); return;
+      case 15: case 16: case 17: pop(I32); push(V); return;
+      case 18: pop(I64); push(V); return;
+      case 19: pop(F32); push(V); return;
+      case 20: pop(F64); push(V); return;
+      case 21: case 22: lane(16); pop(V); push(I32); return;
+      case 23: lane(16); pop(I32); pop(V); push(V); return;
+      case 24: case 25: lane(8); pop(V); push(I32); return;
+      case 26: lane(8); pop(I32); pop(V); push(V); return;
+      case 27: lane(4); pop(V); push(I32); return;
+      case 28: lane(4); pop(I32); pop(V); push(V); return;
+      case 29: lane(2); pop(V); push(I64); return;
+      case 30: lane(2); pop(I64); pop(V); push(V); return;
+      case 31: lane(4); pop(V); push(F32); return;
+      case 32: lane(4); pop(F32); pop(V); push(V); return;
+      case 33: lane(2); pop(V); push(F64); return;
+      case 34: lane(2); pop(F64); pop(V); push(V); return;
+      case 82: pop(V); pop(V); pop(V); push(V); return;
+      case 84: case 85: case 86: case 87: {
+        static const uint32_t align[] = {0, 1, 2, 3}, lanes[] = {16, 8, 4, 2};
+        memarg(r, align[op - 84]);
+        lane(lanes[op - 84]);
+        pop(V);
+        pop(I32);
+        push(V);
+        return;
+      }
+      case 88: case 89: case 90: case 91: {
+        static const uint32_t align[] = {0, 1, 2, 3}, lanes[] = {16, 8, 4, 2};
+        memarg(r, align[op - 88]);
+        lane(lanes[op - 88]);
+        pop(V);
+        pop(I32);
+        return;
+      }
+      case 92: memarg(r, 2); pop(I32); push(V); return;
+      case 93: memarg(r, 3); pop(I32); push(V); return;
+      case 83: case 99: case 100: case 131: case 132: case 163: case 164: case 195: case 196: test(); return;
+      case 107: case 108: case 109: case 139: case 140: case 141: case 171: case 172: case 173: case 203: case 204: case 205:
+        shift();
+        return;
+      case 154: case 162: case 165: case 166: case 175: case 176: case 178: case 179: case 180: case 187: case 194: case 197:
+      case 198: case 207: case 208: case 210: case 211: case 212: case 226: case 238:
+        invalid("illegal opcode");
+      default: break;
+    }
+    static const std::set<uint32_t> unary = {77,  94,  95,  96,  97,  98,  103, 104, 105, 106, 116, 117, 122, 124, 125, 126,
+                                             127, 128, 129, 135, 136, 137, 138, 148, 160, 161, 167, 168, 169, 170, 192, 193,
+                                             199, 200, 201, 202, 224, 225, 227, 236, 237, 239, 248, 249, 250, 251, 252, 253,
+                                             254, 255};
+    if (unary.count(op)) return un();
+    if (op <= 255) return bin();  // every remaining defined sub-opcode is binary
+    invalid("illegal opcode");
   }
 
   void misc(BinaryReader& r) {
@@ -439,10 +520,6 @@ void check_limits(const Limits& l, uint64_t bound, const char* too_big) {
 
 void validate_module(const Module& m) {
   Ctx c(m);
-  for (const auto& t : m.types) {
-    for (auto p : t.params) check_v128(p);
-    for (auto r : t.results) check_v128(r);
-  }
   for (const auto& im : m.imports) {
     switch (im.kind) {
       case ExternKind::kFunc: type_at(c, im.func_type); c.func_types.push_back(im.func_type); break;
@@ -451,7 +528,7 @@ void validate_module(const Module& m) {
         check_limits(im.memory, 65536, "memory size must be at most 65536 pages (4GiB)");
         ++c.memories;
         break;
-      case ExternKind::kGlobal: check_v128(im.global.type); c.globals.push_back(im.global); ++c.imported_globals; break;
+      case ExternKind::kGlobal: c.globals.push_back(im.global); ++c.imported_globals; break;
     }
   }
   for (uint32_t t : m.functions) {
@@ -482,7 +559,6 @@ void validate_module(const Module& m) {
     if (ex.kind == ExternKind::kFunc) c.refs.insert(ex.index);
   // Globals: each initialiser sees the imported globals only.
   for (const auto& g : m.globals) {
-    check_v128(g.type.type);
     const_expr(c, g.init, g.type.type);
     c.globals.push_back(g.type);
   }
@@ -519,7 +595,6 @@ void validate_module(const Module& m) {
     std::vector<std::pair<uint32_t, ValType>> locals;
     for (auto p : ft.params) locals.emplace_back(1, p);
     for (const auto& [n, t] : m.code[i].locals) {
-      check_v128(t);
       locals.emplace_back(n, t);
     }
     std::vector<uint8_t> results;

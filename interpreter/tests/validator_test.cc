@@ -57,9 +57,14 @@ TEST(Validator, ModuleLevelRules) {
   EXPECT_EQ(verdict(one_function({}, {}, {}, {{0xFFFFFFF0u, ValType::kI64}})), "ok");
 }
 
-TEST(Validator, SimdIsReportedAsUnsupportedNotAccepted) {
-  EXPECT_THROW(validate_module(one_function({ValType::kV128}, {}, {})), UnsupportedFeature);
-  EXPECT_THROW(validate_module(one_function({}, {}, {0xFD, 0x0C})), UnsupportedFeature);
+TEST(Validator, Simd) {
+  using V = ValType;
+  // local.get 0; local.get 0; i32x4.add (0xFD 174 = 0xAE 0x01)
+  EXPECT_EQ(verdict(one_function({V::kV128}, {V::kV128}, {0x20, 0x00, 0x20, 0x00, 0xFD, 0xAE, 0x01})), "ok");
+  // i8x16.extract_lane_s with lane 16 is out of range
+  EXPECT_EQ(verdict(one_function({V::kV128}, {V::kI32}, {0x20, 0x00, 0xFD, 0x15, 0x10})), "invalid lane index");
+  // i32x4.add on an i32 operand
+  EXPECT_EQ(verdict(one_function({V::kI32}, {V::kV128}, {0x20, 0x00, 0x20, 0x00, 0xFD, 0xAE, 0x01})), "type mismatch");
 }
 
 }  // namespace
