@@ -4,52 +4,29 @@ namespace dlab::wasm {
 
 DecodeError::DecodeError(size_t offset, const std::string& what) : std::runtime_error(what), offset_(offset) {}
 
-uint64_t BinaryReader::unsigned_leb(int bits) {
+// One LEB128 reader for both signednesses: at most ceil(bits/7) bytes, and in the last byte the
+// bits beyond the type's width must be zero (unsigned) or copies of the sign bit (signed).
+uint64_t BinaryReader::leb(int bits, bool is_signed) {
   uint64_t result = 0;
   int shift = 0;
   const int max_bytes = (bits + 6) / 7;
   for (int i = 0;; ++i) {
     if (p_ == end_) fail("unexpected end");
     uint8_t b = *p_++;
-    if (i == max_bytes - 1) {
-      // The last permitted byte: no continuation, and no bits beyond the type's width.
+    bool last = i == max_bytes - 1;
+    if (last) {
       if (b & 0x80) fail("integer representation too long");
-      int used = bits - shift;
-      if (used < 7 && (b >> used) != 0) fail("integer too large");
-      return result | (static_cast<uint64_t>(b) << shift);
+      int used = bits - shift;  // value bits that fit in this byte
+      if (used < 7) {
+        uint8_t rest = static_cast<uint8_t>(b >> used) & static_cast<uint8_t>(0x7F >> used);
+        bool negative = is_signed && ((b >> (used - 1)) & 1);
+        if (rest != (negative ? static_cast<uint8_t>(0x7F >> used) : 0)) fail("integer too large");
+      }
     }
     result |= static_cast<uint64_t>(b & 0x7F) << shift;
     shift += 7;
-    if (!(b & 0x80)) return result;
-  }
-}
-
-int64_t BinaryReader::signed_leb(int bits) {
-  int64_t result = 0;
-  int shift = 0;
-  const int max_bytes = (bits + 6) / 7;
-  for (int i = 0;; ++i) {
-    if (p_ == end_) fail("unexpected end");
-    uint8_t b = *p_++;
-    if (i == max_bytes - 1) {
-      if (b & 0x80) fail("integer representation too long");
-      // The unused high bits must all equal the sign bit of the value.
-      int used = bits - shift;  // value bits in this byte, the top one the sign
-      if (used < 7) {
-        int sign = (b >> (used - 1)) & 1;
-        uint8_t rest = static_cast<uint8_t>(b >> used) & static_cast<uint8_t>(0x7F >> used);
-        uint8_t expect = sign ? static_cast<uint8_t>(0x7F >> used) : 0;
-        if (rest != expect) fail("integer too large");
-      }
-      result |= static_cast<int64_t>(static_cast<uint64_t>(b & 0x7F) << shift);
-      shift += 7;
-      if (shift < 64 && (b & 0x40)) result |= static_cast<int64_t>(~0ull << shift);
-      return result;
-    }
-    result |= static_cast<int64_t>(static_cast<uint64_t>(b & 0x7F) << shift);
-    shift += 7;
-    if (!(b & 0x80)) {
-      if (shift < 64 && (b & 0x40)) result |= static_cast<int64_t>(~0ull << shift);
+    if (last || !(b & 0x80)) {
+      if (is_signed && shift < 64 && (b & 0x40)) result |= ~0ull << shift;  // sign-extend
       return result;
     }
   }

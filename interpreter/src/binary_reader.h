@@ -34,11 +34,11 @@ class BinaryReader {
     p_ += n;
     return b;
   }
-  uint32_t u32() { return static_cast<uint32_t>(unsigned_leb(32)); }
-  uint64_t u64() { return unsigned_leb(64); }
-  int32_t s32() { return static_cast<int32_t>(signed_leb(32)); }
-  int64_t s64() { return signed_leb(64); }
-  int64_t s33() { return signed_leb(33); }
+  uint32_t u32() { return static_cast<uint32_t>(leb(32, false)); }
+  uint64_t u64() { return leb(64, false); }
+  int32_t s32() { return static_cast<int32_t>(leb(32, true)); }
+  int64_t s64() { return static_cast<int64_t>(leb(64, true)); }
+  int64_t s33() { return static_cast<int64_t>(leb(33, true)); }
   std::string name();
   // A sub-reader over the next n bytes (a section or a function body).
   BinaryReader sub(size_t n) {
@@ -48,8 +48,7 @@ class BinaryReader {
   }
 
  private:
-  uint64_t unsigned_leb(int bits);
-  int64_t signed_leb(int bits);
+  uint64_t leb(int bits, bool is_signed);
 
   const uint8_t* p_;
   const uint8_t* end_;
