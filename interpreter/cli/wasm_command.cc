@@ -41,7 +41,9 @@ void add_wasm_command(CLI::App& app) {
   auto suite = std::make_shared<std::string>(DLAB_WASM_TESTSUITE);
   auto verbose = std::make_shared<bool>(false);
   auto stage = std::make_shared<std::string>("decode");
-  spec->add_option("--stage", *stage, "decode, or validate (also run the validator)")->check(CLI::IsMember({"decode", "validate"}))->capture_default_str();
+  spec->add_option("--stage", *stage, "decode; validate (also the validator); link (also import resolution, register, assert_unlinkable)")
+      ->check(CLI::IsMember({"decode", "validate", "link"}))
+      ->capture_default_str();
   spec->add_option("--suite", *suite, "folder of .wast files (searched recursively)")->capture_default_str();
   spec->add_flag("--verbose", *verbose, "list every failure");
   spec->callback([suite, verbose, stage] {
@@ -50,7 +52,9 @@ void add_wasm_command(CLI::App& app) {
     int passed = 0, failed = 0, errors = 0;
     std::map<std::string, int> skipped;
     for (const auto& f : wasm::spec_files(*suite)) {
-      auto r = wasm::run_spec_file(f, *stage == "validate" ? wasm::SpecStage::kValidate : wasm::SpecStage::kDecode);
+      auto r = wasm::run_spec_file(f, *stage == "link"       ? wasm::SpecStage::kLink
+                                      : *stage == "validate" ? wasm::SpecStage::kValidate
+                                                             : wasm::SpecStage::kDecode);
       int sk = 0;
       for (const auto& [why, n] : r.skipped) {
         skipped[why] += n;

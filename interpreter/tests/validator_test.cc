@@ -69,3 +69,4 @@ TEST(Validator, Simd) {
 
 }  // namespace
 }  // namespace dlab::wasm
+

@@ -21,7 +21,9 @@ struct SpecFileResult {
 
 // kDecode: binary modules decode, binary assert_malformed is rejected by the decoder.
 // kValidate: additionally, modules validate and binary assert_invalid is rejected by the validator.
-enum class SpecStage { kDecode, kValidate };
+// kLink: additionally, modules link against `spectest` and registered modules, `register` works,
+//        and assert_unlinkable is rejected by the linker.
+enum class SpecStage { kDecode, kValidate, kLink };
 
 SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage = SpecStage::kDecode);
 // Every .wast under `suite_dir` (recursively), sorted.

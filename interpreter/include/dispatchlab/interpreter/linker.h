@@ -1,0 +1,45 @@
+// Linking without execution: the extern types a module exports, the `spectest` host module's, and
+// import resolution against registered modules with the spec's matching rules (function types
+// equal; table and memory limits a subrange; global type and mutability equal). Instantiation
+// (segments, start functions) needs execution and is not here yet.
+#pragma once
+
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include "dispatchlab/interpreter/module.h"
+
+namespace dlab::wasm {
+
+struct ExternType {
+  ExternKind kind = ExternKind::kFunc;
+  FuncType func;
+  TableType table;
+  Limits memory;
+  GlobalType global;
+};
+
+using Exports = std::map<std::string, ExternType>;
+
+class LinkError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The spec tests' host module: print*, global_i32/i64/f32/f64, table (10..20 funcref), memory (1..2).
+Exports spectest_exports();
+
+class Linker {
+ public:
+  Linker();  // with "spectest" registered
+  // Resolves every import of `m` (throws LinkError "unknown import" or "incompatible import
+  // type") and returns the module's exports with their actual types.
+  Exports link(const Module& m) const;
+  void register_module(const std::string& name, Exports exports) { registry_[name] = std::move(exports); }
+
+ private:
+  std::map<std::string, Exports> registry_;
+};
+
+}  // namespace dlab::wasm
