@@ -113,9 +113,10 @@ std::string axes(const VariantSpec& v, const std::string& dispatch) {
   return s;
 }
 
-std::string tail_file(const Spec& spec, const ModelSpec& m, const VariantSpec& v, const std::string& d) {
-  std::string s;
-  s += "\n" + axes(v, d) + "#include \"variant_macros.h\"\n\n";
+// The handlers of one model in tail-call form, written once and included by every variant's file
+// (which defines the axes and DL_ENTRY first).
+std::string tail_body(const Spec& spec, const ModelSpec& m) {
+  std::string s = "\n";
   std::vector<std::string> names;
   for (const auto& [k, n] : m.kinds)
     for (int i = 0; i < n; ++i) names.push_back(handler_name(k, i));
@@ -127,22 +128,19 @@ std::string tail_file(const Spec& spec, const ModelSpec& m, const VariantSpec& v
     for (int i = 0; i < n; ++i)
       s += fmt::format("DL_HANDLER({}) {{\n  {{ {} }}\n  DL_NEXT();\n}}\n\n", handler_name(k, i), body_of(spec, k, i));
   s += "DL_HANDLER(h_exit) { return DL_EXIT_VALUE; }\n\n";
-  s += fmt::format(
-      "extern \"C\" uint64_t {}(struct DlExec* ex, const struct DlInst* program) {{\n"
-      "  [[maybe_unused]] uint64_t ninst_ = dl_load_inst(program);\n"
-      "  [[maybe_unused]] uint64_t h = 0, top = 0, valid = 0, pad0 = 0, pad1 = 0, pad2 = 0, pad3 = 0, pad4 = 0;\n"
-      "  [[maybe_unused]] uint64_t* base = ex->base;\n"
-      "  ex->len = 0;\n"
-      "  return DL_FIRST_CALL;\n}}\n",
-      entry_name(m.name, v.name, d));
+  s += "extern \"C\" uint64_t DL_ENTRY(struct DlExec* ex, const struct DlInst* program) {\n"
+       "  [[maybe_unused]] uint64_t ninst_ = dl_load_inst(program);\n"
+       "  [[maybe_unused]] uint64_t h = 0, top = 0, valid = 0, pad0 = 0, pad1 = 0, pad2 = 0, pad3 = 0, pad4 = 0;\n"
+       "  [[maybe_unused]] uint64_t* base = ex->base;\n"
+       "  ex->len = 0;\n"
+       "  return DL_FIRST_CALL;\n}\n";
   return s;
 }
 
-std::string local_file(const Spec& spec, const ModelSpec& m, const VariantSpec& v, const std::string& d) {
-  bool is_goto = d != "switch";
-  std::string s;
-  s += "\n" + axes(v, d) + "#include \"variant_macros.h\"\n\n";
-  s += fmt::format("extern \"C\" uint64_t {}(struct DlExec* ex, const struct DlInst* program) {{\n", entry_name(m.name, v.name, d));
+// The handlers of one model inside one function: computed goto (is_goto) or a switch loop.
+std::string local_body(const Spec& spec, const ModelSpec& m, bool is_goto) {
+  std::string s = "\n";
+  s += "extern \"C\" uint64_t DL_ENTRY(struct DlExec* ex, const struct DlInst* program) {\n";
   s += "  uint64_t h = 0;\n  const struct DlInst* ip = program;\n  uint64_t inst = dl_load_inst(ip);\n  ex->len = 0;\n";
   int op = 0;
   if (is_goto) {
@@ -192,13 +190,21 @@ std::map<std::string, std::string> generate(const Spec& spec, const std::string&
       op += n;
     }
     layout += fmt::format("DL_EXIT(\"{}\", {})\n", m.name, op);
-    for (const auto& vn : m.variants) {
-      const auto& v = spec.variant(vn);
-      for (const auto& d : m.dispatch) {
+    // One body per model and dispatch form, written once; each variant x dispatch file sets the
+    // axes and includes it (the variants differ only in the operand-location macros).
+    for (const auto& d : m.dispatch) {
+      std::string form = d == "tail" || d == "tail_pn" ? "tail" : d == "switch" ? "switch" : "goto";
+      std::string inc = fmt::format("{}_{}.inc", m.name, form);
+      if (!out.count(inc))
+        out[inc] = header(spec_path, fmt::format("model {}, {} form: the handlers every {}_*_{}* file includes", m.name, form, m.name,
+                                                 form == "tail" ? "tail" : form)) +
+                   (form == "tail" ? tail_body(spec, m) : local_body(spec, m, form == "goto"));
+      for (const auto& vn : m.variants) {
+        const auto& v = spec.variant(vn);
         std::string file = fmt::format("{}_{}_{}.cc", m.name, vn, d);
         std::string what = fmt::format("model {}, variant {}, dispatch {}: {}", m.name, vn, d, v.doc);
-        bool tail = d == "tail" || d == "tail_pn";
-        out[file] = header(spec_path, what) + (tail ? tail_file(spec, m, v, d) : local_file(spec, m, v, d));
+        out[file] = header(spec_path, what) + "\n" + axes(v, d) + "#include \"variant_macros.h\"\n\n" +
+                    fmt::format("#define DL_ENTRY {}\n#include \"{}\"\n", entry_name(m.name, vn, d), inc);
         registry += fmt::format("DL_MODEL(\"{}\", \"{}\", \"{}\", {})\n", m.name, vn, d, entry_name(m.name, vn, d));
       }
     }

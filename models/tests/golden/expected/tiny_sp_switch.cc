@@ -17,26 +17,5 @@
 #define DL_DISPATCH_SWITCH 1
 #include "variant_macros.h"
 
-extern "C" uint64_t dl_run_tiny_sp_switch(struct DlExec* ex, const struct DlInst* program) {
-  uint64_t h = 0;
-  const struct DlInst* ip = program;
-  uint64_t inst = dl_load_inst(ip);
-  ex->len = 0;
-  for (;;) {
-    switch ((uint32_t)inst) {
-      case 0: { DL_PUSH(DL_IMM); }
-        DL_NEXT_LOCAL();
-        continue;
-      case 1: { DL_SET_TOP(DL_TOP() + 0xd56ff3d4b37ceedbull); }
-        DL_NEXT_LOCAL();
-        continue;
-      case 2: { DL_SET_TOP(DL_TOP() + 0xbd778d27b53833d3ull); }
-        DL_NEXT_LOCAL();
-        continue;
-      case 3:
-        return DL_EXIT_VALUE;
-      default:
-        __builtin_unreachable();
-    }
-  }
-}
+#define DL_ENTRY dl_run_tiny_sp_switch
+#include "tiny_switch.inc"

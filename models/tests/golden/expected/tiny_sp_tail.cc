@@ -17,40 +17,5 @@
 #define DL_DISPATCH_SWITCH 0
 #include "variant_macros.h"
 
-DL_HANDLER(h_c_0);
-DL_HANDLER(h_u_0);
-DL_HANDLER(h_u_1);
-DL_HANDLER(h_exit);
-
-// Opcode i runs dl_table[i]; the exit handler is the last opcode.
-static const dl_handler dl_table[] = {
-    h_c_0,
-    h_u_0,
-    h_u_1,
-    h_exit,
-};
-
-DL_HANDLER(h_c_0) {
-  { DL_PUSH(DL_IMM); }
-  DL_NEXT();
-}
-
-DL_HANDLER(h_u_0) {
-  { DL_SET_TOP(DL_TOP() + 0xd56ff3d4b37ceedbull); }
-  DL_NEXT();
-}
-
-DL_HANDLER(h_u_1) {
-  { DL_SET_TOP(DL_TOP() + 0xbd778d27b53833d3ull); }
-  DL_NEXT();
-}
-
-DL_HANDLER(h_exit) { return DL_EXIT_VALUE; }
-
-extern "C" uint64_t dl_run_tiny_sp_tail(struct DlExec* ex, const struct DlInst* program) {
-  [[maybe_unused]] uint64_t ninst_ = dl_load_inst(program);
-  [[maybe_unused]] uint64_t h = 0, top = 0, valid = 0, pad0 = 0, pad1 = 0, pad2 = 0, pad3 = 0, pad4 = 0;
-  [[maybe_unused]] uint64_t* base = ex->base;
-  ex->len = 0;
-  return DL_FIRST_CALL;
-}
+#define DL_ENTRY dl_run_tiny_sp_tail
+#include "tiny_tail.inc"
