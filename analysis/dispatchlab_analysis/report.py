@@ -30,7 +30,7 @@ def machine_markdown(m: dict) -> str:
         ["VM", ("yes, " + (virt["hypervisor"] or "unknown hypervisor")) if virt["is_vm"] else "no"],
         ["kernel core PMU", "exposed" if virt["kernel_core_pmu"] else "none"],
         ["kernel", m["kernel"]],
-        ["perf_event_paranoid", str(m["perf_event_paranoid"])],
+        ["perf_event_paranoid", "unreadable" if m["perf_event_paranoid"] is None else str(m["perf_event_paranoid"])],
         ["TSC", f"{tsc['counter']} {tsc['hz'] / 1e9:.6f} GHz, {'invariant' if tsc['invariant'] else 'NOT invariant'}"],
         ["core cycles per TSC tick (estimate)", f"{tsc['core_cycles_per_tick_estimate']:.4f} ({tsc['method']})"],
         ["compiler", f"{build['compiler']} [{build['preset']}, {build['build_type']}] `{build['cxx_flags']}`"],

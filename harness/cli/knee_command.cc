@@ -1,11 +1,9 @@
 // `dlab knee`: fits flat / step / plateau models to two columns of a CSV file and reports where
 // the metric changes, with its bootstrap range. The Python analysis calls this (one implementation).
-#include <fstream>
-#include <sstream>
-
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "dispatchlab/harness/files.h"
 #include "dispatchlab/harness/knee.h"
 #include "dispatchlab/harness/result_writer.h"
 
@@ -25,10 +23,7 @@ void add_knee_command(CLI::App& app) {
   cmd->add_option("--seed", o->bootstrap.seed, "bootstrap seed")->capture_default_str();
   cmd->add_flag("--json", o->json, "print JSON");
   cmd->callback([o] {
-    std::ifstream in(o->csv);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    auto records = parse_csv_records(ss.str());
+    auto records = parse_csv_records(read_text_file(o->csv));
     if (records.empty()) throw std::runtime_error(o->csv + ": empty");
     auto col = [&](const std::string& name) {
       for (size_t i = 0; i < records[0].size(); ++i)

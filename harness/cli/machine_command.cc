@@ -23,7 +23,7 @@ void add_machine_command(CLI::App& app) {
     fmt::print("vm            {}{}\n", m.is_vm ? "yes" : "no", m.hypervisor.empty() ? "" : " (" + m.hypervisor + ")");
     fmt::print("kernel pmu    {}\n", m.kernel_core_pmu ? "exposed" : "none in /sys/bus/event_source/devices");
     fmt::print("kernel        {}\n", m.kernel);
-    fmt::print("paranoid      {}\n", m.perf_event_paranoid);
+    fmt::print("paranoid      {}\n", m.perf_event_paranoid ? std::to_string(*m.perf_event_paranoid) : "unreadable");
     fmt::print("clocksource   {}\n", m.clocksource);
     fmt::print("tsc           {} at {:.6f} GHz{}; ~{:.4f} core cycles/tick (estimate)\n", m.tsc.counter, m.tsc.tsc_hz / 1e9,
                m.tsc.invariant ? ", invariant" : ", NOT invariant", m.tsc.core_cycles_per_tick);

@@ -11,16 +11,13 @@
 
 #include <fmt/format.h>
 
+#include "dispatchlab/harness/files.h"
+
 namespace dlab {
 
 namespace {
 const char* const kEvents[] = {"Ir", "I1mr", "ILmr", "Dr", "D1mr", "DLmr", "Dw", "D1mw", "DLmw", "Bc", "Bcm", "Bi", "Bim"};
 
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
 }  // namespace
 
 CachegrindCounts parse_cachegrind_out(const std::string& text) {
@@ -57,17 +54,12 @@ CachegrindCounts run_cachegrind(const std::vector<std::string>& argv) {
   for (const auto& a : argv) cmd += " " + shell_quote(a);
   cmd += " >/dev/null";
   int rc = std::system(cmd.c_str());
-  std::ifstream in(out);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::ifstream lin(log);
-  std::stringstream lss;
-  lss << lin.rdbuf();
+  std::string counts = read_text_file(out.string()), messages = read_text_file(log.string());
   fs::remove(out);
   fs::remove(log);
-  if (rc != 0 || ss.str().empty())
-    throw CounterError(fmt::format("valgrind failed (exit {}): {}", WIFEXITED(rc) ? WEXITSTATUS(rc) : rc, lss.str().substr(0, 400)));
-  return parse_cachegrind_out(ss.str());
+  if (rc != 0 || counts.empty())
+    throw CounterError(fmt::format("valgrind failed (exit {}): {}", WIFEXITED(rc) ? WEXITSTATUS(rc) : rc, messages.substr(0, 400)));
+  return parse_cachegrind_out(counts);
 }
 
 std::map<std::string, int64_t> difference(const CachegrindCounts& twice, const CachegrindCounts& once) {

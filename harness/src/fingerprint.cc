@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "build_info.h"
+#include "dispatchlab/harness/files.h"
 #include "dispatchlab/harness/counter_plan.h"
 #include "dispatchlab/harness/metric_catalog.h"
 #include "dispatchlab/harness/perf_event_backend.h"
@@ -35,9 +36,9 @@ std::string git_commit_of(const std::string& dir) {
   // The commit is read when the program runs, not when it was built, from the source tree the
   // binary was built from; a tree with uncommitted changes is marked so its numbers are not
   // mistaken for the commit's.
-  auto head = first_line_of(fmt::format("git -C '{}' rev-parse HEAD 2>/dev/null", dir));
+  auto head = first_line_of(fmt::format("git -C {} rev-parse HEAD 2>/dev/null", shell_quote(dir)));
   if (!head || head->empty()) return "unknown (no git checkout at " + dir + ")";
-  auto dirty = first_line_of(fmt::format("git -C '{}' status --porcelain --untracked-files=no 2>/dev/null | head -n1", dir));
+  auto dirty = first_line_of(fmt::format("git -C {} status --porcelain --untracked-files=no 2>/dev/null | head -n1", shell_quote(dir)));
   return *head + (dirty && !dirty->empty() ? "+dirty" : "");
 }
 
@@ -59,18 +60,20 @@ BuildInfo BuildInfo::of_this_binary() {
 
 std::string MachineFingerprint::cpu_slug() const {
   std::string micro = pmu.empty() ? arch : pmu;
-  return slug(fmt::format("{}-{}-{}", micro, cpu_family, cpu_model));
+  auto part = [](int v) { return v < 0 ? std::string("unknown") : std::to_string(v); };
+  return slug(fmt::format("{}-{}-{}", micro, part(cpu_family), part(cpu_model)));
 }
 
 nlohmann::json MachineFingerprint::to_json() const {
+  auto known = [](int v) { return v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v); };
   return {
       {"arch", arch},
-      {"cpu", {{"vendor", cpu_vendor}, {"family", cpu_family}, {"model", cpu_model}, {"stepping", cpu_stepping}, {"name", cpu_name}}},
+      {"cpu", {{"vendor", cpu_vendor}, {"family", known(cpu_family)}, {"model", known(cpu_model)}, {"stepping", known(cpu_stepping)}, {"name", cpu_name}}},
       {"microarchitecture", {{"libpfm_pmu", pmu}, {"description", pmu_description}, {"catalog_source", catalog_source}}},
       {"logical_cpus", logical_cpus},
       {"kernel", kernel},
       {"virtualization", {{"is_vm", is_vm}, {"hypervisor", hypervisor}, {"kernel_core_pmu", kernel_core_pmu}}},
-      {"perf_event_paranoid", perf_event_paranoid},
+      {"perf_event_paranoid", perf_event_paranoid ? nlohmann::json(*perf_event_paranoid) : nlohmann::json(nullptr)},
       {"clocksource", clocksource},
       {"tsc",
        {{"counter", tsc.counter},
@@ -125,7 +128,7 @@ MachineFingerprint collect_fingerprint(const TscCalibration& tsc) {
   f.is_vm = platform::running_under_hypervisor();
   f.hypervisor = platform::hypervisor_signature();
   f.kernel_core_pmu = platform::kernel_has_core_pmu();
-  f.perf_event_paranoid = platform::perf_event_paranoid().value_or(-99);
+  f.perf_event_paranoid = platform::perf_event_paranoid();
   f.clocksource = platform::read_file_trimmed("/sys/devices/system/clocksource/clocksource0/current_clocksource").value_or("");
   f.tsc = tsc;
   f.build = BuildInfo::of_this_binary();

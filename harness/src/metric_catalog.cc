@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "dispatchlab/harness/files.h"
+
 namespace dlab {
 
 extern const char* const kBuiltinMetricCatalogJson;  // generated from harness/catalog/metrics.json
@@ -130,11 +132,9 @@ MetricCatalog MetricCatalog::from_json_text(const std::string& text, const std::
 }
 
 MetricCatalog MetricCatalog::from_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read metric catalog " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return from_json_text(ss.str(), path);
+  std::string text = read_text_file(path);
+  if (text.empty()) throw std::runtime_error("cannot read metric catalog " + path);
+  return from_json_text(text, path);
 }
 
 const MetricCatalog& MetricCatalog::builtin() {

@@ -68,7 +68,7 @@ ExperimentTables experiment_tables(const std::string& run_id, const std::string&
         else if (reason.empty()) reason = raw.reason;
         t.samples.add({{"run_id", run_id}, {"experiment", experiment}, {"variant", vs.variant}, {"metric", mm.name},
                        {"round", std::to_string(s)}, {"value", values[s] ? format_number(*values[s]) : ""},
-                       {"running_fraction", format_number(raw.running_fraction)}, {"read_method", raw.read_method}});
+                       {"running_fraction", values[s] ? format_number(raw.running_fraction) : ""}, {"read_method", raw.read_method}});
       }
       std::map<std::string, std::string> row = prov;
       row.insert({{"run_id", run_id}, {"experiment", experiment}, {"variant", vs.variant}, {"params", join_params(var.params)},

@@ -116,6 +116,7 @@ TEST(ResultRows, SummariesArePerUnitWithRatiosAndExplicitGaps) {
   EXPECT_NE(t.summary.at(1, "unavailable_reason").find("FLUSH"), std::string::npos);
   EXPECT_EQ(t.samples.at(3, "metric"), "flushes");
   EXPECT_EQ(t.samples.at(3, "value"), "");
+  EXPECT_EQ(t.samples.at(3, "running_fraction"), "");  // no made-up 1 for a counter that never ran
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "dispatchlab/harness/files.h"
 #include "dispatchlab/interpreter/linker.h"
 #include "dispatchlab/interpreter/module.h"
 #include "dispatchlab/interpreter/validator.h"
@@ -25,11 +26,6 @@ namespace {
 std::vector<uint8_t> read_bytes(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
 }
 }  // namespace
 
@@ -49,13 +45,10 @@ SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage) {
   fs::create_directories(dir);
   fs::path json = dir / "commands.json";
   // The tail-call proposal's files need the feature enabled in wabt.
-  std::string cmd = fmt::format("wast2json --enable-tail-call {} -o {} 2>{}", quote(wast_path), quote(json.string()),
-                                quote((dir / "err.txt").string()));
+  std::string cmd = fmt::format("wast2json --enable-tail-call {} -o {} 2>{}", shell_quote(wast_path), shell_quote(json.string()),
+                                shell_quote((dir / "err.txt").string()));
   if (std::system(cmd.c_str()) != 0) {
-    std::ifstream err(dir / "err.txt");
-    std::stringstream ss;
-    ss << err.rdbuf();
-    res.error = "wast2json failed: " + ss.str().substr(0, 300);
+    res.error = "wast2json failed: " + read_text_file((dir / "err.txt").string()).substr(0, 300);
     fs::remove_all(dir);
     return res;
   }

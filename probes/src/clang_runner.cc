@@ -12,22 +12,13 @@
 
 #include <fmt/format.h>
 
+#include "dispatchlab/harness/files.h"
+
 namespace dlab::probes {
 
 namespace fs = std::filesystem;
 
 namespace {
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
 fs::path scratch(const std::string& suffix) {
   static std::atomic<int> n{0};
   return fs::temp_directory_path() / fmt::format("dlab-probe-{}-{}{}", getpid(), n++, suffix);
@@ -37,15 +28,15 @@ fs::path scratch(const std::string& suffix) {
 CompileResult compile_file(const std::string& path, const std::string& triple, Output what,
                            const std::vector<std::string>& extra_flags) {
   fs::path out = scratch(what == Output::kAsm ? ".s" : ".mir"), err = scratch(".err");
-  std::string cmd = fmt::format("{} --target={} -std=c++20 -O2 -S -x c++ {}", quote(DLAB_CLANG), quote(triple), quote(path));
+  std::string cmd = fmt::format("{} --target={} -std=c++20 -O2 -S -x c++ {}", shell_quote(DLAB_CLANG), shell_quote(triple), shell_quote(path));
   if (what == Output::kMir) cmd += " -mllvm -stop-after=finalize-isel";
-  for (const auto& f : extra_flags) cmd += " " + quote(f);
-  cmd += fmt::format(" -o {} 2>{}", quote(out.string()), quote(err.string()));
+  for (const auto& f : extra_flags) cmd += " " + shell_quote(f);
+  cmd += fmt::format(" -o {} 2>{}", shell_quote(out.string()), shell_quote(err.string()));
   int rc = std::system(cmd.c_str());
   CompileResult r;
   r.exit_code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  r.output = slurp(out);
-  r.diagnostics = slurp(err);
+  r.output = read_text_file(out.string());
+  r.diagnostics = read_text_file(err.string());
   fs::remove(out);
   fs::remove(err);
   return r;

@@ -2,6 +2,7 @@
 // it is a VM, the TSC, and how the measuring binary was built.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -22,6 +23,7 @@ struct BuildInfo {
 struct MachineFingerprint {
   std::string arch;
   std::string cpu_vendor;
+  // -1 where /proc/cpuinfo does not say; written as null, never as a number.
   int cpu_family = -1, cpu_model = -1, cpu_stepping = -1;
   std::string cpu_name;
   std::string pmu;              // libpfm4 core PMU name, "" when libpfm4 knows none
@@ -32,7 +34,7 @@ struct MachineFingerprint {
   bool is_vm = false;
   std::string hypervisor;       // CPUID hypervisor signature, when a VM
   bool kernel_core_pmu = false; // /sys/bus/event_source/devices has a core PMU
-  int perf_event_paranoid = -99;
+  std::optional<int> perf_event_paranoid;  // absent when /proc/sys/kernel/perf_event_paranoid is unreadable
   std::string clocksource;
   TscCalibration tsc;
   BuildInfo build;
