@@ -13,7 +13,9 @@ bool limits_match(const Limits& have, const Limits& want) {
   return have.max && *have.max <= *want.max;
 }
 
-bool matches(const ExternType& have, const Import& want, const Module& m) {
+}  // namespace
+
+bool extern_matches(const ExternType& have, const Import& want, const Module& m) {
   if (have.kind != want.kind) return false;
   switch (want.kind) {
     case ExternKind::kFunc: {
@@ -27,6 +29,8 @@ bool matches(const ExternType& have, const Import& want, const Module& m) {
   }
   return false;
 }
+
+namespace {
 
 ExternType func_type(FuncType t) {
   ExternType e;
@@ -74,7 +78,7 @@ Exports Linker::link(const Module& m) const {
     if (mod == registry_.end()) throw LinkError(fmt::format("unknown import {}.{} (no module named {})", im.module, im.name, im.module));
     auto it = mod->second.find(im.name);
     if (it == mod->second.end()) throw LinkError(fmt::format("unknown import {}.{}", im.module, im.name));
-    if (!matches(it->second, im, m)) {
+    if (!extern_matches(it->second, im, m)) {
       // Table and memory sizes change at run time (grow); a limits mismatch says so, because a
       // linker that has not executed anything cannot know the current size.
       bool limits = (im.kind == ExternKind::kTable && it->second.kind == im.kind && it->second.table.element == im.table.element) ||

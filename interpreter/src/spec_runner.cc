@@ -17,6 +17,7 @@
 #include "dispatchlab/interpreter/linker.h"
 #include "dispatchlab/interpreter/module.h"
 #include "dispatchlab/interpreter/validator.h"
+#include "spec_execution.h"
 
 namespace dlab::wasm {
 
@@ -37,7 +38,7 @@ std::vector<std::string> spec_files(const std::string& suite_dir) {
   return out;
 }
 
-SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage) {
+SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage, Dispatch dispatch) {
   SpecFileResult res;
   res.file = wast_path;
   fs::path dir = fs::temp_directory_path() / fmt::format("dlab-spec-{}-{}", getpid(), fs::path(wast_path).stem().string());
@@ -54,6 +55,11 @@ SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage) {
   }
   nlohmann::json doc;
   std::ifstream(json) >> doc;
+  if (stage == SpecStage::kExecute) {
+    execute_commands(doc, dir, dispatch, res);
+    fs::remove_all(dir);
+    return res;
+  }
   Linker linker;
   std::optional<Exports> last;
   std::map<std::string, Exports> named;

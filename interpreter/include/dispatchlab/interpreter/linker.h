@@ -27,6 +27,10 @@ class LinkError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The import-matching rules: function types equal; table and memory limits of `have` inside the
+// import's; global type and mutability equal. Shared by this type-level linker and instantiation.
+bool extern_matches(const ExternType& have, const Import& want, const Module& m);
+
 // The spec tests' host module: print*, global_i32/i64/f32/f64, table (10..20 funcref), memory (1..2).
 Exports spectest_exports();
 

@@ -1,13 +1,13 @@
 // The WebAssembly spec-test runner: converts each .wast with wast2json (wabt) at test time and
-// runs its commands against this interpreter. Today the interpreter decodes (it does not yet
-// validate or execute), so the runner checks what decoding can: every binary `module` decodes,
-// every binary `assert_malformed` is rejected. Every other command is counted as skipped, by
-// reason, never dropped silently.
+// runs its commands against this interpreter, up to a stage (decode, validate, link, execute).
+// Commands a stage cannot check are counted as skipped, by reason, never dropped silently.
 #pragma once
 
 #include <map>
 #include <string>
 #include <vector>
+
+#include "dispatchlab/interpreter/runtime.h"
 
 namespace dlab::wasm {
 
@@ -23,9 +23,11 @@ struct SpecFileResult {
 // kValidate: additionally, modules validate and binary assert_invalid is rejected by the validator.
 // kLink: additionally, modules link against `spectest` and registered modules, `register` works,
 //        and assert_unlinkable is rejected by the linker.
-enum class SpecStage { kDecode, kValidate, kLink };
+// kExecute: every command: modules instantiate (segments, start functions), actions run in the
+//        given dispatch mode, and every assertion is checked against the results and traps.
+enum class SpecStage { kDecode, kValidate, kLink, kExecute };
 
-SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage = SpecStage::kDecode);
+SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage = SpecStage::kDecode, Dispatch dispatch = Dispatch::kTail);
 // Every .wast under `suite_dir` (recursively), sorted.
 std::vector<std::string> spec_files(const std::string& suite_dir);
 

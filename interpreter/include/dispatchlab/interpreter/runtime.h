@@ -1,0 +1,183 @@
+// Executing WebAssembly: the store (function, table, memory and global instances), instantiation
+// of a validated module against named import modules, and invocation.
+//
+// Values live on one operand stack of 64-bit slots ("lanes"): i32 and f32 in the low 32 bits of a
+// slot, i64, f64 and references in a whole slot, v128 in two consecutive slots (low half first).
+// Function code is lowered at instantiation into an instruction stream of 64-bit words (see
+// src/lowering.h) and executed by one of the dispatch modes below, all generated from the one
+// handler definition in src/handlers.def.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dispatchlab/interpreter/linker.h"
+#include "dispatchlab/interpreter/module.h"
+
+namespace dlab::wasm {
+
+// How handlers reach each other. Axis names match the models' dispatch axis (models/spec).
+//   switch   one loop around a switch over the opcode word
+//   tail     every handler a function ending in [[clang::musttail]] to the next one's address
+//   tail_pn  as tail, with handlers in clang's preserve_none convention (more argument registers)
+enum class Dispatch : uint8_t { kSwitch, kTail, kTailPreserveNone };
+const char* dispatch_name(Dispatch d);
+std::optional<Dispatch> parse_dispatch(std::string_view name);
+// The modes this build has (tail_pn needs clang's preserve_none on x86-64 or AArch64).
+std::vector<Dispatch> dispatch_modes();
+
+class Trap : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// An instruction this build cannot execute yet (SIMD): the module decodes and validates, but
+// instantiating it says so instead of running something else.
+class Unsupported : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// WASI proc_exit, or any host function that ends the program with an exit status.
+class ProcExit : public std::runtime_error {
+ public:
+  explicit ProcExit(int code) : std::runtime_error("proc_exit"), code_(code) {}
+  int code() const { return code_; }
+
+ private:
+  int code_;
+};
+
+struct Value {
+  ValType type = ValType::kI32;
+  uint64_t lo = 0, hi = 0;  // hi: v128 only. References: 0 is null.
+  static Value i32(uint32_t v) { return {ValType::kI32, v, 0}; }
+  static Value i64(uint64_t v) { return {ValType::kI64, v, 0}; }
+};
+
+struct Instance;
+struct MemoryInst;
+
+// What a host function sees: its arguments in slots (results are written over them) and the
+// calling instance's memory 0, if any.
+struct HostCall {
+  uint64_t* slots;
+  MemoryInst* memory;
+  const char* trap = nullptr;  // set to trap with this message
+  std::optional<int> exit_code;  // set to end the program (proc_exit)
+};
+using HostFunction = std::function<void(HostCall&)>;
+
+struct FuncInst {
+  FuncType type;
+  uint32_t type_id = 0;  // canonical signature id (call_indirect compares these)
+  Instance* instance = nullptr;  // null for host functions
+  HostFunction host;
+  // Lowered code and frame shape (wasm functions): slots of parameters, of the other locals, of
+  // the results, and the most slots a frame uses (locals plus deepest operand stack).
+  std::vector<uint64_t> code;
+  uint32_t param_slots = 0, local_slots = 0, result_slots = 0, max_slots = 0;
+};
+
+struct TableInst {
+  TableType type;
+  std::vector<uint64_t> elements;  // FuncInst* (funcref) or host value + 1 (externref); 0 = null
+};
+
+struct MemoryInst {
+  static constexpr uint64_t kPage = 65536;
+  std::optional<uint32_t> max;
+  uint8_t* data = nullptr;  // calloc'd: untouched pages stay unbacked until used
+  uint64_t bytes = 0;
+  MemoryInst(uint32_t pages, std::optional<uint32_t> max_pages);
+  ~MemoryInst();
+  MemoryInst(const MemoryInst&) = delete;
+  MemoryInst& operator=(const MemoryInst&) = delete;
+  uint32_t pages() const { return static_cast<uint32_t>(bytes / kPage); }
+  // memory.grow: the old size in pages, or -1 when over the maximum or out of host memory.
+  int64_t grow(uint32_t delta);
+};
+
+struct GlobalInst {
+  GlobalType type;
+  uint64_t lo = 0, hi = 0;
+};
+
+struct ExternVal {
+  ExternKind kind = ExternKind::kFunc;
+  FuncInst* func = nullptr;
+  TableInst* table = nullptr;
+  MemoryInst* memory = nullptr;
+  GlobalInst* global = nullptr;
+  ExternType type() const;  // with current sizes
+};
+
+using ExternMap = std::map<std::string, ExternVal>;
+
+struct Instance {
+  Module module;
+  std::vector<uint32_t> type_ids;  // canonical id of each type index
+  std::vector<FuncInst*> funcs;
+  std::vector<TableInst*> tables;
+  std::vector<MemoryInst*> memories;
+  std::vector<GlobalInst*> globals;
+  std::vector<std::vector<uint64_t>> elems;  // element segments (empty once dropped)
+  std::vector<std::vector<uint8_t>> datas;   // data segments (empty once dropped)
+  ExternMap exports;
+};
+
+struct Machine;
+
+class Runtime {
+ public:
+  explicit Runtime(Dispatch dispatch = Dispatch::kTail);
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  Dispatch dispatch() const { return dispatch_; }
+
+  // Makes `exports` importable as module `name` (an instance's exports or a host module).
+  void register_module(const std::string& name, ExternMap exports) { registry_[name] = std::move(exports); }
+
+  // Links, allocates, lowers, initialises segments and runs the start function. Throws
+  // LinkError (unknown or incompatible import), Unsupported, or Trap (segment out of bounds, a
+  // trap in the start function; effects on imported tables and memories stay, as the spec says).
+  Instance& instantiate(Module module);
+
+  std::vector<Value> invoke(FuncInst* f, const std::vector<Value>& args);
+
+  // Host objects (the spec tests' `spectest` module, WASI).
+  FuncInst* host_function(FuncType type, HostFunction fn);
+  TableInst* table(TableType type);
+  MemoryInst* memory(Limits limits);
+  GlobalInst* global(GlobalType type, uint64_t lo, uint64_t hi = 0);
+
+  uint32_t type_id(const FuncType& t);
+
+  // Limits of the machine that runs code: operand-stack slots and call depth. Exceeding either
+  // traps with "call stack exhausted".
+  static constexpr size_t kStackSlots = 1 << 20;
+  static constexpr size_t kMaxCallDepth = 1 << 16;
+
+ private:
+  Dispatch dispatch_;
+  std::map<std::string, ExternMap> registry_;
+  std::deque<std::unique_ptr<Instance>> instances_;
+  std::deque<std::unique_ptr<FuncInst>> funcs_;
+  std::deque<std::unique_ptr<TableInst>> tables_;
+  std::deque<std::unique_ptr<MemoryInst>> memories_;
+  std::deque<std::unique_ptr<GlobalInst>> globals_;
+  std::map<std::pair<std::vector<ValType>, std::vector<ValType>>, uint32_t> type_ids_;
+  std::unique_ptr<Machine> machine_;
+};
+
+}  // namespace dlab::wasm

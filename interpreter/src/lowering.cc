@@ -1,0 +1,451 @@
+#include "lowering.h"
+
+#include <array>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "binary_reader.h"
+#include "ops.h"
+
+namespace dlab::wasm {
+
+namespace {
+
+// wasm opcode -> index into kSimpleOps (or -1): single-byte opcodes, then 0xFC 0..7.
+struct SimpleOpIndex {
+  std::array<int16_t, 256> byte{};
+  std::array<int16_t, 8> fc{};
+  constexpr SimpleOpIndex() {
+    byte.fill(-1);
+    fc.fill(-1);
+    for (size_t i = 0; i < sizeof(kSimpleOps) / sizeof(kSimpleOps[0]); ++i) {
+      uint32_t op = kSimpleOps[i].opcode;
+      if (op < 256) byte[op] = static_cast<int16_t>(i);
+      else fc[op - 0xFC00] = static_cast<int16_t>(i);
+    }
+  }
+};
+constexpr SimpleOpIndex kIndex;
+
+ValType type_letter(char c) {
+  switch (c) {
+    case 'i': return ValType::kI32;
+    case 'l': return ValType::kI64;
+    case 'f': return ValType::kF32;
+    default: return ValType::kF64;
+  }
+}
+
+uint32_t slots_of(const std::vector<ValType>& ts) {
+  uint32_t n = 0;
+  for (auto t : ts) n += slots_of(t);
+  return n;
+}
+
+struct Ctl {
+  uint8_t kind = 0;  // 0 function, 0x02 block, 0x03 loop, 0x04 if, 0x05 else
+  std::vector<ValType> params, results;
+  size_t type_base = 0;     // operand types below the parameters
+  uint32_t height_base = 0;  // slots (from fp) below the parameters
+  size_t loop_pc = 0;
+  std::vector<std::pair<size_t, size_t>> fixups;  // (instruction start, word holding its offset)
+  std::optional<std::pair<size_t, size_t>> else_fixup;
+  bool live_at_start = true;
+  bool dead = false;  // the code from here to the next else/end cannot run
+  const std::vector<ValType>& label_types() const { return kind == 0x03 ? params : results; }
+};
+
+class Lowerer {
+ public:
+  Lowerer(Instance& inst, FuncInst& f, const FunctionBody& body, const uint64_t* words) : inst_(inst), f_(f), body_(body), words_(words) {}
+
+  void run() {
+    for (auto t : f_.type.params) add_local(t);
+    f_.param_slots = height_;
+    for (const auto& [n, t] : body_.locals)
+      for (uint32_t i = 0; i < n; ++i) add_local(t);
+    f_.local_slots = height_ - f_.param_slots;
+    f_.result_slots = slots_of(f_.type.results);
+    max_height_ = height_;
+    Ctl fn;
+    fn.results = f_.type.results;
+    fn.height_base = height_;
+    ctls_.push_back(std::move(fn));
+    BinaryReader r(body_.code.bytes.data(), body_.code.bytes.size());
+    while (!ctls_.empty()) instruction(r);
+    f_.max_slots = max_height_;
+    f_.code = std::move(code_);
+  }
+
+ private:
+  void add_local(ValType t) {
+    local_slot_.push_back(height_);
+    local_type_.push_back(t);
+    height_ += slots_of(t);
+  }
+  bool dead() const { return ctls_.back().dead; }
+  void push(ValType t) {
+    if (dead()) return;
+    types_.push_back(t);
+    height_ += slots_of(t);
+    if (height_ > max_height_) max_height_ = height_;
+  }
+  void push(const std::vector<ValType>& ts) {
+    for (auto t : ts) push(t);
+  }
+  ValType pop() {
+    if (dead() || types_.empty()) return ValType::kI32;
+    ValType t = types_.back();
+    types_.pop_back();
+    height_ -= slots_of(t);
+    return t;
+  }
+  void pop(size_t n) {
+    for (size_t i = 0; i < n; ++i) pop();
+  }
+  size_t emit(Op op) {
+    code_.push_back(words_[static_cast<size_t>(op)]);
+    return code_.size() - 1;
+  }
+  void word(uint64_t w) { code_.push_back(w); }
+  void mark_dead() { ctls_.back().dead = true; }
+  void patch(std::pair<size_t, size_t> fix, size_t target) {
+    code_[fix.second] = static_cast<uint64_t>(static_cast<int64_t>(target) - static_cast<int64_t>(fix.first));
+  }
+  // The branch target word of instruction `at` (word `w`) for label `depth`.
+  void target(uint32_t depth, size_t at, size_t w) {
+    Ctl& l = ctls_[ctls_.size() - 1 - depth];
+    if (l.kind == 0x03) patch({at, w}, l.loop_pc);
+    else l.fixups.emplace_back(at, w);
+  }
+  std::pair<uint32_t, uint32_t> keep_drop(uint32_t depth) const {
+    const Ctl& l = ctls_[ctls_.size() - 1 - depth];
+    uint32_t keep = slots_of(l.label_types());
+    return {keep, height_ - l.height_base - keep};
+  }
+
+  std::pair<std::vector<ValType>, std::vector<ValType>> block_type(BinaryReader& r) {
+    uint8_t b = r.peek();
+    if (b == 0x40) {
+      r.u8();
+      return {};
+    }
+    if (b >= 0x6F && b <= 0x7F) {
+      r.u8();
+      return {{}, {static_cast<ValType>(b)}};
+    }
+    const FuncType& ft = inst_.module.types.at(static_cast<uint32_t>(r.s33()));
+    return {ft.params, ft.results};
+  }
+
+  void enter(uint8_t kind, BinaryReader& r) {
+    auto [params, results] = block_type(r);
+    if (kind == 0x04) pop();
+    Ctl c;
+    c.kind = kind;
+    c.live_at_start = !dead();
+    c.dead = dead();
+    if (c.live_at_start) {
+      for (size_t i = 0; i < params.size(); ++i) pop();
+      c.type_base = types_.size();
+      c.height_base = height_;
+    }
+    c.params = std::move(params);
+    c.results = std::move(results);
+    c.loop_pc = code_.size();
+    if (kind == 0x04 && c.live_at_start) {
+      size_t at = emit(Op::br_unless);
+      word(0);
+      c.else_fixup = std::make_pair(at, at + 1);
+    }
+    ctls_.push_back(std::move(c));
+    push(ctls_.back().params);
+  }
+
+  void else_() {
+    Ctl& c = ctls_.back();
+    if (c.live_at_start) {
+      if (!c.dead) {
+        size_t at = emit(Op::br);
+        word(0);
+        c.fixups.emplace_back(at, at + 1);
+      }
+      if (c.else_fixup) patch(*c.else_fixup, code_.size());
+      c.else_fixup.reset();
+      c.dead = false;
+      types_.resize(c.type_base);
+      height_ = c.height_base;
+    }
+    c.kind = 0x05;
+    push(c.params);
+  }
+
+  void end() {
+    Ctl c = std::move(ctls_.back());
+    if (c.else_fixup) patch(*c.else_fixup, code_.size());
+    for (const auto& fix : c.fixups) patch(fix, code_.size());
+    if (c.kind == 0) {
+      emit(Op::return_);
+      word(f_.result_slots);
+      ctls_.pop_back();
+      return;
+    }
+    ctls_.pop_back();
+    if (c.live_at_start) {
+      types_.resize(c.type_base);
+      height_ = c.height_base;
+      push(c.results);
+    }
+  }
+
+  void memarg_op(BinaryReader& r, const SimpleOp& s) {
+    r.u32();  // alignment: a hint only
+    uint64_t offset = r.u32();
+    simple(s);
+    word(offset);
+  }
+  void simple(const SimpleOp& s) {
+    const char* sig = s.signature;
+    const char* colon = sig;
+    while (*colon != ':') ++colon;
+    pop(static_cast<size_t>(colon - sig));
+    for (const char* p = colon + 1; *p; ++p) push(type_letter(*p));
+    emit(s.op);
+  }
+  void call(const FuncInst* callee, bool tail) {
+    pop(callee->type.params.size());
+    emit(tail ? Op::return_call : Op::call);
+    word(reinterpret_cast<uint64_t>(callee));
+    if (tail) mark_dead();
+    else push(callee->type.results);
+  }
+  void call_indirect(uint32_t type_idx, uint32_t table, bool tail) {
+    pop();
+    const FuncType& ft = inst_.module.types.at(type_idx);
+    pop(ft.params.size());
+    emit(tail ? Op::return_call_indirect : Op::call_indirect);
+    word(reinterpret_cast<uint64_t>(inst_.tables.at(table)));
+    word(inst_.type_ids.at(type_idx));
+    if (tail) mark_dead();
+    else push(ft.results);
+  }
+
+  void instruction(BinaryReader& r) {
+    uint8_t op = r.u8();
+    // Control structure is tracked even in dead code; everything else emitted in dead code is
+    // rolled back afterwards (its immediates still have to be read).
+    switch (op) {
+      case 0x02: case 0x03: case 0x04: enter(op, r); return;
+      case 0x05: else_(); return;
+      case 0x0B: end(); return;
+      default: break;
+    }
+    const size_t mark = code_.size();
+    const bool was_dead = dead();
+    body(op, r);
+    if (was_dead) code_.resize(mark);
+  }
+
+  void body(uint8_t op, BinaryReader& r) {
+    const bool live = !dead();
+    switch (op) {
+      case 0x00: emit(Op::unreachable); mark_dead(); return;
+      case 0x01: return;
+      case 0x0C: {
+        uint32_t depth = r.u32();
+        if (!live) return;
+        auto [keep, drop] = keep_drop(depth);
+        size_t at = emit(drop ? Op::br_drop : Op::br);
+        word(0);
+        if (drop) { word(keep); word(drop); }
+        target(depth, at, at + 1);
+        mark_dead();
+        return;
+      }
+      case 0x0D: {
+        uint32_t depth = r.u32();
+        pop();
+        if (!live) return;
+        auto [keep, drop] = keep_drop(depth);
+        size_t at = emit(drop ? Op::br_if_drop : Op::br_if);
+        word(0);
+        if (drop) { word(keep); word(drop); }
+        target(depth, at, at + 1);
+        return;
+      }
+      case 0x0E: {
+        uint32_t n = r.u32();
+        std::vector<uint32_t> depths(n + 1);
+        for (auto& d : depths) d = r.u32();
+        pop();
+        if (!live) return;
+        size_t at = emit(Op::br_table);
+        word(n);
+        for (uint32_t d : depths) {
+          auto [keep, drop] = keep_drop(d);
+          size_t w = code_.size();
+          word(0);
+          word(keep);
+          word(drop);
+          target(d, at, w);
+        }
+        mark_dead();
+        return;
+      }
+      case 0x0F: emit(Op::return_); word(f_.result_slots); mark_dead(); return;
+      case 0x10: call(inst_.funcs.at(r.u32()), false); return;
+      case 0x12: call(inst_.funcs.at(r.u32()), true); return;
+      case 0x11: case 0x13: {
+        uint32_t type_idx = r.u32(), table = r.u32();
+        call_indirect(type_idx, table, op == 0x13);
+        return;
+      }
+      case 0x1A: emit(slots_of(pop()) == 2 ? Op::drop2 : Op::drop); return;
+      case 0x1B: case 0x1C: {
+        if (op == 0x1C) {
+          r.u32();
+          r.u8();
+        }
+        pop();
+        ValType t = pop();
+        pop();
+        push(t);
+        emit(slots_of(t) == 2 ? Op::select2 : Op::select);
+        return;
+      }
+      case 0x20: case 0x21: case 0x22: {
+        uint32_t i = r.u32();
+        ValType t = local_type_.at(i);
+        bool wide = slots_of(t) == 2;
+        if (op == 0x20) {
+          push(t);
+          emit(wide ? Op::local_get2 : Op::local_get);
+        } else if (op == 0x21) {
+          pop();
+          emit(wide ? Op::local_set2 : Op::local_set);
+        } else {
+          emit(wide ? Op::local_tee2 : Op::local_tee);
+        }
+        word(local_slot_[i]);
+        return;
+      }
+      case 0x23: case 0x24: {
+        GlobalInst* g = inst_.globals.at(r.u32());
+        bool wide = slots_of(g->type.type) == 2;
+        if (op == 0x23) {
+          push(g->type.type);
+          emit(wide ? Op::global_get2 : Op::global_get);
+        } else {
+          pop();
+          emit(wide ? Op::global_set2 : Op::global_set);
+        }
+        word(reinterpret_cast<uint64_t>(g));
+        return;
+      }
+      case 0x25: case 0x26: {
+        TableInst* t = inst_.tables.at(r.u32());
+        if (op == 0x25) {
+          pop();
+          push(t->type.element);
+          emit(Op::table_get);
+        } else {
+          pop(2);
+          emit(Op::table_set);
+        }
+        word(reinterpret_cast<uint64_t>(t));
+        return;
+      }
+      case 0x3F: r.u8(); push(ValType::kI32); emit(Op::memory_size); return;
+      case 0x40: r.u8(); emit(Op::memory_grow); return;
+      case 0x41: push(ValType::kI32); emit(Op::const_); word(static_cast<uint32_t>(r.s32())); return;
+      case 0x42: push(ValType::kI64); emit(Op::const_); word(static_cast<uint64_t>(r.s64())); return;
+      case 0x43: {
+        uint32_t bits;
+        std::memcpy(&bits, r.bytes(4), 4);
+        push(ValType::kF32);
+        emit(Op::const_);
+        word(bits);
+        return;
+      }
+      case 0x44: {
+        uint64_t bits;
+        std::memcpy(&bits, r.bytes(8), 8);
+        push(ValType::kF64);
+        emit(Op::const_);
+        word(bits);
+        return;
+      }
+      case 0xD0: push(static_cast<ValType>(r.u8())); emit(Op::const_); word(0); return;
+      case 0xD1: pop(); push(ValType::kI32); emit(Op::ref_is_null); return;
+      case 0xD2: push(ValType::kFuncRef); emit(Op::const_); word(reinterpret_cast<uint64_t>(inst_.funcs.at(r.u32()))); return;
+      case 0xFC: misc(r); return;
+      case 0xFD: throw Unsupported(fmt::format("SIMD instruction 0xfd {} (SIMD execution is not implemented yet)", r.u32()));
+      default: break;
+    }
+    int16_t idx = kIndex.byte[op];
+    if (idx < 0) throw Unsupported(fmt::format("opcode {:#04x} has no handler (module not validated?)", op));
+    const SimpleOp& s = kSimpleOps[idx];
+    if (s.memory) memarg_op(r, s);
+    else simple(s);
+  }
+
+  void misc(BinaryReader& r) {
+    uint32_t sub = r.u32();
+    if (sub < 8) return simple(kSimpleOps[kIndex.fc[sub]]);
+    switch (sub) {
+      case 8: {
+        uint32_t seg = r.u32();
+        r.u8();
+        pop(3);
+        emit(Op::memory_init);
+        word(reinterpret_cast<uint64_t>(&inst_.datas.at(seg)));
+        return;
+      }
+      case 9: emit(Op::data_drop); word(reinterpret_cast<uint64_t>(&inst_.datas.at(r.u32()))); return;
+      case 10: r.u8(); r.u8(); pop(3); emit(Op::memory_copy); return;
+      case 11: r.u8(); pop(3); emit(Op::memory_fill); return;
+      case 12: {
+        uint32_t seg = r.u32(), table = r.u32();
+        pop(3);
+        emit(Op::table_init);
+        word(reinterpret_cast<uint64_t>(inst_.tables.at(table)));
+        word(reinterpret_cast<uint64_t>(&inst_.elems.at(seg)));
+        return;
+      }
+      case 13: emit(Op::elem_drop); word(reinterpret_cast<uint64_t>(&inst_.elems.at(r.u32()))); return;
+      case 14: {
+        uint32_t dst = r.u32(), src = r.u32();
+        pop(3);
+        emit(Op::table_copy);
+        word(reinterpret_cast<uint64_t>(inst_.tables.at(dst)));
+        word(reinterpret_cast<uint64_t>(inst_.tables.at(src)));
+        return;
+      }
+      case 15: pop(2); push(ValType::kI32); emit(Op::table_grow); word(reinterpret_cast<uint64_t>(inst_.tables.at(r.u32()))); return;
+      case 16: push(ValType::kI32); emit(Op::table_size); word(reinterpret_cast<uint64_t>(inst_.tables.at(r.u32()))); return;
+      case 17: pop(3); emit(Op::table_fill); word(reinterpret_cast<uint64_t>(inst_.tables.at(r.u32()))); return;
+      default: throw Unsupported(fmt::format("0xfc {} has no handler", sub));
+    }
+  }
+
+  Instance& inst_;
+  FuncInst& f_;
+  const FunctionBody& body_;
+  const uint64_t* words_;
+  std::vector<uint64_t> code_;
+  std::vector<ValType> types_;
+  uint32_t height_ = 0, max_height_ = 0;
+  std::vector<Ctl> ctls_;
+  std::vector<uint32_t> local_slot_;
+  std::vector<ValType> local_type_;
+};
+
+}  // namespace
+
+void lower_function(Instance& inst, uint32_t defined_index, const uint64_t* op_words) {
+  size_t imported = inst.funcs.size() - inst.module.code.size();
+  Lowerer(inst, *inst.funcs.at(imported + defined_index), inst.module.code.at(defined_index), op_words).run();
+}
+
+}  // namespace dlab::wasm

@@ -1,0 +1,25 @@
+// Lowering a validated function body to the interpreter's instruction stream.
+//
+// The stream is 64-bit words. Each instruction is an op word (the op number for switch dispatch,
+// the handler's address for tail-call dispatch: `op_words` says which) followed by immediates:
+// local slot indices, branch offsets relative to the instruction, and pointers to the instance's
+// functions, tables, globals and segments, resolved once here instead of at every execution.
+// Blocks and `end` produce no instruction; branches that leave values move them with a
+// keep/drop pair computed here from the static stack height, so handlers never look up labels.
+// There is room for superinstructions: an op may consume any number of immediates.
+#pragma once
+
+#include <cstdint>
+
+#include "dispatchlab/interpreter/runtime.h"
+
+namespace dlab::wasm {
+
+// Lowers defined function `defined_index` of `inst` into inst.funcs[imports + defined_index].
+// Throws Unsupported for SIMD instructions.
+void lower_function(Instance& inst, uint32_t defined_index, const uint64_t* op_words);
+
+// A module's lane count for a value type: v128 takes two 64-bit slots, everything else one.
+inline uint32_t slots_of(ValType t) { return t == ValType::kV128 ? 2 : 1; }
+
+}  // namespace dlab::wasm

@@ -1,0 +1,300 @@
+#include "dispatchlab/interpreter/runtime.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "binary_reader.h"
+#include "lowering.h"
+#include "machine.h"
+#include "ops.h"
+
+namespace dlab::wasm {
+
+const char* dispatch_name(Dispatch d) {
+  switch (d) {
+    case Dispatch::kSwitch: return "switch";
+    case Dispatch::kTail: return "tail";
+    case Dispatch::kTailPreserveNone: return "tail_pn";
+  }
+  return "?";
+}
+
+std::optional<Dispatch> parse_dispatch(std::string_view name) {
+  for (Dispatch d : {Dispatch::kSwitch, Dispatch::kTail, Dispatch::kTailPreserveNone})
+    if (name == dispatch_name(d)) return d;
+  return std::nullopt;
+}
+
+std::vector<Dispatch> dispatch_modes() {
+  std::vector<Dispatch> out{Dispatch::kSwitch, Dispatch::kTail};
+  if (tail_pn_op_words()) out.push_back(Dispatch::kTailPreserveNone);
+  return out;
+}
+
+// ---- memory -------------------------------------------------------------------------------------
+
+MemoryInst::MemoryInst(uint32_t pages, std::optional<uint32_t> max_pages) : max(max_pages) {
+  bytes = static_cast<uint64_t>(pages) * kPage;
+  // calloc, not a vector: a large zeroed allocation maps untouched pages instead of writing them.
+  data = static_cast<uint8_t*>(std::calloc(bytes ? bytes : 1, 1));
+  if (!data) throw Trap("out of memory allocating linear memory");
+}
+
+MemoryInst::~MemoryInst() { std::free(data); }
+
+int64_t MemoryInst::grow(uint32_t delta) {
+  uint64_t old = pages();
+  uint64_t limit = max ? *max : 65536;
+  if (old + delta > limit) return -1;
+  if (delta == 0) return static_cast<int64_t>(old);
+  uint64_t new_bytes = (old + delta) * kPage;
+  auto* fresh = static_cast<uint8_t*>(std::calloc(new_bytes, 1));
+  if (!fresh) return -1;
+  std::memcpy(fresh, data, bytes);
+  std::free(data);
+  data = fresh;
+  bytes = new_bytes;
+  return static_cast<int64_t>(old);
+}
+
+ExternType ExternVal::type() const {
+  ExternType t;
+  t.kind = kind;
+  switch (kind) {
+    case ExternKind::kFunc: t.func = func->type; break;
+    case ExternKind::kTable:
+      t.table = table->type;
+      t.table.limits.min = static_cast<uint32_t>(table->elements.size());
+      break;
+    case ExternKind::kMemory: t.memory = {memory->pages(), memory->max}; break;
+    case ExternKind::kGlobal: t.global = global->type; break;
+  }
+  return t;
+}
+
+// ---- runtime ------------------------------------------------------------------------------------
+
+Runtime::Runtime(Dispatch dispatch) : dispatch_(dispatch), machine_(std::make_unique<Machine>()) {
+  if (dispatch == Dispatch::kTailPreserveNone && !tail_pn_op_words())
+    throw std::runtime_error("dispatch mode tail_pn needs clang's preserve_none (x86-64 or AArch64); use switch or tail");
+  Machine& m = *machine_;
+  // Not value-initialised: the stack is written before it is read, and untouched pages stay free.
+  m.stack.reset(new uint64_t[kStackSlots]);
+  m.stack_end = m.stack.get() + kStackSlots;
+  m.frames.reset(new CallFrame[kMaxCallDepth]);
+  m.frames_begin = m.frames.get();
+  m.frames_end = m.frames_begin + kMaxCallDepth;
+}
+
+Runtime::~Runtime() = default;
+
+uint32_t Runtime::type_id(const FuncType& t) {
+  auto [it, inserted] = type_ids_.emplace(std::make_pair(t.params, t.results), static_cast<uint32_t>(type_ids_.size()));
+  return it->second;
+}
+
+FuncInst* Runtime::host_function(FuncType type, HostFunction fn) {
+  auto f = std::make_unique<FuncInst>();
+  f->type_id = type_id(type);
+  f->type = std::move(type);
+  f->host = std::move(fn);
+  for (auto t : f->type.params) f->param_slots += slots_of(t);
+  for (auto t : f->type.results) f->result_slots += slots_of(t);
+  funcs_.push_back(std::move(f));
+  return funcs_.back().get();
+}
+
+TableInst* Runtime::table(TableType type) {
+  auto t = std::make_unique<TableInst>();
+  t->type = type;
+  t->elements.assign(type.limits.min, 0);
+  tables_.push_back(std::move(t));
+  return tables_.back().get();
+}
+
+MemoryInst* Runtime::memory(Limits limits) {
+  memories_.push_back(std::make_unique<MemoryInst>(limits.min, limits.max));
+  return memories_.back().get();
+}
+
+GlobalInst* Runtime::global(GlobalType type, uint64_t lo, uint64_t hi) {
+  auto g = std::make_unique<GlobalInst>();
+  g->type = type;
+  g->lo = lo;
+  g->hi = hi;
+  globals_.push_back(std::move(g));
+  return globals_.back().get();
+}
+
+namespace {
+
+// A validated constant expression: one value-producing instruction, then `end`.
+std::pair<uint64_t, uint64_t> eval_const(const Instance& inst, const Expr& e) {
+  BinaryReader r(e.bytes.data(), e.bytes.size());
+  uint8_t op = r.u8();
+  switch (op) {
+    case 0x41: return {static_cast<uint32_t>(r.s32()), 0};
+    case 0x42: return {static_cast<uint64_t>(r.s64()), 0};
+    case 0x43: {
+      uint32_t b;
+      std::memcpy(&b, r.bytes(4), 4);
+      return {b, 0};
+    }
+    case 0x44: {
+      uint64_t b;
+      std::memcpy(&b, r.bytes(8), 8);
+      return {b, 0};
+    }
+    case 0x23: {
+      const GlobalInst* g = inst.globals.at(r.u32());
+      return {g->lo, g->hi};
+    }
+    case 0xD0: return {0, 0};
+    case 0xD2: return {reinterpret_cast<uint64_t>(inst.funcs.at(r.u32())), 0};
+    case 0xFD: {
+      r.u32();
+      uint64_t lo, hi;
+      std::memcpy(&lo, r.bytes(8), 8);
+      std::memcpy(&hi, r.bytes(8), 8);
+      return {lo, hi};
+    }
+    default: throw Unsupported(fmt::format("constant expression opcode {:#04x}", op));
+  }
+}
+
+const uint64_t* op_words(Dispatch d) {
+  switch (d) {
+    case Dispatch::kSwitch: return switch_op_words();
+    case Dispatch::kTail: return tail_op_words();
+    case Dispatch::kTailPreserveNone: return tail_pn_op_words();
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Instance& Runtime::instantiate(Module module) {
+  // Owned by the runtime from the start: functions and tables of a failed instantiation may
+  // still be referenced from imported tables (the spec keeps a failed start's effects).
+  instances_.push_back(std::make_unique<Instance>());
+  Instance& inst = *instances_.back();
+  inst.module = std::move(module);
+  const Module& m = inst.module;
+  for (const auto& t : m.types) inst.type_ids.push_back(type_id(t));
+
+  // Imports, with the spec's matching rules on the provided objects' current types.
+  for (const auto& im : m.imports) {
+    auto mod = registry_.find(im.module);
+    if (mod == registry_.end()) throw LinkError(fmt::format("unknown import {}.{} (no module named {})", im.module, im.name, im.module));
+    auto it = mod->second.find(im.name);
+    if (it == mod->second.end()) throw LinkError(fmt::format("unknown import {}.{}", im.module, im.name));
+    const ExternVal& v = it->second;
+    if (!extern_matches(v.type(), im, m)) throw LinkError(fmt::format("incompatible import type for {}.{}", im.module, im.name));
+    switch (im.kind) {
+      case ExternKind::kFunc: inst.funcs.push_back(v.func); break;
+      case ExternKind::kTable: inst.tables.push_back(v.table); break;
+      case ExternKind::kMemory: inst.memories.push_back(v.memory); break;
+      case ExternKind::kGlobal: inst.globals.push_back(v.global); break;
+    }
+  }
+  for (uint32_t t : m.functions) {
+    auto f = std::make_unique<FuncInst>();
+    f->type = m.types.at(t);
+    f->type_id = inst.type_ids.at(t);
+    f->instance = &inst;
+    funcs_.push_back(std::move(f));
+    inst.funcs.push_back(funcs_.back().get());
+  }
+  for (const auto& t : m.tables) inst.tables.push_back(table(t));
+  for (const auto& l : m.memories) inst.memories.push_back(memory(l));
+  for (const auto& g : m.globals) {
+    auto [lo, hi] = eval_const(inst, g.init);
+    inst.globals.push_back(global(g.type, lo, hi));
+  }
+  for (const auto& e : m.elements) {
+    std::vector<uint64_t> refs;
+    for (const auto& x : e.init) refs.push_back(eval_const(inst, x).first);
+    inst.elems.push_back(std::move(refs));
+  }
+  for (const auto& d : m.data) inst.datas.push_back(d.bytes);
+
+  const uint64_t* words = op_words(dispatch_);
+  for (uint32_t i = 0; i < m.code.size(); ++i) lower_function(inst, i, words);
+
+  for (const auto& ex : m.exports) {
+    ExternVal v;
+    v.kind = ex.kind;
+    switch (ex.kind) {
+      case ExternKind::kFunc: v.func = inst.funcs.at(ex.index); break;
+      case ExternKind::kTable: v.table = inst.tables.at(ex.index); break;
+      case ExternKind::kMemory: v.memory = inst.memories.at(ex.index); break;
+      case ExternKind::kGlobal: v.global = inst.globals.at(ex.index); break;
+    }
+    inst.exports[ex.name] = v;
+  }
+
+  // Segments in order, each applied as table.init / memory.init and then dropped; a failing one
+  // traps with the earlier ones' writes kept.
+  for (size_t i = 0; i < m.elements.size(); ++i) {
+    const ElemSegment& e = m.elements[i];
+    if (e.mode == ElemSegment::kActive) {
+      uint64_t offset = static_cast<uint32_t>(eval_const(inst, e.offset).first);
+      TableInst* t = inst.tables.at(e.table);
+      if (offset + inst.elems[i].size() > t->elements.size()) throw Trap("out of bounds table access");
+      std::copy(inst.elems[i].begin(), inst.elems[i].end(), t->elements.begin() + static_cast<ptrdiff_t>(offset));
+    }
+    if (e.mode != ElemSegment::kPassive) inst.elems[i].clear();
+  }
+  for (size_t i = 0; i < m.data.size(); ++i) {
+    const DataSegment& d = m.data[i];
+    if (d.mode != DataSegment::kActive) continue;
+    uint64_t offset = static_cast<uint32_t>(eval_const(inst, d.offset).first);
+    MemoryInst* mem = inst.memories.at(d.memory);
+    if (offset + d.bytes.size() > mem->bytes) throw Trap("out of bounds memory access");
+    if (!d.bytes.empty()) std::memcpy(mem->data + offset, d.bytes.data(), d.bytes.size());
+    inst.datas[i].clear();
+  }
+  if (m.start) invoke(inst.funcs.at(*m.start), {});
+  return inst;
+}
+
+std::vector<Value> Runtime::invoke(FuncInst* f, const std::vector<Value>& args) {
+  if (args.size() != f->type.params.size())
+    throw std::invalid_argument(fmt::format("expected {} arguments, got {}", f->type.params.size(), args.size()));
+  Machine& m = *machine_;
+  uint64_t* base = m.stack.get();
+  uint64_t* sp = base;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].type != f->type.params[i]) throw std::invalid_argument(fmt::format("argument {} has the wrong type", i));
+    *sp++ = args[i].lo;
+    if (args[i].type == ValType::kV128) *sp++ = args[i].hi;
+  }
+  // A two-instruction trampoline: call f, then halt; the call's frame returns to the halt.
+  const uint64_t* words = op_words(dispatch_);
+  const uint64_t entry[] = {words[static_cast<size_t>(Op::call)], reinterpret_cast<uint64_t>(f), words[static_cast<size_t>(Op::halt)]};
+  m.trap = nullptr;
+  m.exited = false;
+  m.final_sp = nullptr;
+  m.instance = nullptr;
+  m.load_memory();
+  m.frame_top = m.frames_begin;
+  switch (dispatch_) {
+    case Dispatch::kSwitch: run_switch(entry, sp, base, &m); break;
+    case Dispatch::kTail: run_tail(entry, sp, base, &m); break;
+    case Dispatch::kTailPreserveNone: run_tail_pn(entry, sp, base, &m); break;
+  }
+  if (m.exited) throw ProcExit(m.exit_code);
+  if (m.trap) throw Trap(m.trap);
+  std::vector<Value> out;
+  const uint64_t* r = base;
+  for (ValType t : f->type.results) {
+    Value v{t, *r++, 0};
+    if (t == ValType::kV128) v.hi = *r++;
+    out.push_back(v);
+  }
+  return out;
+}
+
+}  // namespace dlab::wasm

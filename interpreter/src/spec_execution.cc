@@ -1,0 +1,329 @@
+// The spec runner's execution stage: instantiates every module, performs every action and
+// checks assert_return (NaN patterns included), assert_trap, assert_exhaustion,
+// assert_uninstantiable, assert_unlinkable, assert_invalid and assert_malformed (binary).
+#include "spec_execution.h"
+
+#include <bit>
+#include <cstring>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "dispatchlab/interpreter/validator.h"
+
+namespace dlab::wasm {
+
+namespace {
+
+using json = nlohmann::json;
+
+// The spectest host module: print functions that do nothing, globals of 666, a table of 10..20
+// funcrefs and a memory of 1..2 pages.
+ExternMap spectest_module(Runtime& rt) {
+  using V = ValType;
+  ExternMap e;
+  auto fn = [&](const char* name, std::vector<V> params) {
+    ExternVal v;
+    v.kind = ExternKind::kFunc;
+    v.func = rt.host_function({std::move(params), {}}, [](HostCall&) {});
+    e[name] = v;
+  };
+  fn("print", {});
+  fn("print_i32", {V::kI32});
+  fn("print_i64", {V::kI64});
+  fn("print_f32", {V::kF32});
+  fn("print_f64", {V::kF64});
+  fn("print_i32_f32", {V::kI32, V::kF32});
+  fn("print_f64_f64", {V::kF64, V::kF64});
+  auto global = [&](const char* name, V t, uint64_t bits) {
+    ExternVal v;
+    v.kind = ExternKind::kGlobal;
+    v.global = rt.global({t, false}, bits);
+    e[name] = v;
+  };
+  global("global_i32", V::kI32, 666);
+  global("global_i64", V::kI64, 666);
+  global("global_f32", V::kF32, std::bit_cast<uint32_t>(666.6f));
+  global("global_f64", V::kF64, std::bit_cast<uint64_t>(666.6));
+  ExternVal table;
+  table.kind = ExternKind::kTable;
+  table.table = rt.table({V::kFuncRef, {10, 20}});
+  e["table"] = table;
+  ExternVal memory;
+  memory.kind = ExternKind::kMemory;
+  memory.memory = rt.memory({1, 2});
+  e["memory"] = memory;
+  return e;
+}
+
+ValType type_of(const std::string& t) {
+  if (t == "i32") return ValType::kI32;
+  if (t == "i64") return ValType::kI64;
+  if (t == "f32") return ValType::kF32;
+  if (t == "f64") return ValType::kF64;
+  if (t == "v128") return ValType::kV128;
+  if (t == "funcref") return ValType::kFuncRef;
+  if (t == "externref") return ValType::kExternRef;
+  throw std::runtime_error("unknown value type " + t);
+}
+
+// v128 lanes as written by wast2json: each lane a decimal string of its bits.
+std::pair<uint64_t, uint64_t> v128_bits(const json& v) {
+  std::string lane = v.at("lane_type");
+  const auto& lanes = v.at("value");
+  size_t width = lane == "i8" ? 1 : lane == "i16" ? 2 : (lane == "i32" || lane == "f32") ? 4 : 8;
+  uint8_t bytes[16] = {};
+  for (size_t i = 0; i < lanes.size() && (i + 1) * width <= 16; ++i) {
+    uint64_t x = std::stoull(lanes[i].get<std::string>());
+    std::memcpy(bytes + i * width, &x, width);
+  }
+  uint64_t lo, hi;
+  std::memcpy(&lo, bytes, 8);
+  std::memcpy(&hi, bytes + 8, 8);
+  return {lo, hi};
+}
+
+Value arg_value(const json& a) {
+  Value v;
+  v.type = type_of(a.at("type"));
+  if (v.type == ValType::kV128) {
+    auto [lo, hi] = v128_bits(a);
+    v.lo = lo;
+    v.hi = hi;
+    return v;
+  }
+  std::string s = a.at("value");
+  if (v.type == ValType::kFuncRef || v.type == ValType::kExternRef) {
+    // Host references are numbered by the test; a slot holds number + 1 so that 0 stays null.
+    v.lo = s == "null" ? 0 : std::stoull(s) + 1;
+    return v;
+  }
+  v.lo = std::stoull(s);
+  return v;
+}
+
+bool nan_matches(uint64_t bits, int width, const std::string& pattern) {
+  uint64_t exp = width == 32 ? 0x7F800000u : 0x7FF0000000000000ull;
+  uint64_t quiet = width == 32 ? 0x00400000u : 0x0008000000000000ull;
+  uint64_t mant = width == 32 ? 0x007FFFFFu : 0x000FFFFFFFFFFFFFull;
+  if ((bits & exp) != exp) return false;
+  if (pattern == "nan:canonical") return (bits & mant) == quiet;
+  return (bits & quiet) != 0;  // nan:arithmetic
+}
+
+std::string show(const Value& v) {
+  switch (v.type) {
+    case ValType::kI32: return fmt::format("i32:{}", static_cast<uint32_t>(v.lo));
+    case ValType::kI64: return fmt::format("i64:{}", v.lo);
+    case ValType::kF32: return fmt::format("f32:{:#x}", static_cast<uint32_t>(v.lo));
+    case ValType::kF64: return fmt::format("f64:{:#x}", v.lo);
+    case ValType::kV128: return fmt::format("v128:{:#018x}{:016x}", v.hi, v.lo);
+    default: return v.lo ? fmt::format("ref:{:#x}", v.lo) : "ref:null";
+  }
+}
+
+bool value_matches(const Value& got, const json& want) {
+  ValType t = type_of(want.at("type"));
+  if (got.type != t) return false;
+  if (t == ValType::kV128) {
+    std::string lane = want.at("lane_type");
+    if (lane == "f32" || lane == "f64") {
+      int w = lane == "f32" ? 32 : 64;
+      const auto& lanes = want.at("value");
+      uint8_t bytes[16];
+      std::memcpy(bytes, &got.lo, 8);
+      std::memcpy(bytes + 8, &got.hi, 8);
+      for (size_t i = 0; i < lanes.size(); ++i) {
+        uint64_t bits = 0;
+        std::memcpy(&bits, bytes + i * (w / 8), w / 8);
+        std::string s = lanes[i];
+        if (s.rfind("nan:", 0) == 0) {
+          if (!nan_matches(bits, w, s)) return false;
+        } else if (bits != std::stoull(s)) {
+          return false;
+        }
+      }
+      return true;
+    }
+    auto [lo, hi] = v128_bits(want);
+    return got.lo == lo && got.hi == hi;
+  }
+  std::string s = want.at("value");
+  if (t == ValType::kFuncRef || t == ValType::kExternRef) {
+    if (s == "null") return got.lo == 0;
+    if (t == ValType::kFuncRef) return got.lo != 0;  // any function reference
+    return got.lo == std::stoull(s) + 1;
+  }
+  if (s.rfind("nan:", 0) == 0) return nan_matches(got.lo, t == ValType::kF32 ? 32 : 64, s);
+  uint64_t bits = std::stoull(s);
+  if (t == ValType::kI32 || t == ValType::kF32) return static_cast<uint32_t>(got.lo) == static_cast<uint32_t>(bits);
+  return got.lo == bits;
+}
+
+}  // namespace
+
+void execute_commands(const json& doc, const std::filesystem::path& dir, Dispatch dispatch, SpecFileResult& res) {
+  Runtime rt(dispatch);
+  rt.register_module("spectest", spectest_module(rt));
+  Instance* last = nullptr;
+  std::map<std::string, Instance*> named;
+  // Modules this build cannot run (SIMD): their commands are skipped with this reason.
+  std::string last_unsupported;
+  std::map<std::string, std::string> unsupported;
+
+  auto load = [&](const json& c) -> Module {
+    std::ifstream in(dir / c.at("filename").get<std::string>(), std::ios::binary);
+    std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    Module m = decode_module(bytes);
+    validate_module(m);
+    return m;
+  };
+  // "ok", or what went wrong, prefixed by its kind.
+  auto instantiate = [&](const json& c, Instance** out) -> std::string {
+    try {
+      Instance& inst = rt.instantiate(load(c));
+      if (out) *out = &inst;
+      return "ok";
+    } catch (const DecodeError& e) {
+      return fmt::format("malformed: {} at byte {}", e.what(), e.offset());
+    } catch (const ValidationError& e) {
+      return std::string("invalid: ") + e.what();
+    } catch (const LinkError& e) {
+      return std::string("unlinkable: ") + e.what();
+    } catch (const Unsupported& e) {
+      return std::string("unsupported: ") + e.what();
+    } catch (const Trap& e) {
+      return std::string("trap: ") + e.what();
+    }
+  };
+  auto fail = [&](int line, const std::string& why) {
+    ++res.failed;
+    res.failures.push_back(fmt::format("line {}: {}", line, why));
+  };
+  const std::string kSimdSkip = "needs SIMD execution (not implemented yet)";
+
+  for (const auto& c : doc.at("commands")) {
+    std::string type = c.at("type");
+    std::string module_type = c.value("module_type", "binary");
+    int line = c.value("line", 0);
+    if (module_type == "text") {
+      ++res.skipped["text-format module (not a binary test)"];
+      continue;
+    }
+    if (type == "module") {
+      Instance* inst = nullptr;
+      std::string r = instantiate(c, &inst);
+      std::string name = c.value("name", "");
+      last_unsupported.clear();
+      if (r == "ok") {
+        ++res.passed;
+        last = inst;
+        if (!name.empty()) {
+          named[name] = inst;
+          unsupported.erase(name);
+        }
+      } else if (r.rfind("unsupported", 0) == 0) {
+        ++res.skipped[kSimdSkip];
+        last = nullptr;
+        last_unsupported = r;
+        if (!name.empty()) unsupported[name] = r;
+      } else {
+        last = nullptr;
+        fail(line, "module should instantiate: " + r);
+      }
+      continue;
+    }
+    if (type == "register") {
+      std::string from = c.value("name", "");
+      bool skip = from.empty() ? !last_unsupported.empty() : unsupported.count(from) > 0;
+      Instance* inst = from.empty() ? last : (named.count(from) ? named[from] : nullptr);
+      if (skip) {
+        ++res.skipped[kSimdSkip];
+        // Imports of the registered name now fail as unknown; those modules are skipped too.
+        unsupported[c.at("as").get<std::string>()] = "registered from an unsupported module";
+      } else if (inst) {
+        rt.register_module(c.at("as"), inst->exports);
+        ++res.passed;
+      } else {
+        fail(line, "register of a module that did not instantiate");
+      }
+      continue;
+    }
+    if (type == "assert_malformed" || type == "assert_invalid" || type == "assert_unlinkable" || type == "assert_uninstantiable") {
+      std::string r = instantiate(c, nullptr);
+      std::string want = type == "assert_malformed" ? "malformed" : type == "assert_invalid" ? "invalid" : type == "assert_unlinkable" ? "unlinkable" : "trap";
+      if (r.rfind("unsupported", 0) == 0) {
+        ++res.skipped[kSimdSkip];
+      } else if (r.rfind(want, 0) == 0) {
+        ++res.passed;
+      } else {
+        fail(line, fmt::format("expected {} (\"{}\"), got {}", want, c.value("text", ""), r));
+      }
+      continue;
+    }
+    // Actions: invoke or get, alone or inside an assertion.
+    const json& action = c.at("action");
+    std::string target = action.value("module", "");
+    bool target_unsupported = target.empty() ? !last_unsupported.empty() : unsupported.count(target) > 0;
+    Instance* inst = target.empty() ? last : (named.count(target) ? named[target] : nullptr);
+    if (target_unsupported) {
+      ++res.skipped[kSimdSkip];
+      continue;
+    }
+    if (!inst) {
+      fail(line, "action on a module that did not instantiate");
+      continue;
+    }
+    std::string field = action.at("field");
+    auto ex = inst->exports.find(field);
+    if (ex == inst->exports.end()) {
+      fail(line, "no export named " + field);
+      continue;
+    }
+    std::vector<Value> got;
+    std::string trap;
+    bool exhausted = false;
+    try {
+      if (action.at("type") == "get") {
+        const GlobalInst* g = ex->second.global;
+        got.push_back(Value{g->type.type, g->lo, g->hi});
+      } else {
+        std::vector<Value> args;
+        for (const auto& a : action.at("args")) args.push_back(arg_value(a));
+        got = rt.invoke(ex->second.func, args);
+      }
+    } catch (const Trap& e) {
+      trap = e.what();
+      exhausted = trap == "call stack exhausted";
+    }
+    if (type == "action") {
+      if (trap.empty()) ++res.passed;
+      else fail(line, "action trapped: " + trap);
+    } else if (type == "assert_return") {
+      if (!trap.empty()) {
+        fail(line, fmt::format("{}: trapped ({}) instead of returning", field, trap));
+        continue;
+      }
+      const auto& want = c.at("expected");
+      bool ok = got.size() == want.size();
+      for (size_t i = 0; ok && i < got.size(); ++i) ok = value_matches(got[i], want[i]);
+      if (ok) {
+        ++res.passed;
+      } else {
+        std::string g;
+        for (const auto& v : got) g += show(v) + " ";
+        fail(line, fmt::format("{}: expected {}, got {}", field, want.dump(), g));
+      }
+    } else if (type == "assert_trap" || type == "assert_exhaustion") {
+      std::string text = c.value("text", "");
+      bool ok = type == "assert_exhaustion" ? exhausted
+                                            : !trap.empty() && (trap.rfind(text, 0) == 0 || text.rfind(trap, 0) == 0);
+      if (ok) ++res.passed;
+      else fail(line, fmt::format("{}: expected trap \"{}\", got {}", field, text, trap.empty() ? "a result" : "trap " + trap));
+    } else {
+      ++res.skipped["unknown command " + type];
+    }
+  }
+}
+
+}  // namespace dlab::wasm
