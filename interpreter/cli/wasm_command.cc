@@ -1,5 +1,10 @@
-// `dlab wasm`: the WebAssembly interpreter's commands. Today: decoding a module and the spec-suite
-// runner at its decoding stage.
+// `dlab wasm`: the WebAssembly interpreter's commands: decode (summary or why not), run (a WASI
+// command or one export) and spec (the spec suite, per stage and dispatch mode).
+#include <bit>
+#include <cerrno>
+#include <filesystem>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -8,8 +13,118 @@
 #include "dispatchlab/interpreter/module.h"
 #include "dispatchlab/interpreter/spec_runner.h"
 #include "dispatchlab/interpreter/validator.h"
+#include "dispatchlab/interpreter/wasi.h"
 
 namespace dlab::cli {
+
+namespace {
+
+std::vector<uint8_t> read_module(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+wasm::Value parse_arg(const std::string& text, wasm::ValType t, size_t i) {
+  errno = 0;
+  char* end = nullptr;
+  wasm::Value v;
+  v.type = t;
+  switch (t) {
+    case wasm::ValType::kI32:
+    case wasm::ValType::kI64: {
+      bool neg = !text.empty() && text[0] == '-';
+      uint64_t x = neg ? static_cast<uint64_t>(std::strtoll(text.c_str(), &end, 0)) : std::strtoull(text.c_str(), &end, 0);
+      v.lo = t == wasm::ValType::kI32 ? static_cast<uint32_t>(x) : x;
+      break;
+    }
+    case wasm::ValType::kF32: v.lo = std::bit_cast<uint32_t>(std::strtof(text.c_str(), &end)); break;
+    case wasm::ValType::kF64: v.lo = std::bit_cast<uint64_t>(std::strtod(text.c_str(), &end)); break;
+    default: throw std::runtime_error(fmt::format("argument {}: only i32, i64, f32 and f64 parameters can be given on the command line", i + 1));
+  }
+  if (text.empty() || errno || *end) throw std::runtime_error(fmt::format("argument {}: '{}' is not a number", i + 1, text));
+  return v;
+}
+
+std::string format_value(const wasm::Value& v) {
+  switch (v.type) {
+    case wasm::ValType::kI32: return fmt::format("{}", static_cast<int32_t>(v.lo));
+    case wasm::ValType::kI64: return fmt::format("{}", static_cast<int64_t>(v.lo));
+    case wasm::ValType::kF32: return fmt::format("{}", std::bit_cast<float>(static_cast<uint32_t>(v.lo)));
+    case wasm::ValType::kF64: return fmt::format("{}", std::bit_cast<double>(v.lo));
+    case wasm::ValType::kV128: return fmt::format("v128:{:#018x}{:016x}", v.hi, v.lo);
+    default: return v.lo ? fmt::format("ref:{:#x}", v.lo) : "ref.null";
+  }
+}
+
+void add_run_command(CLI::App& cmd) {
+  auto* run = cmd.add_subcommand("run",
+                                 "run a module: a WASI command's _start (C built with clang-19 --target=wasm32-wasi), or one export with "
+                                 "--invoke. Program arguments go after the module (after `--` when they start with '-')");
+  struct Options {
+    std::string file, invoke, dispatch = "tail";
+    std::vector<std::string> args, env;
+  };
+  auto o = std::make_shared<Options>();
+  run->add_option("module", o->file, "module.wasm")->required()->check(CLI::ExistingFile);
+  run->add_option("args", o->args, "the program's arguments (WASI argv[1..]), or the export's arguments with --invoke");
+  run->add_option("--invoke", o->invoke, "call this export with the arguments (i32/i64 decimal or 0x hex, f32/f64) and print its results");
+  run->add_option("--dispatch", o->dispatch, "switch, tail or tail_pn")->check(CLI::IsMember({"switch", "tail", "tail_pn"}))->capture_default_str();
+  run->add_option("--env", o->env, "KEY=VALUE for the program's environment (none by default; repeatable)");
+  run->callback([o] {
+    wasm::Module m;
+    try {
+      m = wasm::decode_module(read_module(o->file));
+      wasm::validate_module(m);
+    } catch (const wasm::DecodeError& e) {
+      throw std::runtime_error(fmt::format("{}: malformed at byte {}: {}", o->file, e.offset(), e.what()));
+    } catch (const wasm::ValidationError& e) {
+      throw std::runtime_error(fmt::format("{}: invalid: {}", o->file, e.what()));
+    }
+    wasm::Runtime rt(*wasm::parse_dispatch(o->dispatch));
+    wasm::WasiOptions wasi;
+    wasi.args.push_back(std::filesystem::path(o->file).filename().string());
+    if (o->invoke.empty()) wasi.args.insert(wasi.args.end(), o->args.begin(), o->args.end());
+    wasi.env = o->env;
+    wasm::register_wasi(rt, m, wasi);
+    int exit_code = 0;
+    try {
+      wasm::Instance& inst = rt.instantiate(std::move(m));
+      std::string entry = o->invoke.empty() ? "_start" : o->invoke;
+      auto ex = inst.exports.find(entry);
+      if (ex == inst.exports.end() || ex->second.kind != wasm::ExternKind::kFunc) {
+        std::string funcs;
+        for (const auto& [name, v] : inst.exports)
+          if (v.kind == wasm::ExternKind::kFunc) funcs += (funcs.empty() ? "" : ", ") + name;
+        throw std::runtime_error(fmt::format("{}: no exported function {}{}; exported functions: {}", o->file, entry,
+                                             o->invoke.empty() ? " (not a WASI command: pass --invoke NAME)" : "",
+                                             funcs.empty() ? "none" : funcs));
+      }
+      const wasm::FuncType& type = ex->second.func->type;
+      std::vector<wasm::Value> args;
+      if (!o->invoke.empty()) {
+        if (o->args.size() != type.params.size())
+          throw std::runtime_error(fmt::format("{} takes {} arguments, {} given", entry, type.params.size(), o->args.size()));
+        for (size_t i = 0; i < o->args.size(); ++i) args.push_back(parse_arg(o->args[i], type.params[i], i));
+      }
+      auto results = rt.invoke(ex->second.func, args);
+      for (const auto& r : results) fmt::print("{}\n", format_value(r));
+    } catch (const wasm::ProcExit& e) {
+      exit_code = e.code();
+    } catch (const wasm::Trap& e) {
+      std::fflush(stdout);
+      throw std::runtime_error(fmt::format("{}: trap: {}", o->file, e.what()));
+    } catch (const wasm::LinkError& e) {
+      throw std::runtime_error(fmt::format("{}: cannot link: {}", o->file, e.what()));
+    } catch (const wasm::Unsupported& e) {
+      throw std::runtime_error(fmt::format("{}: cannot run: {}", o->file, e.what()));
+    }
+    std::fflush(stdout);
+    std::fflush(stderr);
+    if (exit_code) std::exit(exit_code);
+  });
+}
+
+}  // namespace
 
 void add_wasm_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("wasm", "the WebAssembly interpreter: decode, run a module, run the spec suite");
@@ -36,6 +151,8 @@ void add_wasm_command(CLI::App& app) {
       throw std::runtime_error(fmt::format("{}: malformed at byte {}: {}", *file, e.offset(), e.what()));
     }
   });
+
+  add_run_command(*cmd);
 
   auto* spec = cmd->add_subcommand("spec", "run the WebAssembly spec tests (converted with wast2json at run time), per file and in total");
   auto suite = std::make_shared<std::string>(DLAB_WASM_TESTSUITE);
