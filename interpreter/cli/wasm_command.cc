@@ -69,7 +69,8 @@ void add_run_command(CLI::App& cmd) {
   run->add_option("args", o->args, "the program's arguments (WASI argv[1..]), or the export's arguments with --invoke");
   run->add_option("--invoke", o->invoke, "call this export with the arguments (i32/i64 decimal or 0x hex, f32/f64) and print its results");
   run->add_option("--dispatch", o->dispatch, "switch, tail or tail_pn")->check(CLI::IsMember({"switch", "tail", "tail_pn"}))->capture_default_str();
-  run->add_option("--env", o->env, "KEY=VALUE for the program's environment (none by default; repeatable)");
+  run->add_option("--env", o->env, "KEY=VALUE for the program's environment (none by default; repeat for more)")
+      ->allow_extra_args(false);
   run->callback([o] {
     wasm::Module m;
     try {

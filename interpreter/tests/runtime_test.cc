@@ -1,0 +1,185 @@
+// Execution in every dispatch mode: lowering's instruction words, values through blocks and
+// branches, memory, host functions, and traps (each a Trap with the spec's message, after which
+// the runtime keeps working). Modules are written in the text format and assembled by wabt's
+// wat2wasm at test time.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "dispatchlab/interpreter/runtime.h"
+#include "dispatchlab/interpreter/validator.h"
+#include "machine.h"
+#include "ops.h"
+
+namespace dlab::wasm {
+namespace {
+
+Module assemble(const std::string& wat) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / fmt::format("dlab-runtime-test-{}", getpid());
+  fs::create_directories(dir);
+  std::ofstream(dir / "m.wat") << wat;
+  std::string cmd = fmt::format("{} --enable-tail-call {} -o {}", DLAB_WAT2WASM, (dir / "m.wat").string(), (dir / "m.wasm").string());
+  if (std::system(cmd.c_str()) != 0) throw std::runtime_error("wat2wasm failed on:\n" + wat);
+  std::ifstream in(dir / "m.wasm", std::ios::binary);
+  std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  fs::remove_all(dir);
+  Module m = decode_module(bytes);
+  validate_module(m);
+  return m;
+}
+
+class RuntimeTest : public ::testing::TestWithParam<Dispatch> {
+ protected:
+  Runtime rt{GetParam()};
+  Instance& load(const std::string& wat) { return rt.instantiate(assemble(wat)); }
+  std::vector<Value> call(Instance& inst, const std::string& name, std::vector<Value> args = {}) {
+    return rt.invoke(inst.exports.at(name).func, args);
+  }
+  std::string trap(Instance& inst, const std::string& name, std::vector<Value> args = {}) {
+    try {
+      call(inst, name, std::move(args));
+    } catch (const Trap& t) {
+      return t.what();
+    }
+    return "no trap";
+  }
+};
+
+TEST_P(RuntimeTest, LoweredWordsAreTheModesOpWords) {
+  auto& inst = load(R"((module (func (export "add") (param i32 i32) (result i32) local.get 0 local.get 1 i32.add)))");
+  const FuncInst* f = inst.exports.at("add").func;
+  // local.get 0, local.get 1, i32.add, return 1: blocks and `end` lower to nothing else.
+  ASSERT_EQ(f->code.size(), 7u);
+  const uint64_t* words = GetParam() == Dispatch::kSwitch ? switch_op_words()
+                          : GetParam() == Dispatch::kTail ? tail_op_words()
+                                                          : tail_pn_op_words();
+  EXPECT_EQ(f->code[0], words[static_cast<size_t>(Op::local_get)]);
+  EXPECT_EQ(f->code[1], 0u);
+  EXPECT_EQ(f->code[3], 1u);
+  EXPECT_EQ(f->code[4], words[static_cast<size_t>(Op::i32_add)]);
+  EXPECT_EQ(f->code[5], words[static_cast<size_t>(Op::return_)]);
+  if (GetParam() == Dispatch::kSwitch) EXPECT_EQ(f->code[4], static_cast<uint64_t>(Op::i32_add));
+  else EXPECT_GT(f->code[4], static_cast<uint64_t>(Op::kCount));  // a handler address
+  EXPECT_EQ(f->param_slots, 2u);
+  EXPECT_EQ(f->max_slots, 4u);  // two locals and two operands
+  EXPECT_EQ(call(inst, "add", {Value::i32(40), Value::i32(2)})[0].lo, 42u);
+}
+
+TEST_P(RuntimeTest, RecursionAndLoops) {
+  auto& inst = load(R"((module
+    (func $fac (export "fac") (param i64) (result i64)
+      (if (result i64) (i64.eqz (local.get 0)) (then (i64.const 1))
+        (else (i64.mul (local.get 0) (call $fac (i64.sub (local.get 0) (i64.const 1)))))))
+    (func (export "sum") (param i32) (result i32) (local i32)
+      (loop $l (local.set 1 (i32.add (local.get 1) (local.get 0)))
+        (br_if $l (local.tee 0 (i32.sub (local.get 0) (i32.const 1)))))
+      (local.get 1))))");
+  EXPECT_EQ(call(inst, "fac", {Value::i64(20)})[0].lo, 2432902008176640000ull);
+  EXPECT_EQ(call(inst, "sum", {Value::i32(1000)})[0].lo, 500500u);
+}
+
+TEST_P(RuntimeTest, BranchesCarryValuesAndDropTheRest) {
+  // br_table out of nested blocks with extra operands below the carried value: keep 1, drop 2.
+  auto& inst = load(R"((module (func (export "pick") (param i32) (result i32)
+    (block $a (result i32)
+      (block $b (result i32)
+        (i32.const 100) (i32.const 200)
+        (br_table $a $b $a (i32.const 7) (local.get 0))
+        (drop) (drop))
+      (i32.add (i32.const 10)))
+  )))");
+  EXPECT_EQ(call(inst, "pick", {Value::i32(0)})[0].lo, 7u);
+  EXPECT_EQ(call(inst, "pick", {Value::i32(1)})[0].lo, 17u);
+  EXPECT_EQ(call(inst, "pick", {Value::i32(2)})[0].lo, 7u);
+  EXPECT_EQ(call(inst, "pick", {Value::i32(99)})[0].lo, 7u);  // out of range: the default label
+}
+
+TEST_P(RuntimeTest, MemoryGrowsAndTrapsOutOfBounds) {
+  auto& inst = load(R"((module (memory 1 3)
+    (func (export "store") (param i32 i64) (i64.store offset=4 (local.get 0) (local.get 1)))
+    (func (export "load") (param i32) (result i64) (i64.load offset=4 (local.get 0)))
+    (func (export "grow") (param i32) (result i32) (memory.grow (local.get 0)))
+    (func (export "size") (result i32) (memory.size))))");
+  call(inst, "store", {Value::i32(65524), Value::i64(0x1122334455667788ull)});
+  EXPECT_EQ(call(inst, "load", {Value::i32(65524)})[0].lo, 0x1122334455667788ull);
+  EXPECT_EQ(trap(inst, "load", {Value::i32(65525)}), "out of bounds memory access");
+  EXPECT_EQ(call(inst, "grow", {Value::i32(1)})[0].lo, 1u);
+  EXPECT_EQ(call(inst, "size")[0].lo, 2u);
+  EXPECT_EQ(call(inst, "load", {Value::i32(65525)})[0].lo, 0x0011223344556677ull);  // now in bounds
+  EXPECT_EQ(static_cast<int32_t>(call(inst, "grow", {Value::i32(2)})[0].lo), -1);  // over the maximum
+  EXPECT_EQ(trap(inst, "load", {Value::i32(0xFFFFFFFF)}), "out of bounds memory access");  // no 32-bit wrap
+}
+
+TEST_P(RuntimeTest, TrapsAreTrapsAndTheRuntimeRecovers) {
+  auto& inst = load(R"((module
+    (type $v (func)) (type $i (func (result i32)))
+    (table 3 funcref) (elem (i32.const 0) $ok $void)
+    (func $ok (result i32) (i32.const 5))
+    (func $void)
+    (func (export "div") (param i32 i32) (result i32) (i32.div_s (local.get 0) (local.get 1)))
+    (func (export "unreachable") unreachable)
+    (func (export "indirect") (param i32) (result i32) (call_indirect (type $i) (local.get 0)))
+    (func $deep (export "deep") (param i32) (result i32) (i32.add (call $deep (local.get 0)) (i32.const 1)))
+    (func (export "trunc") (param f64) (result i32) (i32.trunc_f64_s (local.get 0)))))");
+  EXPECT_EQ(trap(inst, "div", {Value::i32(1), Value::i32(0)}), "integer divide by zero");
+  EXPECT_EQ(trap(inst, "div", {Value::i32(0x80000000u), Value::i32(0xFFFFFFFFu)}), "integer overflow");
+  EXPECT_EQ(trap(inst, "unreachable"), "unreachable");
+  EXPECT_EQ(call(inst, "indirect", {Value::i32(0)})[0].lo, 5u);
+  EXPECT_EQ(trap(inst, "indirect", {Value::i32(1)}), "indirect call type mismatch");
+  EXPECT_EQ(trap(inst, "indirect", {Value::i32(2)}), "uninitialized element");
+  EXPECT_EQ(trap(inst, "indirect", {Value::i32(3)}), "undefined element");
+  EXPECT_EQ(trap(inst, "deep", {Value::i32(0)}), "call stack exhausted");
+  Value nan{ValType::kF64, 0x7FF8000000000000ull, 0};
+  EXPECT_EQ(trap(inst, "trunc", {nan}), "invalid conversion to integer");
+  EXPECT_EQ(call(inst, "div", {Value::i32(42), Value::i32(6)})[0].lo, 7u);  // still usable
+}
+
+TEST_P(RuntimeTest, HostFunctionsAndTailCalls) {
+  int calls = 0;
+  ExternMap env;
+  ExternVal twice;
+  twice.kind = ExternKind::kFunc;
+  twice.func = rt.host_function({{ValType::kI32}, {ValType::kI32}}, [&calls](HostCall& hc) {
+    ++calls;
+    hc.slots[0] = static_cast<uint32_t>(hc.slots[0]) * 2;
+  });
+  ExternVal fail;
+  fail.kind = ExternKind::kFunc;
+  fail.func = rt.host_function({{}, {}}, [](HostCall& hc) { hc.trap = "host says no"; });
+  env["twice"] = twice;
+  env["fail"] = fail;
+  rt.register_module("env", env);
+  auto& inst = load(R"((module
+    (import "env" "twice" (func $twice (param i32) (result i32)))
+    (import "env" "fail" (func $fail))
+    (func (export "quad") (param i32) (result i32) (call $twice (call $twice (local.get 0))))
+    (func (export "fail") (call $fail))
+    (func $count (export "count") (param i64 i64) (result i64)
+      (if (result i64) (i64.eqz (local.get 0)) (then (local.get 1))
+        (else (return_call $count (i64.sub (local.get 0) (i64.const 1)) (i64.add (local.get 1) (i64.const 1))))))))");
+  EXPECT_EQ(call(inst, "quad", {Value::i32(5)})[0].lo, 20u);
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(trap(inst, "fail"), "host says no");
+  // Far deeper than the call-depth limit: tail calls reuse the frame.
+  EXPECT_EQ(call(inst, "count", {Value::i64(3 * Runtime::kMaxCallDepth), Value::i64(0)})[0].lo, 3 * Runtime::kMaxCallDepth);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryDispatch, RuntimeTest, ::testing::ValuesIn(dispatch_modes()),
+                         [](const auto& info) { return std::string(dispatch_name(info.param)); });
+
+TEST(Dispatch, NamesRoundTripAndPreserveNoneIsBuiltWithClang) {
+  for (Dispatch d : dispatch_modes()) EXPECT_EQ(parse_dispatch(dispatch_name(d)), d);
+  EXPECT_FALSE(parse_dispatch("threaded"));
+#if defined(__clang__) && (defined(__x86_64__) || defined(__aarch64__))
+  EXPECT_EQ(dispatch_modes().size(), 3u);
+#endif
+}
+
+}  // namespace
+}  // namespace dlab::wasm
