@@ -69,7 +69,7 @@ plots RUN="": build
     echo "== notebook"
     DLAB_BIN="$PWD/{{dlab}}" DLAB_RUN="$PWD/$run" {{python}} -m nbconvert --to notebook --execute analysis/notebooks/run_overview.ipynb --output-dir "$run/notebooks"
 
-# fuzz the WebAssembly decoder for SECONDS (default 60), seeded with the spec suite's binary modules
+# fuzz the WebAssembly decoder, validator and instantiation for SECONDS (default 60), seeded with the spec suite's binary modules
 fuzz SECONDS="60":
     #!/usr/bin/env bash
     set -euo pipefail

@@ -118,6 +118,8 @@ void add_run_command(CLI::App& cmd) {
       throw std::runtime_error(fmt::format("{}: cannot link: {}", o->file, e.what()));
     } catch (const wasm::Unsupported& e) {
       throw std::runtime_error(fmt::format("{}: cannot run: {}", o->file, e.what()));
+    } catch (const wasm::ImplementationLimit& e) {
+      throw std::runtime_error(fmt::format("{}: cannot run: {}", o->file, e.what()));
     }
     std::fflush(stdout);
     std::fflush(stderr);

@@ -1,17 +1,84 @@
-// libFuzzer target: decoding and validating arbitrary bytes ends in a module, a DecodeError or a
-// ValidationError; anything else (a crash, a sanitizer report,
-// another exception) is a bug. Instantiation joins this target when it lands.
+// libFuzzer target: arbitrary bytes through decoding, validation and instantiation (import
+// resolution, allocation, lowering of every function in every dispatch mode, element and data
+// segments). Each input ends in an instance or in DecodeError, ValidationError, LinkError, Trap or
+// ImplementationLimit;
+// anything else (a crash, a sanitizer report, another exception, Unsupported for a valid non-SIMD
+// module) is a bug. Every import is satisfied by a host object of the imported type. The start
+// function is not run: with no fuel limit a valid module may loop forever.
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 
 #include "dispatchlab/interpreter/module.h"
+#include "dispatchlab/interpreter/runtime.h"
 #include "dispatchlab/interpreter/validator.h"
 
+namespace {
+
+using namespace dlab::wasm;
+
+void provide_imports(Runtime& rt, const Module& m) {
+  std::map<std::string, ExternMap> modules;
+  for (const auto& im : m.imports) {
+    ExternVal v;
+    v.kind = im.kind;
+    switch (im.kind) {
+      case ExternKind::kFunc:
+        v.func = rt.host_function(m.types.at(im.func_type), [](HostCall&) {});
+        break;
+      case ExternKind::kTable: {
+        TableType t = im.table;
+        t.limits.min = std::min<uint32_t>(t.limits.min, 1 << 16);  // a fuzzed minimum may be 2^32 - 1
+        if (t.limits.min != im.table.limits.min) continue;          // cannot provide it: LinkError
+        v.table = rt.table(t);
+        break;
+      }
+      case ExternKind::kMemory:
+        if (im.memory.min > 256) continue;  // keep the fuzzer's memory bounded: LinkError
+        v.memory = rt.memory(im.memory);
+        break;
+      case ExternKind::kGlobal: v.global = rt.global(im.global, 0); break;
+    }
+    modules[im.module][im.name] = v;
+  }
+  for (auto& [name, exports] : modules) rt.register_module(name, std::move(exports));
+}
+
+bool uses_simd(const Module& m) {
+  for (const auto& f : m.code)
+    for (uint8_t b : f.code.bytes)
+      if (b == 0xFD) return true;  // a coarse filter: any 0xFD byte may be SIMD
+  return false;
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  Module m;
   try {
-    dlab::wasm::validate_module(dlab::wasm::decode_module(data, size));
-  } catch (const dlab::wasm::DecodeError&) {
-  } catch (const dlab::wasm::ValidationError&) {
+    m = decode_module(data, size);
+    validate_module(m);
+  } catch (const DecodeError&) {
+    return 0;
+  } catch (const ValidationError&) {
+    return 0;
+  }
+  // Large declared memories and tables are valid but would make every run allocate gigabytes.
+  for (const auto& mem : m.memories)
+    if (mem.min > 256) return 0;
+  for (const auto& t : m.tables)
+    if (t.limits.min > (1u << 16)) return 0;
+  for (Dispatch d : dispatch_modes()) {
+    Runtime rt(d);
+    provide_imports(rt, m);
+    try {
+      rt.instantiate(m, /*run_start=*/false);
+    } catch (const LinkError&) {
+    } catch (const Trap&) {
+    } catch (const ImplementationLimit&) {
+    } catch (const Unsupported&) {
+      if (!uses_simd(m)) std::abort();
+    }
   }
   return 0;
 }

@@ -61,6 +61,10 @@ class Lowerer {
   Lowerer(Instance& inst, FuncInst& f, const FunctionBody& body, const uint64_t* words) : inst_(inst), f_(f), body_(body), words_(words) {}
 
   void run() {
+    uint64_t declared = f_.type.params.size();
+    for (const auto& [n, t] : body_.locals) declared += n;
+    if (declared > Runtime::kMaxLocals)
+      throw ImplementationLimit(fmt::format("a function declares {} locals; this interpreter's limit is {}", declared, Runtime::kMaxLocals));
     for (auto t : f_.type.params) add_local(t);
     f_.param_slots = height_;
     for (const auto& [n, t] : body_.locals)

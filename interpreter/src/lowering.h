@@ -16,7 +16,7 @@
 namespace dlab::wasm {
 
 // Lowers defined function `defined_index` of `inst` into inst.funcs[imports + defined_index].
-// Throws Unsupported for SIMD instructions.
+// Throws Unsupported for SIMD instructions, ImplementationLimit past Runtime::kMaxLocals.
 void lower_function(Instance& inst, uint32_t defined_index, const uint64_t* op_words);
 
 // A module's lane count for a value type: v128 takes two 64-bit slots, everything else one.

@@ -175,7 +175,7 @@ const uint64_t* op_words(Dispatch d) {
 
 }  // namespace
 
-Instance& Runtime::instantiate(Module module) {
+Instance& Runtime::instantiate(Module module, bool run_start) {
   // Owned by the runtime from the start: functions and tables of a failed instantiation may
   // still be referenced from imported tables (the spec keeps a failed start's effects).
   instances_.push_back(std::make_unique<Instance>());
@@ -256,7 +256,7 @@ Instance& Runtime::instantiate(Module module) {
     if (!d.bytes.empty()) std::memcpy(mem->data + offset, d.bytes.data(), d.bytes.size());
     inst.datas[i].clear();
   }
-  if (m.start) invoke(inst.funcs.at(*m.start), {});
+  if (m.start && run_start) invoke(inst.funcs.at(*m.start), {});
   return inst;
 }
 

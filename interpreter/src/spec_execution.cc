@@ -192,6 +192,8 @@ void execute_commands(const json& doc, const std::filesystem::path& dir, Dispatc
       return std::string("unlinkable: ") + e.what();
     } catch (const Unsupported& e) {
       return std::string("unsupported: ") + e.what();
+    } catch (const ImplementationLimit& e) {
+      return std::string("implementation limit: ") + e.what();
     } catch (const Trap& e) {
       return std::string("trap: ") + e.what();
     }

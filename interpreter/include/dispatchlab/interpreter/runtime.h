@@ -46,6 +46,12 @@ class Unsupported : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A valid module beyond this interpreter's limits (a function with more than kMaxLocals locals).
+class ImplementationLimit : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // WASI proc_exit, or any host function that ends the program with an exit status.
 class ProcExit : public std::runtime_error {
  public:
@@ -151,7 +157,8 @@ class Runtime {
   // Links, allocates, lowers, initialises segments and runs the start function. Throws
   // LinkError (unknown or incompatible import), Unsupported, or Trap (segment out of bounds, a
   // trap in the start function; effects on imported tables and memories stay, as the spec says).
-  Instance& instantiate(Module module);
+  // run_start=false leaves the start function alone (the fuzzer: a start function may loop forever).
+  Instance& instantiate(Module module, bool run_start = true);
 
   std::vector<Value> invoke(FuncInst* f, const std::vector<Value>& args);
 
@@ -167,6 +174,7 @@ class Runtime {
   // traps with "call stack exhausted".
   static constexpr size_t kStackSlots = 1 << 20;
   static constexpr size_t kMaxCallDepth = 1 << 16;
+  static constexpr uint64_t kMaxLocals = 50000;  // per function, parameters included (V8's limit)
 
  private:
   Dispatch dispatch_;
