@@ -22,6 +22,7 @@ void add_new_run_command(CLI::App& app);
 void add_models_command(CLI::App& app);  // models/cli/models_command.cc
 void add_probes_command(CLI::App& app);  // probes/cli/probes_command.cc
 void add_wasm_command(CLI::App& app);    // interpreter/cli/wasm_command.cc
+void add_wasm_bench_command(CLI::App& wasm_cmd);  // interpreter/cli/wasm_bench_command.cc
 
 // Where a command writes its result files: an existing run directory (--run-dir, how the steps of
 // `just rfc` share one run) or a new one under a results root (--results).

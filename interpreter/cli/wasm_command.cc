@@ -156,6 +156,7 @@ void add_wasm_command(CLI::App& app) {
   });
 
   add_run_command(*cmd);
+  add_wasm_bench_command(*cmd);
 
   auto* spec = cmd->add_subcommand("spec", "run the WebAssembly spec tests (converted with wast2json at run time), per file and in total");
   auto suite = std::make_shared<std::string>(DLAB_WASM_TESTSUITE);

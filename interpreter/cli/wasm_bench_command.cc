@@ -1,0 +1,196 @@
+// `dlab wasm bench`: the interpreter's dispatch modes on real programs, under the harness's run
+// protocol. One group per workload: every dispatch mode of that workload in one interleaved
+// protocol run, the first mode (switch) its baseline, so each mode's change is a paired ratio
+// with its spread. Before timing, every mode must return the workload's checksum: a mode that
+// computes something else is an error, not a data point.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "../../harness/cli/commands.h"
+#include "dispatchlab/harness/counter_plan.h"
+#include "dispatchlab/harness/meter.h"
+#include "dispatchlab/harness/result_rows.h"
+#include "dispatchlab/harness/run_protocol.h"
+#include "dispatchlab/interpreter/runtime.h"
+#include "dispatchlab/interpreter/validator.h"
+#include "dispatchlab/interpreter/wasi.h"
+
+namespace dlab::cli {
+
+namespace {
+
+// The workloads: exports of interpreter/workloads/kernels.c with the size one call runs (about
+// 20-60 ms in tail mode on the development VM; --quick divides by four).
+struct Workload {
+  const char* name;
+  uint32_t size;
+};
+constexpr Workload kWorkloads[] = {{"fib", 27}, {"sieve", 1000000}, {"sort", 40000}, {"crc32", 2000000}, {"mandel", 150}, {"bytecode", 300000}};
+
+std::string default_module() {
+  // Built next to the dlab binary (interpreter/workloads/kernels.wasm in the build tree).
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return (exe.parent_path() / "interpreter" / "workloads" / "kernels.wasm").string();
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t comma = s.find(',', start);
+    if (comma == std::string::npos) comma = s.size();
+    if (comma > start) out.push_back(s.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+// One dispatch mode's runtime with the module instantiated and its reactor initialised.
+struct Prepared {
+  std::unique_ptr<wasm::Runtime> rt;
+  wasm::Instance* inst = nullptr;
+  wasm::WasiOptions wasi;
+};
+
+std::unique_ptr<Prepared> prepare(const wasm::Module& m, wasm::Dispatch d) {
+  auto p = std::make_unique<Prepared>();
+  p->rt = std::make_unique<wasm::Runtime>(d);
+  p->wasi.args = {"kernels.wasm"};
+  wasm::register_wasi(*p->rt, m, p->wasi);
+  p->inst = &p->rt->instantiate(m);
+  if (auto init = p->inst->exports.find("_initialize"); init != p->inst->exports.end()) p->rt->invoke(init->second.func, {});
+  return p;
+}
+
+}  // namespace
+
+void add_wasm_bench_command(CLI::App& wasm_cmd) {
+  auto* cmd = wasm_cmd.add_subcommand(
+      "bench",
+      "time the interpreter's dispatch modes on workload kernels under the run protocol (interleaved per workload, "
+      "switch as baseline) and write wasm.summary.csv / .samples.csv / .json");
+  struct Options {
+    std::string module, workloads, dispatch = "switch,tail,tail_pn";
+    bool quick = false, no_save = false;
+    RunProtocol protocol;
+    RunDirectoryOptions out;
+  };
+  auto o = std::make_shared<Options>();
+  o->module = default_module();
+  std::string names;
+  for (const auto& w : kWorkloads) names += (names.empty() ? "" : ",") + std::string(w.name);
+  cmd->add_option("--module", o->module, "the workload module (built from interpreter/workloads/kernels.c)")->capture_default_str();
+  cmd->add_option("--workloads", o->workloads, "comma-separated subset of: " + names);
+  cmd->add_option("--dispatch", o->dispatch, "comma-separated dispatch modes; the first is the baseline")->capture_default_str();
+  cmd->add_flag("--quick", o->quick, "a quarter of each workload's size, 5 samples, 1 warm-up round");
+  cmd->add_option("--samples", o->protocol.samples, "measured rounds")->capture_default_str();
+  cmd->add_option("--warmup", o->protocol.warmup_rounds, "warm-up rounds")->capture_default_str();
+  cmd->add_option("--pin", o->protocol.pin_cpu, "CPU to pin to (-1: none, -2: last allowed CPU)")->capture_default_str();
+  cmd->add_flag("--no-save", o->no_save, "print only, write no files");
+  o->out.add_to(cmd, "results");
+  cmd->callback([o] {
+    if (o->quick) {
+      o->protocol.samples = 5;
+      o->protocol.warmup_rounds = 1;
+    }
+    if (!std::filesystem::exists(o->module))
+      throw std::runtime_error(o->module + " not found: it is built with the project when wasi-libc is installed (run ./tools/bootstrap, then just build)");
+    std::ifstream in(o->module, std::ios::binary);
+    std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    wasm::Module module = wasm::decode_module(bytes);
+    wasm::validate_module(module);
+    std::vector<wasm::Dispatch> modes;
+    for (const auto& d : split(o->dispatch)) {
+      auto mode = wasm::parse_dispatch(d);
+      if (!mode) throw std::runtime_error("unknown dispatch mode " + d + " (switch, tail, tail_pn)");
+      modes.push_back(*mode);
+    }
+    std::vector<Workload> workloads;
+    std::vector<std::string> wanted = split(o->workloads);
+    for (const auto& w : kWorkloads)
+      if (wanted.empty() || std::find(wanted.begin(), wanted.end(), w.name) != wanted.end())
+        workloads.push_back({w.name, o->quick ? std::max<uint32_t>(1, w.size / 4) : w.size});
+    if (workloads.empty()) throw std::runtime_error("no workload selected; known: fib, sieve, sort, crc32, mandel, bytecode");
+    if (o->quick)
+      for (auto& w : workloads)
+        if (std::string(w.name) == "fib") w.size = 24;  // fib's cost grows exponentially, not linearly
+
+    const auto& machine = this_machine();
+    BackendSet backends = BackendSet::for_this_machine();
+    CounterPlan plan = plan_counters(MetricCatalog::builtin(), backends, this_host_cpu());
+    Meter meter(plan, backends);
+    std::vector<std::unique_ptr<Prepared>> prepared;
+    for (auto d : modes) prepared.push_back(prepare(module, d));
+
+    std::optional<RunDirectory> dir;
+    if (!o->no_save) dir = o->out.resolve(machine);
+    std::string run_id = dir ? dir->run_id() : "unsaved";
+    ExperimentTables all;
+    nlohmann::json groups = nlohmann::json::array();
+    RunResult last;
+    bool tty = isatty(fileno(stderr));
+    fmt::print(stderr, "[wasm bench] {} workloads x {} dispatch modes, {} samples each (+{} warm-up), interleaved per workload\n",
+               workloads.size(), modes.size(), o->protocol.samples, o->protocol.warmup_rounds);
+    for (size_t wi = 0; wi < workloads.size(); ++wi) {
+      const Workload& w = workloads[wi];
+      std::vector<Variant> variants;
+      uint32_t checksum = 0;
+      for (size_t mi = 0; mi < modes.size(); ++mi) {
+        Prepared* p = prepared[mi].get();
+        auto ex = p->inst->exports.find(w.name);
+        if (ex == p->inst->exports.end()) throw std::runtime_error(fmt::format("{} has no export {}", o->module, w.name));
+        wasm::FuncInst* f = ex->second.func;
+        std::vector<wasm::Value> args{wasm::Value::i32(w.size)};
+        uint32_t got = static_cast<uint32_t>(p->rt->invoke(f, args).at(0).lo);
+        if (mi == 0) checksum = got;
+        else if (got != checksum)
+          throw std::runtime_error(fmt::format("{}: dispatch {} returned {:#x}, {} returned {:#x}", w.name, wasm::dispatch_name(modes[mi]), got,
+                                               wasm::dispatch_name(modes[0]), checksum));
+        wasm::Runtime* rt = p->rt.get();
+        variants.push_back({fmt::format("{}/{}", w.name, wasm::dispatch_name(modes[mi])),
+                            [rt, f, args] { rt->invoke(f, args); },
+                            1,
+                            "call",
+                            {{"workload", w.name},
+                             {"size", std::to_string(w.size)},
+                             {"dispatch", wasm::dispatch_name(modes[mi])},
+                             {"checksum", fmt::format("{:08x}", got)},
+                             {"module", std::filesystem::path(o->module).filename().string()}}});
+      }
+      auto progress = [&](int done, int total, const std::string& v) {
+        if (tty) fmt::print(stderr, "\r[wasm bench] {}/{} {:<10} sample {}/{} {:<22}", wi + 1, workloads.size(), w.name, done, total, v);
+      };
+      last = run_protocol(o->protocol, meter, variants, progress);
+      if (tty) fmt::print(stderr, "\r{:<100}\r", "");
+      auto t = experiment_tables(run_id, "wasm", last, variants, machine);
+      for (size_t r = 0; r < t.summary.size(); ++r) {
+        if (t.summary.at(r, "metric") != "cycles_tsc_estimate" && t.summary.at(r, "metric") != "task_clock") continue;
+        if (t.summary.at(r, "median").empty()) continue;
+        std::string ratio = t.summary.at(r, "variant") == t.summary.at(r, "baseline") || t.summary.at(r, "ratio").empty()
+                                ? "baseline"
+                                : fmt::format("{:+.1f}% [{:+.1f}, {:+.1f}] {}/{} faster", (std::stod(t.summary.at(r, "ratio")) - 1) * 100,
+                                              (std::stod(t.summary.at(r, "ratio_ci95_lo")) - 1) * 100,
+                                              (std::stod(t.summary.at(r, "ratio_ci95_hi")) - 1) * 100, t.summary.at(r, "smaller_k"),
+                                              t.summary.at(r, "smaller_n"));
+        fmt::print("{:<20} {:<20} {:>14.4g} {:<12} {}\n", t.summary.at(r, "variant"), t.summary.at(r, "metric"),
+                   std::stod(t.summary.at(r, "median")), t.summary.at(r, "unit"), ratio);
+      }
+      all.summary.append(t.summary);
+      all.samples.append(t.samples);
+      groups.push_back({{"workload", w.name}, {"size", w.size}, {"baseline", variants.front().name}, {"checksum", fmt::format("{:08x}", checksum)}});
+    }
+    if (dir) {
+      auto sidecar = sidecar_json(run_id, machine, &last, {"summary", "samples"});
+      sidecar["groups"] = groups;
+      write_experiment(*dir, "wasm", all, sidecar);
+      fmt::print(stderr, "wrote {}/wasm.summary.csv\n", dir->path().string());
+    }
+  });
+}
+
+}  // namespace dlab::cli
