@@ -42,6 +42,8 @@ rfc: build
     {{dlab}} models --quick --run-dir "$run"
     echo "== models under cachegrind"
     {{dlab}} models --valgrind --run-dir "$run"
+    echo "== interpreter dispatch modes on workload kernels (quick)"
+    {{dlab}} wasm bench --quick --run-dir "$run"
     echo "== probes (register budget and handler state placement, into results/probes)"
     {{dlab}} probes
     echo "== report"
@@ -56,6 +58,7 @@ models: build
     {{dlab}} counters --run-dir "$run" > /dev/null
     {{dlab}} models --run-dir "$run"
     {{dlab}} models --valgrind --run-dir "$run"
+    {{dlab}} wasm bench --run-dir "$run"
     DLAB_BIN="$PWD/{{dlab}}" {{python}} -m dispatchlab_analysis.report "$run"
 
 # figures and the executed overview notebook for a run directory (default: the newest run)

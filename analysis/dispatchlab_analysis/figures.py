@@ -22,7 +22,8 @@ def with_params(summary: pd.DataFrame) -> pd.DataFrame:
     # is the stack-state variant ("sp"). Keep both: the case as `case`.
     out = summary.rename(columns={"variant": "case"})
     out = out.drop(columns=[c for c in p.columns if c in out.columns]).join(p)
-    out["copies"] = pd.to_numeric(out["copies"], errors="coerce")
+    if "copies" in out:
+        out["copies"] = pd.to_numeric(out["copies"], errors="coerce")
     return out
 
 
@@ -176,8 +177,68 @@ def register_budget(probes_csv: Path, out_dir: Path) -> Path | None:
     return save(fig, data, out_dir, "register_budget", ["'ign.': clang ignores that convention on that target"])
 
 
+def model_change_by_dispatch(models: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, str]:
+    """Per dispatch mode, the K-copy model's change against switch dispatch: median over median of
+    kcopy_u at the largest K measured for every mode (random order when measured, since a real
+    program's handler sequence is not cyclic). Returns the changes and which cases they compare."""
+    k = models[(models["model"] == "kcopy_u") & (models["metric"] == metric) & (models["n"] > 0)]
+    if k.empty or "switch" not in set(k["dispatch"]):
+        return pd.DataFrame(), ""
+    order = "random" if "random" in set(k["order"]) else sorted(set(k["order"]))[0]
+    k = k[k["order"] == order]
+    modes = set(k["dispatch"])
+    common = [c for c in sorted(set(k["copies"])) if set(k[k["copies"] == c]["dispatch"]) == modes]
+    if not common:
+        return pd.DataFrame(), ""
+    K = int(common[-1])
+    at = k[k["copies"] == K].set_index("dispatch")["median"]
+    rows = [{"dispatch": d, "model_change": at[d] / at["switch"] - 1, "model_case": f"kcopy_u/{d}/K{K}/{order}"}
+            for d in at.index if d != "switch"]
+    return pd.DataFrame(rows), f"kcopy_u K={K} {order}"
+
+
+def model_vs_interpreter(run: Run, out_dir: Path) -> Path | None:
+    """Model change against interpreter change per dispatch mode, both against switch dispatch:
+    one point per (mode, workload), interpreter CI as error bars, the diagonal where they agree."""
+    if "wasm" not in run.experiments or "models" not in run.experiments:
+        return None
+    wasm = with_params(run.experiments["wasm"].summary)
+    models = with_params(run.experiments["models"].summary)
+    metric, notes = pick_cycles(wasm)
+    model, label = model_change_by_dispatch(models, metric)
+    if model.empty:
+        return None
+    w = wasm[(wasm["metric"] == metric) & (wasm["n"] > 0) & wasm["ratio"].notna()].copy()
+    w = w[w["case"] != w["baseline"]]
+    w["interp_change"] = w["ratio"] - 1
+    w["interp_lo"] = w["ratio_ci95_lo"] - 1
+    w["interp_hi"] = w["ratio_ci95_hi"] - 1
+    data = w[["workload", "dispatch", "interp_change", "interp_lo", "interp_hi", "smaller_k", "smaller_n"]].merge(model, on="dispatch")
+    if data.empty:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 5.5))
+    markers = {"tail": "o", "tail_pn": "s", "goto": "^", "goto_nodup": "v"}
+    for (dispatch, workload), g in data.groupby(["dispatch", "workload"], sort=False):
+        ax.errorbar(g["model_change"] * 100, g["interp_change"] * 100,
+                    yerr=[(g["interp_change"] - g["interp_lo"]) * 100, (g["interp_hi"] - g["interp_change"]) * 100],
+                    marker=markers.get(dispatch, "D"), linestyle="none", capsize=2, label=f"{dispatch}: {workload}")
+    lo = min(0.0, data["model_change"].min(), data["interp_lo"].min()) * 100 - 5
+    hi = max(0.0, data["model_change"].max(), data["interp_hi"].max()) * 100 + 5
+    ax.plot([lo, hi], [lo, hi], color="#888", linewidth=0.8, label="model = interpreter")
+    ax.axhline(0, color="#ccc", linewidth=0.6)
+    ax.axvline(0, color="#ccc", linewidth=0.6)
+    ax.set_xlabel(f"model change vs switch, % ({label}, {metric}/dispatch)")
+    ax.set_ylabel(f"interpreter change vs switch, % ({metric}/call)")
+    ax.set_title("Dispatch modes: model prediction vs WebAssembly interpreter", fontsize=10)
+    ax.legend(fontsize=6, ncol=2)
+    notes = notes + ["model change: ratio of medians of separate groups (not paired); interpreter change: paired ratio with "
+                     "its bootstrap 95% CI, switch and the mode interleaved in one run"]
+    return save(fig, data, out_dir, "model_vs_interpreter", notes)
+
+
 def all_figures(run: Run, out_dir: Path, probes_csv: Path | None = None) -> list[Path]:
-    made = [f(run, out_dir) for f in (flushes_vs_copies, cycles_vs_handlers, backend_vs_handlers, valgrind_counts)]
+    made = [f(run, out_dir) for f in (flushes_vs_copies, cycles_vs_handlers, backend_vs_handlers, valgrind_counts,
+                                      model_vs_interpreter)]
     if probes_csv is not None:
         made.append(register_budget(probes_csv, out_dir))
     return [m for m in made if m is not None]

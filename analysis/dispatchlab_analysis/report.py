@@ -50,6 +50,14 @@ def experiment_markdown(exp) -> str:
                       "column is filled; changes are against the group's first case.\n",
                       wide_markdown(sub, "cycles_tsc_estimate", MODEL_COLUMNS)]
         return "\n".join(parts)
+    if exp.name == "wasm":
+        parts = []
+        for group in exp.sidecar.get("groups", []):
+            sub = exp.summary[exp.summary["baseline"] == group["baseline"]]
+            parts += [f"### {group['workload']} (size {group['size']}, checksum {group['checksum']} in every mode)\n",
+                      "Per call of the workload's export; changes are against switch dispatch, paired by round.\n",
+                      wide_markdown(sub, "cycles_tsc_estimate", MODEL_COLUMNS + [("task_clock", "task-clock ns", 1)])]
+        return "\n".join(parts)
     if exp.name == "models_valgrind":
         return ("Per dispatch, from cachegrind runs of N and 2N repetitions (deterministic; mispredicts are "
                 "cachegrind's simulated predictor, not this CPU's).\n\n" + wide_markdown(exp.summary, None, VALGRIND_COLUMNS))

@@ -38,6 +38,27 @@ def test_every_figure_is_written_with_its_data_and_says_what_is_missing(models_r
     assert "ESTIMATES" in (tmp_path / "fig" / "cycles_vs_handlers.svg").read_text()
 
 
+def test_model_vs_interpreter_pairs_each_mode_with_the_kcopy_change(tmp_path):
+    shutil.copytree(FIXTURES / "run-interp", tmp_path / "run")
+    run = load_run(tmp_path / "run")
+    out = figures.model_vs_interpreter(run, tmp_path / "fig")
+    assert out is not None and out.stat().st_size > 0
+    data = pd.read_csv(tmp_path / "fig" / "model_vs_interpreter.csv")
+    assert set(data["dispatch"]) == {"tail", "tail_pn"}  # switch is the baseline of both sides
+    assert set(data["workload"]) == {"fib", "crc32"}
+    # The interpreter side is the bench's own paired ratio; the model side is median over median.
+    wasm = run.experiments["wasm"].summary
+    row = wasm[(wasm["variant"] == "fib/tail") & (wasm["metric"] == "cycles_tsc_estimate")].iloc[0]
+    got = data[(data["dispatch"] == "tail") & (data["workload"] == "fib")].iloc[0]
+    assert got["interp_change"] == pytest.approx(row["ratio"] - 1)
+    m = run.experiments["models"].summary
+    med = lambda v: m[(m["variant"] == v) & (m["metric"] == "cycles_tsc_estimate")].iloc[0]["median"]
+    assert got["model_change"] == pytest.approx(med("kcopy_u/sp/tail/K128/random") / med("kcopy_u/sp/switch/K128/random") - 1)
+    assert "ESTIMATES" in (tmp_path / "fig" / "model_vs_interpreter.svg").read_text()
+    # Without the interpreter's table there is no such figure (and no error).
+    assert figures.model_vs_interpreter(load_run(FIXTURES / "run-models"), tmp_path / "fig2") is None
+
+
 def test_knee_finds_a_known_step_through_dlab(dlab_bin, monkeypatch):
     monkeypatch.setenv("DLAB_BIN", str(dlab_bin))
     rng = np.random.default_rng(3)

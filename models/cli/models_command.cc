@@ -57,7 +57,7 @@ std::vector<Group> make_grid(GridOptions o, bool valgrind) {
   if (o.kinds.empty()) o.kinds = small ? "u,o" : "u,o,p";
   if (o.copies.empty()) o.copies = valgrind ? "1,16,512" : o.quick ? "1,8,32,128,512" : "1,2,4,8,16,24,32,48,64,128,256,512";
   if (o.orders.empty()) o.orders = valgrind ? "cyclic" : o.quick ? "cyclic,random" : "cyclic,random,block8";
-  if (o.dispatch.empty()) o.dispatch = valgrind ? "tail,switch" : o.quick ? "tail,goto,goto_nodup,switch" : "tail,tail_pn,goto,goto_nodup,switch";
+  if (o.dispatch.empty()) o.dispatch = valgrind ? "tail,switch" : o.quick ? "tail,tail_pn,goto,goto_nodup,switch" : "tail,tail_pn,goto,goto_nodup,switch";
   if (o.stack_copies.empty()) o.stack_copies = valgrind ? "16" : o.quick ? "4,64" : "1,4,16,64";
   std::vector<Group> groups;
   if (o.which == "all" || o.which == "kcopy") {
