@@ -7,6 +7,7 @@
 
 #include "machine.h"
 #include "numeric.h"
+#include "simd.h"
 #include "ops.h"
 
 namespace dlab::wasm {
@@ -44,6 +45,7 @@ next:
   }
 #define NUM(name, opcode, sig, ...) OP(name, __VA_ARGS__)
 #define MEM(name, opcode, sig, ...) OP(name, __VA_ARGS__)
+#define VEC(name, sub, imm, sig, ...) OP(name, __VA_ARGS__)
 #include "handlers.def"
     case Op::kCount: break;
   }

@@ -1,6 +1,7 @@
 #include "lowering.h"
 
 #include <array>
+#include <cstring>
 #include <optional>
 
 #include <fmt/format.h>
@@ -16,13 +17,16 @@ namespace {
 struct SimpleOpIndex {
   std::array<int16_t, 256> byte{};
   std::array<int16_t, 8> fc{};
+  std::array<int16_t, 256> fd{};
   constexpr SimpleOpIndex() {
     byte.fill(-1);
     fc.fill(-1);
+    fd.fill(-1);
     for (size_t i = 0; i < sizeof(kSimpleOps) / sizeof(kSimpleOps[0]); ++i) {
       uint32_t op = kSimpleOps[i].opcode;
       if (op < 256) byte[op] = static_cast<int16_t>(i);
-      else fc[op - 0xFC00] = static_cast<int16_t>(i);
+      else if (op < 0xFD000) fc[op - 0xFC00] = static_cast<int16_t>(i);
+      else fd[op - 0xFD000] = static_cast<int16_t>(i);
     }
   }
 };
@@ -33,6 +37,7 @@ ValType type_letter(char c) {
     case 'i': return ValType::kI32;
     case 'l': return ValType::kI64;
     case 'f': return ValType::kF32;
+    case 'v': return ValType::kV128;
     default: return ValType::kF64;
   }
 }
@@ -203,11 +208,19 @@ class Lowerer {
     }
   }
 
-  void memarg_op(BinaryReader& r, const SimpleOp& s) {
-    r.u32();  // alignment: a hint only
-    uint64_t offset = r.u32();
+  // An instruction from the table, with its immediates read and emitted by kind.
+  void table_op(BinaryReader& r, const SimpleOp& s) {
+    uint64_t imm[2] = {0, 0};
+    switch (s.imm) {
+      case Imm::NONE: break;
+      case Imm::MEM: r.u32(); imm[0] = r.u32(); break;  // the alignment is a hint only
+      case Imm::LANE: imm[0] = r.u8(); break;
+      case Imm::MEMLANE: r.u32(); imm[0] = r.u32(); imm[1] = r.u8(); break;
+      case Imm::SHUF: std::memcpy(imm, r.bytes(16), 16); break;
+    }
     simple(s);
-    word(offset);
+    int words = s.imm == Imm::NONE ? 0 : (s.imm == Imm::MEM || s.imm == Imm::LANE) ? 1 : 2;
+    for (int i = 0; i < words; ++i) word(imm[i]);
   }
   void simple(const SimpleOp& s) {
     const char* sig = s.signature;
@@ -384,14 +397,27 @@ class Lowerer {
       case 0xD1: pop(); push(ValType::kI32); emit(Op::ref_is_null); return;
       case 0xD2: push(ValType::kFuncRef); emit(Op::const_); word(reinterpret_cast<uint64_t>(inst_.funcs.at(r.u32()))); return;
       case 0xFC: misc(r); return;
-      case 0xFD: throw Unsupported(fmt::format("SIMD instruction 0xfd {} (SIMD execution is not implemented yet)", r.u32()));
+      case 0xFD: {
+        uint32_t sub = r.u32();
+        if (sub == 12) {  // v128.const: two words, low half first
+          uint64_t lo, hi;
+          std::memcpy(&lo, r.bytes(8), 8);
+          std::memcpy(&hi, r.bytes(8), 8);
+          push(ValType::kV128);
+          emit(Op::const2);
+          word(lo);
+          word(hi);
+          return;
+        }
+        int16_t idx = sub < 256 ? kIndex.fd[sub] : -1;
+        if (idx < 0) throw Unsupported(fmt::format("SIMD instruction 0xfd {} has no handler (module not validated?)", sub));
+        return table_op(r, kSimpleOps[idx]);
+      }
       default: break;
     }
     int16_t idx = kIndex.byte[op];
     if (idx < 0) throw Unsupported(fmt::format("opcode {:#04x} has no handler (module not validated?)", op));
-    const SimpleOp& s = kSimpleOps[idx];
-    if (s.memory) memarg_op(r, s);
-    else simple(s);
+    table_op(r, kSimpleOps[idx]);
   }
 
   void misc(BinaryReader& r) {
