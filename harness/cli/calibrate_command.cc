@@ -66,9 +66,7 @@ void add_calibrate_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   cmd->add_flag("--quick", o->quick, "5 samples, 1 warm-up round");
-  cmd->add_option("--samples", o->protocol.samples, "measured rounds")->capture_default_str();
-  cmd->add_option("--warmup", o->protocol.warmup_rounds, "warm-up rounds")->capture_default_str();
-  cmd->add_option("--pin", o->protocol.pin_cpu, "CPU to pin to (-1: none, -2: last allowed CPU)")->capture_default_str();
+  add_protocol_options(cmd, o->protocol);
   cmd->add_option("--iterations", o->iterations, "loop iterations per run (16 operations each)")->capture_default_str();
   cmd->add_flag("--no-save", o->no_save, "print only, write no files");
   o->out.add_to(cmd, "results");

@@ -9,6 +9,7 @@
 
 #include "dispatchlab/harness/fingerprint.h"
 #include "dispatchlab/harness/result_writer.h"
+#include "dispatchlab/harness/run_protocol.h"
 #include "dispatchlab/harness/tsc.h"
 
 namespace dlab::cli {
@@ -33,6 +34,12 @@ struct RunDirectoryOptions {
   // nullopt when neither option asks for files.
   std::optional<RunDirectory> resolve(const MachineFingerprint& machine) const;
 };
+
+// "a,b,,c" -> {"a", "b", "c"}: the comma-separated lists of every command's options.
+std::vector<std::string> split_commas(const std::string& s);
+
+// --samples, --warmup and --pin, writing into `protocol`.
+void add_protocol_options(CLI::App* cmd, RunProtocol& protocol, const std::string& samples_help = "measured rounds");
 
 // The machine fingerprint with this process's TSC calibration (done once, about half a second).
 const MachineFingerprint& this_machine();

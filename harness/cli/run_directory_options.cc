@@ -37,4 +37,22 @@ void add_new_run_command(CLI::App& app) {
   });
 }
 
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  size_t b = 0;
+  while (b <= s.size()) {
+    size_t e = s.find(',', b);
+    if (e == std::string::npos) e = s.size();
+    if (e > b) out.push_back(s.substr(b, e - b));
+    b = e + 1;
+  }
+  return out;
+}
+
+void add_protocol_options(CLI::App* cmd, RunProtocol& protocol, const std::string& samples_help) {
+  cmd->add_option("--samples", protocol.samples, samples_help)->capture_default_str();
+  cmd->add_option("--warmup", protocol.warmup_rounds, "warm-up rounds")->capture_default_str();
+  cmd->add_option("--pin", protocol.pin_cpu, "CPU to pin to (-1: none, -2: last allowed CPU)")->capture_default_str();
+}
+
 }  // namespace dlab::cli

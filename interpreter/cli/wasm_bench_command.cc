@@ -38,18 +38,6 @@ std::string default_module() {
   return (exe.parent_path() / "interpreter" / "workloads" / "kernels.wasm").string();
 }
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t comma = s.find(',', start);
-    if (comma == std::string::npos) comma = s.size();
-    if (comma > start) out.push_back(s.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return out;
-}
-
 // One dispatch mode's runtime with the module instantiated and its reactor initialised.
 struct Prepared {
   std::unique_ptr<wasm::Runtime> rt;
@@ -88,9 +76,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
   cmd->add_option("--workloads", o->workloads, "comma-separated subset of: " + names);
   cmd->add_option("--dispatch", o->dispatch, "comma-separated dispatch modes; the first is the baseline")->capture_default_str();
   cmd->add_flag("--quick", o->quick, "a quarter of each workload's size, 5 samples, 1 warm-up round");
-  cmd->add_option("--samples", o->protocol.samples, "measured rounds")->capture_default_str();
-  cmd->add_option("--warmup", o->protocol.warmup_rounds, "warm-up rounds")->capture_default_str();
-  cmd->add_option("--pin", o->protocol.pin_cpu, "CPU to pin to (-1: none, -2: last allowed CPU)")->capture_default_str();
+  add_protocol_options(cmd, o->protocol);
   cmd->add_flag("--no-save", o->no_save, "print only, write no files");
   o->out.add_to(cmd, "results");
   cmd->callback([o] {
@@ -105,13 +91,13 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
     wasm::Module module = wasm::decode_module(bytes);
     wasm::validate_module(module);
     std::vector<wasm::Dispatch> modes;
-    for (const auto& d : split(o->dispatch)) {
+    for (const auto& d : split_commas(o->dispatch)) {
       auto mode = wasm::parse_dispatch(d);
       if (!mode) throw std::runtime_error("unknown dispatch mode " + d + " (switch, tail, tail_pn)");
       modes.push_back(*mode);
     }
     std::vector<Workload> workloads;
-    std::vector<std::string> wanted = split(o->workloads);
+    std::vector<std::string> wanted = split_commas(o->workloads);
     for (const auto& w : kWorkloads)
       if (wanted.empty() || std::find(wanted.begin(), wanted.end(), w.name) != wanted.end())
         workloads.push_back({w.name, o->quick ? std::max<uint32_t>(1, w.size / 4) : w.size});

@@ -162,6 +162,25 @@ bool value_matches(const Value& got, const json& want) {
 
 }  // namespace
 
+std::string outcome_of(const std::function<void()>& step) {
+  try {
+    step();
+    return "ok";
+  } catch (const DecodeError& e) {
+    return fmt::format("malformed: {} at byte {}", e.what(), e.offset());
+  } catch (const ValidationError& e) {
+    return std::string("invalid: ") + e.what();
+  } catch (const LinkError& e) {
+    return std::string("unlinkable: ") + e.what();
+  } catch (const Unsupported& e) {
+    return std::string("unsupported: ") + e.what();
+  } catch (const ImplementationLimit& e) {
+    return std::string("implementation limit: ") + e.what();
+  } catch (const Trap& e) {
+    return std::string("trap: ") + e.what();
+  }
+}
+
 void execute_commands(const json& doc, const std::filesystem::path& dir, Dispatch dispatch, SpecFileResult& res) {
   Runtime rt(dispatch);
   rt.register_module("spectest", spectest_module(rt));
@@ -179,24 +198,11 @@ void execute_commands(const json& doc, const std::filesystem::path& dir, Dispatc
     return m;
   };
   // "ok", or what went wrong, prefixed by its kind.
-  auto instantiate = [&](const json& c, Instance** out) -> std::string {
-    try {
+  auto instantiate = [&](const json& c, Instance** out) {
+    return outcome_of([&] {
       Instance& inst = rt.instantiate(load(c));
       if (out) *out = &inst;
-      return "ok";
-    } catch (const DecodeError& e) {
-      return fmt::format("malformed: {} at byte {}", e.what(), e.offset());
-    } catch (const ValidationError& e) {
-      return std::string("invalid: ") + e.what();
-    } catch (const LinkError& e) {
-      return std::string("unlinkable: ") + e.what();
-    } catch (const Unsupported& e) {
-      return std::string("unsupported: ") + e.what();
-    } catch (const ImplementationLimit& e) {
-      return std::string("implementation limit: ") + e.what();
-    } catch (const Trap& e) {
-      return std::string("trap: ") + e.what();
-    }
+    });
   };
   auto fail = [&](int line, const std::string& why) {
     ++res.failed;

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -9,6 +11,11 @@
 #include "dispatchlab/interpreter/spec_runner.h"
 
 namespace dlab::wasm {
+
+// Runs `step` (decode, validate, link or instantiate a module) and says how it ended: "ok", or
+// "malformed: ...", "invalid: ...", "unlinkable: ...", "unsupported: ...", "implementation limit:
+// ..." or "trap: ..." (the spec runner compares these prefixes with each assertion's kind).
+std::string outcome_of(const std::function<void()>& step);
 
 void execute_commands(const nlohmann::json& doc, const std::filesystem::path& dir, Dispatch dispatch, SpecFileResult& res);
 

@@ -85,19 +85,12 @@ SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage, Disp
     };
     // Validation (and linking) stages: "ok", "malformed: ...", "invalid: ..." or "unlinkable: ...".
     Exports exports;
-    auto check = [&]() -> std::string {
-      try {
+    auto check = [&] {
+      return outcome_of([&] {
         auto m = decode_module(read_bytes(dir / c.at("filename").get<std::string>()));
         validate_module(m);
         if (linking) exports = linker.link(m);
-        return "ok";
-      } catch (const DecodeError& e) {
-        return fmt::format("malformed: {} at byte {}", e.what(), e.offset());
-      } catch (const ValidationError& e) {
-        return std::string("invalid: ") + e.what();
-      } catch (const LinkError& e) {
-        return std::string("unlinkable: ") + e.what();
-      }
+      });
     };
     std::string why;
     bool validating = stage == SpecStage::kValidate || linking;

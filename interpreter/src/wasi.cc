@@ -64,6 +64,19 @@ clockid_t host_clock(uint32_t id) {
   }
 }
 
+void set(HostCall& hc, uint32_t err) { hc.slots[0] = err; }
+
+// clock_res_get / clock_time_get: a host clock reading in nanoseconds written to guest memory.
+void clock_call(HostCall& hc, uint32_t id, uint32_t out, int (*read)(clockid_t, timespec*)) {
+  Guest g{hc.memory};
+  if (id > 3) return set(hc, kInval);
+  if (!g.ok(out, 8)) return set(hc, kFault);
+  timespec ts{};
+  read(host_clock(id), &ts);
+  g.put_u64(out, static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec));
+  set(hc, kSuccess);
+}
+
 using Impl = void (*)(HostCall&, const WasiOptions&);
 struct Entry {
   const char* signature;  // preview1's: "ii:i" = (i32, i32) -> i32 errno; l = i64
@@ -79,36 +92,15 @@ std::string signature_of(const FuncType& t) {
   return s;
 }
 
-void set(HostCall& hc, uint32_t err) { hc.slots[0] = err; }
-
 const std::map<std::string, Entry>& implementations() {
   static const std::map<std::string, Entry> impls = {
       {"args_get", Entry{"ii:i", [](HostCall& hc, const WasiOptions& o) { set(hc, write_strings({hc.memory}, o.args, arg32(hc, 0), arg32(hc, 1))); }}},
       {"args_sizes_get", Entry{"ii:i", [](HostCall& hc, const WasiOptions& o) { set(hc, write_sizes({hc.memory}, o.args, arg32(hc, 0), arg32(hc, 1))); }}},
       {"environ_get", Entry{"ii:i", [](HostCall& hc, const WasiOptions& o) { set(hc, write_strings({hc.memory}, o.env, arg32(hc, 0), arg32(hc, 1))); }}},
       {"environ_sizes_get", Entry{"ii:i", [](HostCall& hc, const WasiOptions& o) { set(hc, write_sizes({hc.memory}, o.env, arg32(hc, 0), arg32(hc, 1))); }}},
-      {"clock_res_get", Entry{"ii:i",
-       [](HostCall& hc, const WasiOptions&) {
-         Guest g{hc.memory};
-         uint32_t id = arg32(hc, 0), out = arg32(hc, 1);
-         if (id > 3) return set(hc, kInval);
-         if (!g.ok(out, 8)) return set(hc, kFault);
-         timespec ts{};
-         clock_getres(host_clock(id), &ts);
-         g.put_u64(out, static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec));
-         set(hc, kSuccess);
-       }}},
-      {"clock_time_get", Entry{"ili:i",
-       [](HostCall& hc, const WasiOptions&) {
-         Guest g{hc.memory};
-         uint32_t id = arg32(hc, 0), out = arg32(hc, 2);  // slot 1: precision (ignored)
-         if (id > 3) return set(hc, kInval);
-         if (!g.ok(out, 8)) return set(hc, kFault);
-         timespec ts{};
-         clock_gettime(host_clock(id), &ts);
-         g.put_u64(out, static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec));
-         set(hc, kSuccess);
-       }}},
+      {"clock_res_get", Entry{"ii:i", [](HostCall& hc, const WasiOptions&) { clock_call(hc, arg32(hc, 0), arg32(hc, 1), clock_getres); }}},
+      // slot 1: the requested precision, which the host clocks ignore
+      {"clock_time_get", Entry{"ili:i", [](HostCall& hc, const WasiOptions&) { clock_call(hc, arg32(hc, 0), arg32(hc, 2), clock_gettime); }}},
       {"random_get", Entry{"ii:i",
        [](HostCall& hc, const WasiOptions&) {
          Guest g{hc.memory};

@@ -23,18 +23,9 @@ namespace {
 
 using models::ModelCase;
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 std::vector<int> split_ints(const std::string& s) {
   std::vector<int> out;
-  for (const auto& x : split(s)) out.push_back(std::stoi(x));
+  for (const auto& x : split_commas(s)) out.push_back(std::stoi(x));
   return out;
 }
 
@@ -61,10 +52,10 @@ std::vector<Group> make_grid(GridOptions o, bool valgrind) {
   if (o.stack_copies.empty()) o.stack_copies = valgrind ? "16" : o.quick ? "4,64" : "1,4,16,64";
   std::vector<Group> groups;
   if (o.which == "all" || o.which == "kcopy") {
-    for (const auto& order : split(o.orders))
-      for (const auto& d : split(o.dispatch)) {
+    for (const auto& order : split_commas(o.orders))
+      for (const auto& d : split_commas(o.dispatch)) {
         Group g{fmt::format("kcopy {} {}", order, d), {}};
-        for (const auto& k : split(o.kinds))
+        for (const auto& k : split_commas(o.kinds))
           for (int c : split_ints(o.copies)) {
             if (k.size() != 1) throw std::invalid_argument("K-copy kinds are u, p and o");
             g.cases.push_back({models::kcopy_model(k[0]), "sp", d, c, models::Order::parse(order), o.seed, 0});
@@ -73,7 +64,7 @@ std::vector<Group> make_grid(GridOptions o, bool valgrind) {
       }
   }
   if (o.which == "all" || o.which == "stack") {
-    std::vector<std::string> variants = split(o.variants);
+    std::vector<std::string> variants = split_commas(o.variants);
     if (variants.empty())
       for (const auto& e : models::all_entries())
         if (e.model == "stack") variants.push_back(e.variant);
@@ -332,9 +323,7 @@ void add_models_command(CLI::App& app) {
   cmd->add_option("--stack-copies", o->grid.stack_copies, "copies per kind for the stack model (1..64), comma-separated");
   cmd->add_option("--variants", o->grid.variants, "stack-state variants, comma-separated (default: all)");
   cmd->add_option("--seed", o->grid.seed, "program seed")->capture_default_str();
-  cmd->add_option("--samples", o->protocol.samples, "measured rounds per group")->capture_default_str();
-  cmd->add_option("--warmup", o->protocol.warmup_rounds, "warm-up rounds")->capture_default_str();
-  cmd->add_option("--pin", o->protocol.pin_cpu, "CPU to pin to (-1: none, -2: last allowed CPU)")->capture_default_str();
+  add_protocol_options(cmd, o->protocol, "measured rounds per group");
   cmd->add_option("--dispatches", o->target_dispatches, "dispatches per sample")->capture_default_str();
   cmd->add_option("--valgrind-reps", o->valgrind_reps, "N for the N vs 2N cachegrind runs")->capture_default_str();
   cmd->add_flag("--gbench", o->gbench,

@@ -18,15 +18,7 @@ namespace {
 
 std::vector<std::string> split_list(const std::string& s, const std::vector<std::string>& all) {
   if (s.empty() || s == "all") return all;
-  std::vector<std::string> out;
-  size_t b = 0;
-  while (b <= s.size()) {
-    size_t e = s.find(',', b);
-    if (e == std::string::npos) e = s.size();
-    if (e > b) out.push_back(s.substr(b, e - b));
-    b = e + 1;
-  }
-  return out;
+  return split_commas(s);
 }
 
 // Probe outputs are facts about a compiler, not measurements of a machine: the same compiler
