@@ -70,10 +70,11 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--iterations", o->iterations, "loop iterations per run (16 operations each)")->capture_default_str();
   cmd->add_flag("--no-save", o->no_save, "print only, write no files");
   o->out.add_to(cmd, "results");
-  cmd->callback([o] {
+  cmd->callback([o, cmd] {
+    // --quick sets the protocol's defaults; --samples / --warmup given explicitly still win.
     if (o->quick) {
-      o->protocol.samples = 5;
-      o->protocol.warmup_rounds = 1;
+      if (!cmd->count("--samples")) o->protocol.samples = 5;
+      if (!cmd->count("--warmup")) o->protocol.warmup_rounds = 1;
     }
     const auto& machine = this_machine();
     BackendSet backends = BackendSet::for_this_machine();
