@@ -96,8 +96,11 @@ template <class U>
 inline V128 add(const V128& a, const V128& b) { return map2<U>(a, b, [](U x, U y) { return U(x + y); }); }
 template <class U>
 inline V128 sub(const V128& a, const V128& b) { return map2<U>(a, b, [](U x, U y) { return U(x - y); }); }
+// Products in 64 bits: uint16_t operands would otherwise be promoted to (signed, overflowing) int.
 template <class U>
-inline V128 mul(const V128& a, const V128& b) { return map2<U>(a, b, [](U x, U y) { return U(x * y); }); }
+inline U wrap_mul(U x, U y) { return static_cast<U>(uint64_t(x) * uint64_t(y)); }
+template <class U>
+inline V128 mul(const V128& a, const V128& b) { return map2<U>(a, b, [](U x, U y) { return wrap_mul<U>(x, y); }); }
 template <class U>
 inline V128 neg(const V128& a) { return map1<U>(a, [](U x) { return U(U(0) - x); }); }
 template <class S>
@@ -166,7 +169,7 @@ inline V128 extmul(const V128& a, const V128& b, bool high) {
   constexpr int n = kLanes<W>;
   for (int i = 0; i < n; ++i) {
     int j = i + (high ? n : 0);
-    set_lane<W>(r, i, static_cast<W>(U(static_cast<W>(lane<N>(a, j))) * U(static_cast<W>(lane<N>(b, j)))));
+    set_lane<W>(r, i, static_cast<W>(wrap_mul<U>(U(static_cast<W>(lane<N>(a, j))), U(static_cast<W>(lane<N>(b, j))))));
   }
   return r;
 }
