@@ -63,7 +63,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
       "time the interpreter's dispatch modes on workload kernels under the run protocol (interleaved per workload, "
       "switch as baseline) and write wasm.summary.csv / .samples.csv / .json");
   struct Options {
-    std::string module, workloads, dispatch = "switch,tail,tail_pn";
+    std::string module, workloads, dispatch = "switch,tail,tail_pn,goto";
     bool quick = false, no_save = false;
     RunProtocol protocol;
     RunDirectoryOptions out;
@@ -94,7 +94,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
     std::vector<wasm::Dispatch> modes;
     for (const auto& d : split_commas(o->dispatch)) {
       auto mode = wasm::parse_dispatch(d);
-      if (!mode) throw std::runtime_error("unknown dispatch mode " + d + " (switch, tail, tail_pn)");
+      if (!mode) throw std::runtime_error("unknown dispatch mode " + d + " (switch, tail, tail_pn, goto)");
       modes.push_back(*mode);
     }
     std::vector<Workload> workloads;

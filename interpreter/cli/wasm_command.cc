@@ -68,7 +68,7 @@ void add_run_command(CLI::App& cmd) {
   run->add_option("module", o->file, "module.wasm")->required()->check(CLI::ExistingFile);
   run->add_option("args", o->args, "the program's arguments (WASI argv[1..]), or the export's arguments with --invoke");
   run->add_option("--invoke", o->invoke, "call this export with the arguments (i32/i64 decimal or 0x hex, f32/f64) and print its results");
-  run->add_option("--dispatch", o->dispatch, "switch, tail or tail_pn")->check(CLI::IsMember({"switch", "tail", "tail_pn"}))->capture_default_str();
+  run->add_option("--dispatch", o->dispatch, "switch, tail, tail_pn or goto")->check(CLI::IsMember({"switch", "tail", "tail_pn", "goto"}))->capture_default_str();
   run->add_option("--env", o->env, "KEY=VALUE for the program's environment (none by default; repeat for more)")
       ->allow_extra_args(false);
   run->callback([o] {
@@ -169,8 +169,8 @@ void add_wasm_command(CLI::App& app) {
                    "execute (everything: instantiation, actions, every assertion)")
       ->check(CLI::IsMember({"decode", "validate", "link", "execute"}))
       ->capture_default_str();
-  spec->add_option("--dispatch", *dispatch, "execute stage: switch, tail, tail_pn, or all (each mode in turn)")
-      ->check(CLI::IsMember({"all", "switch", "tail", "tail_pn"}))
+  spec->add_option("--dispatch", *dispatch, "execute stage: switch, tail, tail_pn, goto, or all (each mode in turn)")
+      ->check(CLI::IsMember({"all", "switch", "tail", "tail_pn", "goto"}))
       ->capture_default_str();
   spec->add_option("--suite", *suite, "folder of .wast files (searched recursively)")->capture_default_str();
   spec->add_option("--only", *only, "run only files whose path contains this text");

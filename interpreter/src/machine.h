@@ -53,12 +53,15 @@ struct Machine {
 
 // Entry points of the dispatch modes: run from `ip` until `halt` or a trap.
 void run_switch(DLW_HANDLER_PARAMS);
+void run_goto(DLW_HANDLER_PARAMS);
 void run_tail(DLW_HANDLER_PARAMS);
 void run_tail_pn(DLW_HANDLER_PARAMS);
 
 // The word each mode expects at the head of an instruction, indexed by op number: the op number
-// itself (switch) or the handler's address (tail modes). Lowering writes these directly.
+// itself (switch), the handler's address (tail modes) or the label's address (goto). Lowering
+// writes these directly.
 const uint64_t* switch_op_words();
+const uint64_t* goto_op_words();
 const uint64_t* tail_op_words();
 const uint64_t* tail_pn_op_words();  // null when this build has no preserve_none
 

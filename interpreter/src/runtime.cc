@@ -17,12 +17,13 @@ const char* dispatch_name(Dispatch d) {
     case Dispatch::kSwitch: return "switch";
     case Dispatch::kTail: return "tail";
     case Dispatch::kTailPreserveNone: return "tail_pn";
+    case Dispatch::kGoto: return "goto";
   }
   return "?";
 }
 
 std::optional<Dispatch> parse_dispatch(std::string_view name) {
-  for (Dispatch d : {Dispatch::kSwitch, Dispatch::kTail, Dispatch::kTailPreserveNone})
+  for (Dispatch d : {Dispatch::kSwitch, Dispatch::kTail, Dispatch::kTailPreserveNone, Dispatch::kGoto})
     if (name == dispatch_name(d)) return d;
   return std::nullopt;
 }
@@ -30,6 +31,7 @@ std::optional<Dispatch> parse_dispatch(std::string_view name) {
 std::vector<Dispatch> dispatch_modes() {
   std::vector<Dispatch> out{Dispatch::kSwitch, Dispatch::kTail};
   if (tail_pn_op_words()) out.push_back(Dispatch::kTailPreserveNone);
+  out.push_back(Dispatch::kGoto);
   return out;
 }
 
@@ -169,6 +171,7 @@ const uint64_t* op_words(Dispatch d) {
     case Dispatch::kSwitch: return switch_op_words();
     case Dispatch::kTail: return tail_op_words();
     case Dispatch::kTailPreserveNone: return tail_pn_op_words();
+    case Dispatch::kGoto: return goto_op_words();
   }
   return nullptr;
 }
@@ -284,6 +287,7 @@ std::vector<Value> Runtime::invoke(FuncInst* f, const std::vector<Value>& args) 
     case Dispatch::kSwitch: run_switch(entry, sp, base, &m); break;
     case Dispatch::kTail: run_tail(entry, sp, base, &m); break;
     case Dispatch::kTailPreserveNone: run_tail_pn(entry, sp, base, &m); break;
+    case Dispatch::kGoto: run_goto(entry, sp, base, &m); break;
   }
   if (m.exited) throw ProcExit(m.exit_code);
   if (m.trap) throw Trap(m.trap);

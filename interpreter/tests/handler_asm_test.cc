@@ -51,6 +51,16 @@ void check_file(const std::string& path) {
   EXPECT_EQ(handlers, static_cast<int>(wasm::Op::kCount));
 }
 
+// Computed goto: clang may merge the handlers' `goto *` into one shared dispatch block (the
+// models' goto_nodup); this mode is meant to keep one indirect jump per handler, as `goto`.
+TEST(InterpreterAsm, GotoHandlersKeepTheirOwnIndirectJumps) {
+  int jumps = 0;
+  for (const auto& f : parse_asm_functions(read(DLAB_WASM_ASM_DIR "/dispatch_goto.s")))
+    if (f.name.find("run_goto") != std::string::npos)
+      for (const auto& ins : f.instructions) jumps += indirect_jump(ins);
+  EXPECT_GT(jumps, static_cast<int>(wasm::Op::kCount) / 2) << "indirect jumps in run_goto";
+}
+
 TEST(InterpreterAsm, TailHandlersJumpToTheirSuccessor) { check_file(DLAB_WASM_ASM_DIR "/dispatch_tail.s"); }
 TEST(InterpreterAsm, PreserveNoneHandlersJumpToTheirSuccessor) { check_file(DLAB_WASM_ASM_DIR "/dispatch_tail_pn.s"); }
 

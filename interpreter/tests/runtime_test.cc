@@ -58,6 +58,7 @@ TEST_P(RuntimeTest, LoweredWordsAreTheModesOpWords) {
   ASSERT_EQ(f->code.size(), 7u);
   const uint64_t* words = GetParam() == Dispatch::kSwitch ? switch_op_words()
                           : GetParam() == Dispatch::kTail ? tail_op_words()
+                          : GetParam() == Dispatch::kGoto ? goto_op_words()
                                                           : tail_pn_op_words();
   EXPECT_EQ(f->code[0], words[static_cast<size_t>(Op::local_get)]);
   EXPECT_EQ(f->code[1], 0u);
@@ -65,7 +66,7 @@ TEST_P(RuntimeTest, LoweredWordsAreTheModesOpWords) {
   EXPECT_EQ(f->code[4], words[static_cast<size_t>(Op::i32_add)]);
   EXPECT_EQ(f->code[5], words[static_cast<size_t>(Op::return_)]);
   if (GetParam() == Dispatch::kSwitch) EXPECT_EQ(f->code[4], static_cast<uint64_t>(Op::i32_add));
-  else EXPECT_GT(f->code[4], static_cast<uint64_t>(Op::kCount));  // a handler address
+  else EXPECT_GT(f->code[4], static_cast<uint64_t>(Op::kCount));  // a handler or label address
   EXPECT_EQ(f->param_slots, 2u);
   EXPECT_EQ(f->max_slots, 4u);  // two locals and two operands
   EXPECT_EQ(call(inst, "add", {Value::i32(40), Value::i32(2)})[0].lo, 42u);
@@ -177,7 +178,7 @@ TEST(Dispatch, NamesRoundTripAndPreserveNoneIsBuiltWithClang) {
   for (Dispatch d : dispatch_modes()) EXPECT_EQ(parse_dispatch(dispatch_name(d)), d);
   EXPECT_FALSE(parse_dispatch("threaded"));
 #if defined(__clang__) && (defined(__x86_64__) || defined(__aarch64__))
-  EXPECT_EQ(dispatch_modes().size(), 3u);
+  EXPECT_EQ(dispatch_modes().size(), 4u);
 #endif
 }
 

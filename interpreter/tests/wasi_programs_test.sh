@@ -19,7 +19,7 @@ fi
 "$clang" -x c --target=wasm32-wasi --sysroot=/usr -O2 -mexec-model=reactor "$src/exports.c" -o "$work/exports.wasm" || exit 1
 "$work/checksum.native" 5000 >"$work/native.txt"
 native_rc=$?
-for mode in switch tail tail_pn; do
+for mode in switch tail tail_pn goto; do
   "$dlab" wasm run --dispatch $mode "$work/checksum.wasm" 5000 >"$work/$mode.txt"
   rc=$?
   check "checksum.c output under $mode equals native" cmp -s "$work/native.txt" "$work/$mode.txt"

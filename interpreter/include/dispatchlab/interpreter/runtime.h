@@ -28,7 +28,8 @@ namespace dlab::wasm {
 //   switch   one loop around a switch over the opcode word
 //   tail     every handler a function ending in [[clang::musttail]] to the next one's address
 //   tail_pn  as tail, with handlers in clang's preserve_none convention (more argument registers)
-enum class Dispatch : uint8_t { kSwitch, kTail, kTailPreserveNone };
+//   goto     one function, a label per handler, each ending in its own computed `goto *`
+enum class Dispatch : uint8_t { kSwitch, kTail, kTailPreserveNone, kGoto };
 const char* dispatch_name(Dispatch d);
 std::optional<Dispatch> parse_dispatch(std::string_view name);
 // The modes this build has (tail_pn needs clang's preserve_none on x86-64 or AArch64).
