@@ -217,11 +217,15 @@ def model_vs_interpreter(run: Run, out_dir: Path) -> Path | None:
     if data.empty:
         return None
     fig, ax = plt.subplots(figsize=(7, 5.5))
+    # Marker = dispatch mode, colour = workload, so each reads across the other.
     markers = {"tail": "o", "tail_pn": "s", "goto": "^", "goto_nodup": "v"}
+    workloads = list(dict.fromkeys(data["workload"]))
+    colours = {w: f"C{i % 10}" for i, w in enumerate(workloads)}
     for (dispatch, workload), g in data.groupby(["dispatch", "workload"], sort=False):
         ax.errorbar(g["model_change"] * 100, g["interp_change"] * 100,
                     yerr=[(g["interp_change"] - g["interp_lo"]) * 100, (g["interp_hi"] - g["interp_change"]) * 100],
-                    marker=markers.get(dispatch, "D"), linestyle="none", capsize=2, label=f"{dispatch}: {workload}")
+                    marker=markers.get(dispatch, "D"), color=colours[workload], linestyle="none", capsize=2,
+                    label=f"{dispatch}: {workload}")
     lo = min(0.0, data["model_change"].min(), data["interp_lo"].min()) * 100 - 5
     hi = max(0.0, data["model_change"].max(), data["interp_hi"].max()) * 100 + 5
     ax.plot([lo, hi], [lo, hi], color="#888", linewidth=0.8, label="model = interpreter")
