@@ -2,12 +2,6 @@
 // branches, memory, host functions, and traps (each a Trap with the spec's message, after which
 // the runtime keeps working). Modules are written in the text format and assembled by wabt's
 // wat2wasm at test time.
-#include <unistd.h>
-
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -15,24 +9,12 @@
 #include "dispatchlab/interpreter/validator.h"
 #include "machine.h"
 #include "ops.h"
+#include "wat.h"
 
 namespace dlab::wasm {
 namespace {
 
-Module assemble(const std::string& wat) {
-  namespace fs = std::filesystem;
-  fs::path dir = fs::temp_directory_path() / fmt::format("dlab-runtime-test-{}", getpid());
-  fs::create_directories(dir);
-  std::ofstream(dir / "m.wat") << wat;
-  std::string cmd = fmt::format("{} --enable-tail-call {} -o {}", DLAB_WAT2WASM, (dir / "m.wat").string(), (dir / "m.wasm").string());
-  if (std::system(cmd.c_str()) != 0) throw std::runtime_error("wat2wasm failed on:\n" + wat);
-  std::ifstream in(dir / "m.wasm", std::ios::binary);
-  std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  fs::remove_all(dir);
-  Module m = decode_module(bytes);
-  validate_module(m);
-  return m;
-}
+using test_support::assemble;
 
 class RuntimeTest : public ::testing::TestWithParam<Dispatch> {
  protected:

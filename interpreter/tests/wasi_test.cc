@@ -1,0 +1,153 @@
+// The WASI subset's contract, call by call: results in guest memory, errno values for bad fds
+// and out-of-bounds buffers, ENOSYS (with one note) for functions outside the subset, a link
+// error for an import declared with another signature, and proc_exit as ProcExit.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "dispatchlab/interpreter/runtime.h"
+#include "dispatchlab/interpreter/wasi.h"
+#include "wat.h"
+
+namespace dlab::wasm {
+namespace {
+
+std::string read_all(std::FILE* f) {
+  std::rewind(f);
+  std::string s;
+  char buf[256];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
+  return s;
+}
+
+class WasiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    out_ = std::tmpfile();
+    err_ = std::tmpfile();
+    options_.args = {"prog", "a1", "arg2"};
+    options_.env = {"K=V"};
+    options_.out = out_;
+    options_.err = err_;
+  }
+  void TearDown() override {
+    std::fclose(out_);
+    std::fclose(err_);
+  }
+  Instance& load(const std::string& wat) {
+    Module m = test_support::assemble(wat);
+    register_wasi(rt_, m, options_);
+    return rt_.instantiate(std::move(m));
+  }
+  uint32_t call(Instance& inst, const std::string& name, std::vector<Value> args = {}) {
+    return static_cast<uint32_t>(rt_.invoke(inst.exports.at(name).func, args).at(0).lo);
+  }
+  static uint32_t u32_at(Instance& inst, uint32_t addr) {
+    uint32_t v;
+    std::memcpy(&v, inst.exports.at("memory").memory->data + addr, 4);
+    return v;
+  }
+
+  Runtime rt_;
+  WasiOptions options_;
+  std::FILE* out_ = nullptr;
+  std::FILE* err_ = nullptr;
+};
+
+TEST_F(WasiTest, ArgsAndEnvironArriveInGuestMemory) {
+  auto& inst = load(R"((module
+    (import "wasi_snapshot_preview1" "args_sizes_get" (func $sizes (param i32 i32) (result i32)))
+    (import "wasi_snapshot_preview1" "args_get" (func $get (param i32 i32) (result i32)))
+    (import "wasi_snapshot_preview1" "environ_sizes_get" (func $esizes (param i32 i32) (result i32)))
+    (memory (export "memory") 1)
+    (func (export "sizes") (result i32) (call $sizes (i32.const 0) (i32.const 4)))
+    (func (export "get") (result i32) (call $get (i32.const 16) (i32.const 64)))
+    (func (export "esizes") (result i32) (call $esizes (i32.const 8) (i32.const 12)))
+    (func (export "oob") (result i32) (call $sizes (i32.const 65534) (i32.const 4)))))");
+  EXPECT_EQ(call(inst, "sizes"), 0u);
+  EXPECT_EQ(u32_at(inst, 0), 3u);                 // argc
+  EXPECT_EQ(u32_at(inst, 4), 5u + 3u + 5u);       // "prog\0a1\0arg2\0"
+  EXPECT_EQ(call(inst, "get"), 0u);
+  EXPECT_EQ(u32_at(inst, 16), 64u);               // argv[0] points at the buffer
+  EXPECT_EQ(u32_at(inst, 20), 69u);
+  const char* mem = reinterpret_cast<const char*>(inst.exports.at("memory").memory->data);
+  EXPECT_STREQ(mem + 69, "a1");
+  EXPECT_STREQ(mem + u32_at(inst, 24), "arg2");
+  EXPECT_EQ(call(inst, "esizes"), 0u);
+  EXPECT_EQ(u32_at(inst, 8), 1u);
+  EXPECT_EQ(u32_at(inst, 12), 4u);                // "K=V\0"
+  EXPECT_EQ(call(inst, "oob"), 21u);              // EFAULT, and no write past the memory
+}
+
+TEST_F(WasiTest, FdWriteGathersIovecsAndRejectsBadFdsAndBuffers) {
+  auto& inst = load(R"((module
+    (import "wasi_snapshot_preview1" "fd_write" (func $w (param i32 i32 i32 i32) (result i32)))
+    (memory (export "memory") 1)
+    (data (i32.const 100) "hello, world\n")
+    ;; two iovecs at 0: "hello" and ", world\n"
+    (data (i32.const 0) "\64\00\00\00\05\00\00\00\69\00\00\00\08\00\00\00")
+    (func (export "write") (param i32) (result i32) (call $w (local.get 0) (i32.const 0) (i32.const 2) (i32.const 32)))
+    (func (export "bad_iovec") (result i32) (call $w (i32.const 1) (i32.const 65530) (i32.const 2) (i32.const 32)))))");
+  EXPECT_EQ(call(inst, "write", {Value::i32(1)}), 0u);
+  EXPECT_EQ(u32_at(inst, 32), 13u);  // bytes written
+  EXPECT_EQ(read_all(out_), "hello, world\n");
+  EXPECT_EQ(call(inst, "write", {Value::i32(2)}), 0u);
+  EXPECT_EQ(read_all(err_), "hello, world\n");
+  EXPECT_EQ(call(inst, "write", {Value::i32(7)}), 8u);  // EBADF
+  EXPECT_EQ(call(inst, "bad_iovec"), 21u);              // EFAULT
+}
+
+TEST_F(WasiTest, ClocksRandomAndUnsupportedFunctions) {
+  auto& inst = load(R"((module
+    (import "wasi_snapshot_preview1" "clock_time_get" (func $t (param i32 i64 i32) (result i32)))
+    (import "wasi_snapshot_preview1" "random_get" (func $r (param i32 i32) (result i32)))
+    (import "wasi_snapshot_preview1" "path_open" (func $open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
+    (memory (export "memory") 1)
+    (func (export "time") (param i32) (result i32) (call $t (local.get 0) (i64.const 1) (i32.const 0)))
+    (func (export "random") (result i32) (call $r (i32.const 64) (i32.const 32)))
+    (func (export "open") (result i32)
+      (call $open (i32.const 3) (i32.const 0) (i32.const 0) (i32.const 0) (i32.const 0) (i64.const 0) (i64.const 0) (i32.const 0) (i32.const 0)))))");
+  EXPECT_EQ(call(inst, "time", {Value::i32(1)}), 0u);  // monotonic
+  uint64_t ns;
+  std::memcpy(&ns, inst.exports.at("memory").memory->data, 8);
+  EXPECT_GT(ns, 0u);
+  EXPECT_EQ(call(inst, "time", {Value::i32(9)}), 28u);  // EINVAL: no such clock
+  EXPECT_EQ(call(inst, "random"), 0u);
+  const uint8_t* r = inst.exports.at("memory").memory->data + 64;
+  EXPECT_FALSE(std::all_of(r, r + 32, [](uint8_t b) { return b == 0; }));  // 2^-256 to fail by chance
+  EXPECT_EQ(call(inst, "open"), 52u);  // ENOSYS
+  EXPECT_EQ(call(inst, "open"), 52u);
+  std::string note = read_all(err_);
+  EXPECT_NE(note.find("path_open is not supported"), std::string::npos);
+  EXPECT_EQ(note.find("path_open", note.find("path_open") + 1), std::string::npos) << "noted once, not per call";
+}
+
+TEST_F(WasiTest, AnImportWithAnotherSignatureIsALinkError) {
+  Module m = test_support::assemble(R"((module
+    (import "wasi_snapshot_preview1" "fd_write" (func (param i32) (result i32)))))");
+  try {
+    register_wasi(rt_, m, options_);
+    FAIL() << "accepted fd_write declared as (i32) -> i32";
+  } catch (const LinkError& e) {
+    EXPECT_NE(std::string(e.what()).find("iiii:i"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(WasiTest, ProcExitEndsTheProgramWithItsStatus) {
+  auto& inst = load(R"((module
+    (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+    (func (export "_start") (call $exit (i32.const 7)) unreachable)))");
+  try {
+    rt_.invoke(inst.exports.at("_start").func, {});
+    FAIL() << "proc_exit returned";
+  } catch (const ProcExit& e) {
+    EXPECT_EQ(e.code(), 7);
+  }
+}
+
+}  // namespace
+}  // namespace dlab::wasm

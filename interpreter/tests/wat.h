@@ -1,0 +1,35 @@
+// Test helper: a module from WebAssembly text, assembled by wabt's wat2wasm at test time,
+// decoded and validated.
+#pragma once
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "dispatchlab/interpreter/module.h"
+#include "dispatchlab/interpreter/validator.h"
+
+namespace dlab::wasm::test_support {
+
+inline Module assemble(const std::string& wat) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / fmt::format("dlab-wat-{}", getpid());
+  fs::create_directories(dir);
+  std::ofstream(dir / "m.wat") << wat;
+  std::string cmd = fmt::format("{} --enable-tail-call {} -o {}", DLAB_WAT2WASM, (dir / "m.wat").string(), (dir / "m.wasm").string());
+  if (std::system(cmd.c_str()) != 0) throw std::runtime_error("wat2wasm failed on:\n" + wat);
+  std::ifstream in(dir / "m.wasm", std::ios::binary);
+  std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  fs::remove_all(dir);
+  Module m = decode_module(bytes);
+  validate_module(m);
+  return m;
+}
+
+}  // namespace dlab::wasm::test_support
