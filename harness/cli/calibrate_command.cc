@@ -71,11 +71,7 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_flag("--no-save", o->no_save, "print only, write no files");
   o->out.add_to(cmd, "results");
   cmd->callback([o, cmd] {
-    // --quick sets the protocol's defaults; --samples / --warmup given explicitly still win.
-    if (o->quick) {
-      if (!cmd->count("--samples")) o->protocol.samples = 5;
-      if (!cmd->count("--warmup")) o->protocol.warmup_rounds = 1;
-    }
+    if (o->quick) apply_quick_protocol(cmd, o->protocol);
     const auto& machine = this_machine();
     BackendSet backends = BackendSet::for_this_machine();
     CounterPlan plan = plan_counters(MetricCatalog::builtin(), backends, this_host_cpu());

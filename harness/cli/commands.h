@@ -41,6 +41,9 @@ std::vector<std::string> split_commas(const std::string& s);
 // --samples, --warmup and --pin, writing into `protocol`.
 void add_protocol_options(CLI::App* cmd, RunProtocol& protocol, const std::string& samples_help = "measured rounds");
 
+// --quick's protocol: 5 samples and 1 warm-up round, unless --samples / --warmup were given.
+void apply_quick_protocol(const CLI::App* cmd, RunProtocol& protocol);
+
 // The machine fingerprint with this process's TSC calibration (done once, about half a second).
 const MachineFingerprint& this_machine();
 

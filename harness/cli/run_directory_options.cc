@@ -55,4 +55,9 @@ void add_protocol_options(CLI::App* cmd, RunProtocol& protocol, const std::strin
   cmd->add_option("--pin", protocol.pin_cpu, "CPU to pin to (-1: none, -2: last allowed CPU)")->capture_default_str();
 }
 
+void apply_quick_protocol(const CLI::App* cmd, RunProtocol& protocol) {
+  if (!cmd->count("--samples")) protocol.samples = 5;
+  if (!cmd->count("--warmup")) protocol.warmup_rounds = 1;
+}
+
 }  // namespace dlab::cli

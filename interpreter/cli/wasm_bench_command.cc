@@ -80,11 +80,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
   cmd->add_flag("--no-save", o->no_save, "print only, write no files");
   o->out.add_to(cmd, "results");
   cmd->callback([o, cmd] {
-    // --quick sets the protocol's defaults; --samples / --warmup given explicitly still win.
-    if (o->quick) {
-      if (!cmd->count("--samples")) o->protocol.samples = 5;
-      if (!cmd->count("--warmup")) o->protocol.warmup_rounds = 1;
-    }
+    if (o->quick) apply_quick_protocol(cmd, o->protocol);
     if (!std::filesystem::exists(o->module))
       throw std::runtime_error(o->module + " not found: it is built with the project when wasi-libc is installed (run ./tools/bootstrap, then just build)");
     std::ifstream in(o->module, std::ios::binary);

@@ -331,12 +331,9 @@ void add_models_command(CLI::App& app) {
                 "repetitions) and keep its JSON as models.gbench.json");
   cmd->add_flag("--no-save", o->no_save, "print only, write no files");
   o->out.add_to(cmd, "results");
-  cmd->callback([o] {
+  cmd->callback([o, cmd] {
     if (o->list) return print_list();
-    if (o->grid.quick) {
-      o->protocol.samples = std::min(o->protocol.samples, 5);
-      o->protocol.warmup_rounds = 1;
-    }
+    if (o->grid.quick) apply_quick_protocol(cmd, o->protocol);
     if (o->valgrind) run_valgrind_sweep(*o);
     else if (o->gbench) run_gbench(*o);
     else run_harness_sweep(*o);
