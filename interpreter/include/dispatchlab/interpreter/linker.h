@@ -1,7 +1,9 @@
 // Linking without execution: the extern types a module exports, the `spectest` host module's, and
 // import resolution against registered modules with the spec's matching rules (function types
 // equal; table and memory limits a subrange; global type and mutability equal). Instantiation
-// (segments, start functions) needs execution and is not here yet.
+// (segments, start functions) is Runtime::instantiate (runtime.h), which matches imports with the
+// same rules on the provided objects' current sizes; this type-level linker is the spec runner's
+// `link` stage.
 #pragma once
 
 #include <map>

@@ -1,6 +1,6 @@
 // A decoded WebAssembly 2.0 module (plus the tail-call proposal's opcodes): the binary format
 // turned into plain data. Decoding checks that the bytes are well-formed (the spec's "malformed"
-// errors); validation (types, indices) is a separate step, still to come.
+// errors); validation (types, indices) is a separate step (validator.h).
 #pragma once
 
 #include <cstdint>
