@@ -41,33 +41,6 @@ ExternType func_type(FuncType t) {
 
 }  // namespace
 
-Exports spectest_exports() {
-  using V = ValType;
-  Exports e;
-  e["print"] = func_type({});
-  e["print_i32"] = func_type({{V::kI32}, {}});
-  e["print_i64"] = func_type({{V::kI64}, {}});
-  e["print_f32"] = func_type({{V::kF32}, {}});
-  e["print_f64"] = func_type({{V::kF64}, {}});
-  e["print_i32_f32"] = func_type({{V::kI32, V::kF32}, {}});
-  e["print_f64_f64"] = func_type({{V::kF64, V::kF64}, {}});
-  for (auto [name, t] : {std::pair{"global_i32", V::kI32}, {"global_i64", V::kI64}, {"global_f32", V::kF32}, {"global_f64", V::kF64}}) {
-    ExternType g;
-    g.kind = ExternKind::kGlobal;
-    g.global = {t, false};
-    e[name] = g;
-  }
-  ExternType table;
-  table.kind = ExternKind::kTable;
-  table.table = {V::kFuncRef, {10, 20}};
-  e["table"] = table;
-  ExternType memory;
-  memory.kind = ExternKind::kMemory;
-  memory.memory = {1, 2};
-  e["memory"] = memory;
-  return e;
-}
-
 Linker::Linker() { registry_["spectest"] = spectest_exports(); }
 
 Exports Linker::link(const Module& m) const {

@@ -11,6 +11,10 @@
 
 namespace dlab::wasm {
 
+// The spectest host module (print functions that do nothing, globals of 666, a table of 10..20
+// funcrefs, a memory of 1..2 pages) as objects of `rt`. linker.h's spectest_exports() is its types.
+ExternMap spectest_module(Runtime& rt);
+
 struct SpecFileResult {
   std::string file;
   int passed = 0, failed = 0;
