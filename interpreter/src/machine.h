@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "dispatchlab/interpreter/runtime.h"
 
@@ -36,6 +37,8 @@ struct Machine {
   bool exited = false;
   int exit_code = 0;
   uint64_t* final_sp = nullptr;  // where `halt` left the stack
+  bool running = false;          // one invocation at a time: a host function may not re-enter
+  std::string host_error;        // the message of a host function's exception (the trap's text)
 
   std::unique_ptr<uint64_t[]> stack;
   std::unique_ptr<CallFrame[]> frames;

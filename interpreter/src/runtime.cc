@@ -267,6 +267,7 @@ std::vector<Value> Runtime::invoke(FuncInst* f, const std::vector<Value>& args) 
   if (args.size() != f->type.params.size())
     throw std::invalid_argument(fmt::format("expected {} arguments, got {}", f->type.params.size(), args.size()));
   Machine& m = *machine_;
+  if (m.running) throw std::logic_error("Runtime::invoke called from inside a running invocation (a host function may not re-enter)");
   uint64_t* base = m.stack.get();
   uint64_t* sp = base;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -283,12 +284,14 @@ std::vector<Value> Runtime::invoke(FuncInst* f, const std::vector<Value>& args) 
   m.instance = nullptr;
   m.load_memory();
   m.frame_top = m.frames_begin;
+  m.running = true;
   switch (dispatch_) {
     case Dispatch::kSwitch: run_switch(entry, sp, base, &m); break;
     case Dispatch::kTail: run_tail(entry, sp, base, &m); break;
     case Dispatch::kTailPreserveNone: run_tail_pn(entry, sp, base, &m); break;
     case Dispatch::kGoto: run_goto(entry, sp, base, &m); break;
   }
+  m.running = false;
   if (m.exited) throw ProcExit(m.exit_code);
   if (m.trap) throw Trap(m.trap);
   std::vector<Value> out;

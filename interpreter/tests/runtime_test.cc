@@ -148,6 +148,17 @@ TEST_P(RuntimeTest, HostFunctionsAndTailCalls) {
         (else (return_call $count (i64.sub (local.get 0) (i64.const 1)) (i64.add (local.get 1) (i64.const 1))))))))");
   EXPECT_EQ(call(inst, "quad", {Value::i32(5)})[0].lo, 20u);
   EXPECT_EQ(calls, 2);
+  // A host function that re-enters the runtime is refused, and the runtime stays usable.
+  ExternVal reenter;
+  reenter.kind = ExternKind::kFunc;
+  Runtime* runtime = &rt;
+  FuncInst* quad = inst.exports.at("quad").func;
+  reenter.func = rt.host_function({{}, {}}, [runtime, quad](HostCall&) { runtime->invoke(quad, {Value::i32(1)}); });
+  rt.register_module("env2", {{"reenter", reenter}});
+  auto& again = load(R"((module (import "env2" "reenter" (func $r)) (func (export "go") (call $r))))");
+  EXPECT_EQ(trap(again, "go").rfind("host function failed: Runtime::invoke called from inside", 0), 0u);
+  EXPECT_EQ(call(inst, "quad", {Value::i32(1)})[0].lo, 4u);
+  EXPECT_EQ(calls, 4);  // the refused inner call ran nothing
   EXPECT_EQ(trap(inst, "fail"), "host says no");
   // Far deeper than the call-depth limit: tail calls reuse the frame.
   EXPECT_EQ(call(inst, "count", {Value::i64(3 * Runtime::kMaxCallDepth), Value::i64(0)})[0].lo, 3 * Runtime::kMaxCallDepth);

@@ -161,6 +161,8 @@ class Runtime {
   // run_start=false leaves the start function alone (the fuzzer: a start function may loop forever).
   Instance& instantiate(Module module, bool run_start = true);
 
+  // Runs f to completion: its results, or Trap / ProcExit. Not re-entrant: a host function called
+  // by wasm code may not invoke (that, like any exception a host function raises, becomes a trap).
   std::vector<Value> invoke(FuncInst* f, const std::vector<Value>& args);
 
   // Host objects (the spec tests' `spectest` module, WASI).
