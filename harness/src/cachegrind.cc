@@ -85,4 +85,28 @@ std::unique_ptr<CounterGroup> ValgrindBackend::open_group(const std::vector<std:
   throw CounterError("cachegrind counts whole processes under valgrind; use `dlab models --valgrind`");
 }
 
+std::vector<MeteredMetric> cachegrind_metrics(const MetricCatalog& catalog) {
+  ValgrindBackend vg;
+  std::vector<MeteredMetric> out;
+  for (const auto& m : catalog.source("cachegrind")->mappings) {
+    const MetricDef* def = catalog.metric(m.metric);
+    out.push_back({def->name, def->unit, "valgrind", m.describe(), false, vg.probe(m.inputs.begin()->second)});
+  }
+  return out;
+}
+
+std::vector<MetricValue> cachegrind_values(const MetricCatalog& catalog, const std::map<std::string, int64_t>& diff) {
+  std::vector<MetricValue> out;
+  for (const auto& m : catalog.source("cachegrind")->mappings) {
+    std::map<std::string, double> vars;
+    for (const auto& [name, ev] : m.inputs) vars[name] = static_cast<double>(diff.at(ev));
+    MetricValue v;
+    v.value = m.formula ? m.formula->evaluate(vars) : std::optional<double>(vars.at("value"));
+    v.read_method = "cachegrind summary";
+    if (!v.value) v.reason = "formula undefined";
+    out.push_back(v);
+  }
+  return out;
+}
+
 }  // namespace dlab

@@ -221,8 +221,6 @@ void run_valgrind_sweep(ModelsOptions& o) {
   std::string exec = (std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "dlab-model-exec").string();
   if (!std::filesystem::exists(exec)) throw std::runtime_error(exec + " not found: build it (`just build`)");
   const auto& cat = MetricCatalog::builtin();
-  const EventSource* src = cat.source("cachegrind");
-  ValgrindBackend vg;
   RunResult r;
   r.protocol.name = "cachegrind-2n-minus-n";
   r.protocol.samples = 1;
@@ -230,11 +228,7 @@ void run_valgrind_sweep(ModelsOptions& o) {
   r.protocol.interleave = false;
   r.protocol.pin_cpu = -1;
   r.pin_note = "not pinned: cachegrind counts are deterministic";
-  for (const auto& m : src->mappings) {
-    const MetricDef* def = cat.metric(m.metric);
-    Availability a = vg.probe(m.inputs.begin()->second);
-    r.metrics.push_back({def->name, def->unit, "valgrind", m.describe(), false, a});
-  }
+  r.metrics = cachegrind_metrics(cat);
   std::vector<Variant> variants;
   size_t n_cases = 0, done = 0;
   for (const auto& g : groups) n_cases += g.cases.size();
@@ -246,18 +240,10 @@ void run_valgrind_sweep(ModelsOptions& o) {
       fmt::print(stderr, "[models --valgrind] {}/{} {}\n", ++done, n_cases, c.name());
       auto d = models::cachegrind_counts(c, exec, n);
       size_t per_run = c.program().size();
-      VariantSamples vs{c.name(), {{}}};
+      VariantSamples vs{c.name(), {cachegrind_values(cat, d)}};
       std::map<std::string, double> shown;
-      for (const auto& m : src->mappings) {
-        std::map<std::string, double> vars;
-        for (const auto& [name, ev] : m.inputs) vars[name] = static_cast<double>(d.at(ev));
-        MetricValue v;
-        v.value = m.formula ? m.formula->evaluate(vars) : std::optional<double>(vars.at("value"));
-        v.read_method = "cachegrind summary";
-        if (!v.value) v.reason = "formula undefined";
-        if (v.value) shown[m.metric] = *v.value / static_cast<double>(n * per_run);
-        vs.samples[0].push_back(v);
-      }
+      for (size_t i = 0; i < r.metrics.size(); ++i)
+        if (vs.samples[0][i].value) shown[r.metrics[i].name] = *vs.samples[0][i].value / static_cast<double>(n * per_run);
       auto col = [&](const char* m, int width, int digits) {
         auto it = shown.find(m);
         return it == shown.end() ? fmt::format("{:>{}}", "-", width) : fmt::format("{:>{}.{}f}", it->second, width, digits);

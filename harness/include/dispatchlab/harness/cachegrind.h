@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "dispatchlab/harness/counter_backend.h"
+#include "dispatchlab/harness/meter.h"
+#include "dispatchlab/harness/metric_catalog.h"
 
 namespace dlab {
 
@@ -33,5 +35,11 @@ class ValgrindBackend final : public CounterBackend {
   std::unique_ptr<CounterGroup> open_group(const std::vector<std::string>& native_events) override;
   bool in_process() const override { return false; }
 };
+
+// The catalog's cachegrind metrics (cg_instructions, cg_loads, ...) with their availability here,
+// as a RunResult lists its metrics; and, for one 2N - N difference, each metric's value (its
+// formula applied, unscaled: per N work units), in the same order.
+std::vector<MeteredMetric> cachegrind_metrics(const MetricCatalog& catalog);
+std::vector<MetricValue> cachegrind_values(const MetricCatalog& catalog, const std::map<std::string, int64_t>& diff);
 
 }  // namespace dlab
