@@ -42,8 +42,9 @@ rfc: build
     {{dlab}} models --quick --run-dir "$run"
     echo "== models under cachegrind"
     {{dlab}} models --valgrind --run-dir "$run"
-    echo "== interpreter dispatch modes on workload kernels (quick)"
+    echo "== interpreter dispatch modes on workload kernels (quick), and under cachegrind"
     {{dlab}} wasm bench --quick --run-dir "$run"
+    {{dlab}} wasm bench --valgrind --run-dir "$run"
     echo "== probes (register budget and handler state placement, into results/probes)"
     {{dlab}} probes
     echo "== report"
@@ -59,6 +60,7 @@ models: build
     {{dlab}} models --run-dir "$run"
     {{dlab}} models --valgrind --run-dir "$run"
     {{dlab}} wasm bench --run-dir "$run"
+    {{dlab}} wasm bench --valgrind --run-dir "$run"
     DLAB_BIN="$PWD/{{dlab}}" {{python}} -m dispatchlab_analysis.report "$run"
 
 # figures and the executed overview notebook for a run directory (default: the newest run)

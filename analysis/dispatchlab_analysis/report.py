@@ -14,8 +14,8 @@ from pathlib import Path
 from .figures import all_figures
 from .knee import kcopy_knees
 from .results import Run, load_run
-from .tables import (MODEL_COLUMNS, VALGRIND_COLUMNS, counters_markdown, latest_runs, markdown_table, rfc_change_table,
-                     summary_markdown, unavailable_markdown, wide_markdown)
+from .tables import (MODEL_COLUMNS, VALGRIND_COLUMNS, WASM_VALGRIND_COLUMNS, counters_markdown, latest_runs, markdown_table,
+                     rfc_change_table, summary_markdown, unavailable_markdown, wide_markdown)
 
 
 def machine_markdown(m: dict) -> str:
@@ -58,6 +58,10 @@ def experiment_markdown(exp) -> str:
                       "Per call of the workload's export; changes are against switch dispatch, paired by round.\n",
                       wide_markdown(sub, "cycles_tsc_estimate", MODEL_COLUMNS + [("task_clock", "task-clock ns", 1)])]
         return "\n".join(parts)
+    if exp.name == "wasm_valgrind":
+        return ("Per call of the workload's export, from cachegrind runs of N and 2N calls (deterministic; decoding, "
+                "lowering and start-up cancel out; mispredicts are cachegrind's simulated predictor, not this CPU's).\n\n"
+                + wide_markdown(exp.summary, None, WASM_VALGRIND_COLUMNS))
     if exp.name == "models_valgrind":
         return ("Per dispatch, from cachegrind runs of N and 2N repetitions (deterministic; mispredicts are "
                 "cachegrind's simulated predictor, not this CPU's).\n\n" + wide_markdown(exp.summary, None, VALGRIND_COLUMNS))

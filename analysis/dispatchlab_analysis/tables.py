@@ -82,6 +82,13 @@ MODEL_COLUMNS = [
     ("backend_bound", "back-end bound", 1),
     ("branch_mispredicts", "mispredicts/1k", 1000),
 ]
+# The interpreter's counts are per call (millions of instructions), so mispredicts are per call too.
+WASM_VALGRIND_COLUMNS = [
+    ("cg_instructions", "instructions", 1),
+    ("cg_loads", "loads", 1),
+    ("cg_stores", "stores", 1),
+    ("cg_mispredicts", "sim. mispredicts", 1),
+]
 VALGRIND_COLUMNS = [
     ("cg_instructions", "instructions", 1),
     ("cg_loads", "loads", 1),

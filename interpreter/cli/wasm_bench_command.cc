@@ -7,10 +7,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "../../harness/cli/commands.h"
+#include "dispatchlab/harness/cachegrind.h"
 #include "dispatchlab/harness/counter_plan.h"
 #include "dispatchlab/harness/meter.h"
 #include "dispatchlab/harness/result_rows.h"
@@ -55,6 +57,57 @@ std::unique_ptr<Prepared> prepare(const wasm::Module& m, wasm::Dispatch d) {
   return p;
 }
 
+// Each case under cachegrind: `dlab wasm run --invoke` with N and with 2N calls, the difference
+// kept, so start-up, decoding and lowering cancel out and what remains is N calls' work.
+// Deterministic: one sample per case.
+void run_valgrind(const std::string& module, const std::vector<Workload>& workloads, const std::vector<wasm::Dispatch>& modes,
+                  uint64_t n, const std::optional<RunDirectory>& dir) {
+  std::error_code ec;
+  std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  const auto& cat = MetricCatalog::builtin();
+  RunResult r;
+  r.protocol.name = "cachegrind-2n-minus-n";
+  r.protocol.samples = 1;
+  r.protocol.warmup_rounds = 0;
+  r.protocol.interleave = false;
+  r.protocol.pin_cpu = -1;
+  r.pin_note = "not pinned: cachegrind counts are deterministic";
+  r.metrics = cachegrind_metrics(cat);
+  std::vector<Variant> variants;
+  size_t done = 0;
+  fmt::print("{:<20} {:>14} {:>12} {:>12} {:>12}   (per call, cachegrind, {} vs {} calls)\n", "case", "instructions", "loads", "stores",
+             "mispredicts", 2 * n, n);
+  for (const auto& w : workloads)
+    for (auto mode : modes) {
+      std::string name = fmt::format("{}/{}", w.name, wasm::dispatch_name(mode));
+      fmt::print(stderr, "[wasm bench --valgrind] {}/{} {}\n", ++done, workloads.size() * modes.size(), name);
+      auto argv = [&](uint64_t calls) {
+        return std::vector<std::string>{self, "wasm", "run", "--dispatch", wasm::dispatch_name(mode), "--invoke", w.name, "--repeat",
+                                        std::to_string(calls), module, std::to_string(w.size)};
+      };
+      auto diff = difference(run_cachegrind(argv(2 * n)), run_cachegrind(argv(n)));
+      VariantSamples vs{name, {cachegrind_values(cat, diff)}};
+      std::map<std::string, double> per_call;
+      for (size_t i = 0; i < r.metrics.size(); ++i)
+        if (vs.samples[0][i].value) per_call[r.metrics[i].name] = *vs.samples[0][i].value / static_cast<double>(n);
+      auto col = [&](const char* metric) {
+        auto it = per_call.find(metric);
+        return it == per_call.end() ? std::string("-") : fmt::format("{:.4g}", it->second);
+      };
+      fmt::print("{:<20} {:>14} {:>12} {:>12} {:>12}\n", name, col("cg_instructions"), col("cg_loads"), col("cg_stores"), col("cg_mispredicts"));
+      r.variants.push_back(std::move(vs));
+      variants.push_back({name, nullptr, static_cast<double>(n), "call",
+                          {{"workload", w.name}, {"size", std::to_string(w.size)}, {"dispatch", wasm::dispatch_name(mode)},
+                           {"module", std::filesystem::path(module).filename().string()}}});
+    }
+  if (!dir) return;
+  auto t = experiment_tables(dir->run_id(), "wasm_valgrind", r, variants, this_machine());
+  auto sidecar = sidecar_json(dir->run_id(), this_machine(), &r, {"summary", "samples"});
+  sidecar["valgrind_calls"] = {n, 2 * n};
+  write_experiment(*dir, "wasm_valgrind", t, sidecar);
+  fmt::print(stderr, "wrote {}/wasm_valgrind.summary.csv\n", dir->path().string());
+}
+
 }  // namespace
 
 void add_wasm_bench_command(CLI::App& wasm_cmd) {
@@ -64,7 +117,8 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
       "switch as baseline) and write wasm.summary.csv / .samples.csv / .json");
   struct Options {
     std::string module, workloads, dispatch = "switch,tail,tail_pn,goto";
-    bool quick = false, no_save = false;
+    bool quick = false, no_save = false, valgrind = false;
+    uint64_t valgrind_calls = 1;
     RunProtocol protocol;
     RunDirectoryOptions out;
   };
@@ -77,6 +131,10 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
   cmd->add_option("--dispatch", o->dispatch, "comma-separated dispatch modes; the first is the baseline")->capture_default_str();
   cmd->add_flag("--quick", o->quick, "a quarter of each workload's size, 5 samples, 1 warm-up round");
   add_protocol_options(cmd, o->protocol);
+  cmd->add_flag("--valgrind", o->valgrind,
+                "instead of timing: instructions, loads, stores and simulated mispredicts per call under cachegrind "
+                "(quick sizes; N vs 2N calls) into wasm_valgrind.summary.csv");
+  cmd->add_option("--valgrind-calls", o->valgrind_calls, "N for --valgrind")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_flag("--no-save", o->no_save, "print only, write no files");
   o->out.add_to(cmd, "results");
   cmd->callback([o, cmd] {
@@ -95,14 +153,21 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
     }
     std::vector<Workload> workloads;
     std::vector<std::string> wanted = split_commas(o->workloads);
+    const bool small = o->quick || o->valgrind;  // cachegrind runs ~50x slower
     for (const auto& w : kWorkloads)
       if (wanted.empty() || std::find(wanted.begin(), wanted.end(), w.name) != wanted.end())
-        workloads.push_back({w.name, o->quick ? std::max<uint32_t>(1, w.size / 4) : w.size});
+        workloads.push_back({w.name, small ? std::max<uint32_t>(1, w.size / 4) : w.size});
     if (workloads.empty()) throw std::runtime_error("no workload selected; known: fib, sieve, sort, crc32, mandel, bytecode");
-    if (o->quick)
+    if (small)
       for (auto& w : workloads)
         if (std::string(w.name) == "fib") w.size = 24;  // fib's cost grows exponentially, not linearly
 
+    if (o->valgrind) {
+      std::optional<RunDirectory> dir;
+      if (!o->no_save) dir = o->out.resolve(this_machine());
+      run_valgrind(o->module, workloads, modes, o->valgrind_calls, dir);
+      return;
+    }
     const auto& machine = this_machine();
     BackendSet backends = BackendSet::for_this_machine();
     CounterPlan plan = plan_counters(MetricCatalog::builtin(), backends, this_host_cpu());

@@ -63,12 +63,17 @@ void add_run_command(CLI::App& cmd) {
   struct Options {
     std::string file, invoke, dispatch = "tail";
     std::vector<std::string> args, env;
+    uint64_t repeat = 1;
   };
   auto o = std::make_shared<Options>();
   run->add_option("module", o->file, "module.wasm")->required()->check(CLI::ExistingFile);
   run->add_option("args", o->args, "the program's arguments (WASI argv[1..]), or the export's arguments with --invoke");
   run->add_option("--invoke", o->invoke, "call this export with the arguments (i32/i64 decimal or 0x hex, f32/f64) and print its results");
   run->add_option("--dispatch", o->dispatch, "switch, tail, tail_pn or goto")->check(CLI::IsMember({"switch", "tail", "tail_pn", "goto"}))->capture_default_str();
+  run->add_option("--repeat", o->repeat, "with --invoke: call the export this many times (results printed once); "
+                                         "cachegrind runs N and 2N calls and keeps the difference")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   run->add_option("--env", o->env, "KEY=VALUE for the program's environment (none by default; repeat for more)")
       ->allow_extra_args(false);
   run->callback([o] {
@@ -107,7 +112,9 @@ void add_run_command(CLI::App& cmd) {
           throw std::runtime_error(fmt::format("{} takes {} arguments, {} given", entry, type.params.size(), o->args.size()));
         for (size_t i = 0; i < o->args.size(); ++i) args.push_back(parse_arg(o->args[i], type.params[i], i));
       }
-      auto results = rt.invoke(ex->second.func, args);
+      if (o->invoke.empty() && o->repeat != 1) throw std::runtime_error("--repeat needs --invoke (a WASI command's _start runs once)");
+      std::vector<wasm::Value> results;
+      for (uint64_t i = 0; i < o->repeat; ++i) results = rt.invoke(ex->second.func, args);
       for (const auto& r : results) fmt::print("{}\n", format_value(r));
     } catch (const wasm::ProcExit& e) {
       exit_code = e.code();
