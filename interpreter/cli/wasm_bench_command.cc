@@ -65,14 +65,7 @@ void run_valgrind(const std::string& module, const std::vector<Workload>& worklo
   std::error_code ec;
   std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   const auto& cat = MetricCatalog::builtin();
-  RunResult r;
-  r.protocol.name = "cachegrind-2n-minus-n";
-  r.protocol.samples = 1;
-  r.protocol.warmup_rounds = 0;
-  r.protocol.interleave = false;
-  r.protocol.pin_cpu = -1;
-  r.pin_note = "not pinned: cachegrind counts are deterministic";
-  r.metrics = cachegrind_metrics(cat);
+  RunResult r = cachegrind_result(cat);
   std::vector<Variant> variants;
   size_t done = 0;
   fmt::print("{:<20} {:>14} {:>12} {:>12} {:>12}   (per call, cachegrind, {} vs {} calls)\n", "case", "instructions", "loads", "stores",

@@ -221,14 +221,7 @@ void run_valgrind_sweep(ModelsOptions& o) {
   std::string exec = (std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "dlab-model-exec").string();
   if (!std::filesystem::exists(exec)) throw std::runtime_error(exec + " not found: build it (`just build`)");
   const auto& cat = MetricCatalog::builtin();
-  RunResult r;
-  r.protocol.name = "cachegrind-2n-minus-n";
-  r.protocol.samples = 1;
-  r.protocol.warmup_rounds = 0;
-  r.protocol.interleave = false;
-  r.protocol.pin_cpu = -1;
-  r.pin_note = "not pinned: cachegrind counts are deterministic";
-  r.metrics = cachegrind_metrics(cat);
+  RunResult r = cachegrind_result(cat);
   std::vector<Variant> variants;
   size_t n_cases = 0, done = 0;
   for (const auto& g : groups) n_cases += g.cases.size();

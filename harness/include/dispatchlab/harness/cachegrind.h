@@ -11,6 +11,7 @@
 #include "dispatchlab/harness/counter_backend.h"
 #include "dispatchlab/harness/meter.h"
 #include "dispatchlab/harness/metric_catalog.h"
+#include "dispatchlab/harness/run_protocol.h"
 
 namespace dlab {
 
@@ -41,5 +42,9 @@ class ValgrindBackend final : public CounterBackend {
 // formula applied, unscaled: per N work units), in the same order.
 std::vector<MeteredMetric> cachegrind_metrics(const MetricCatalog& catalog);
 std::vector<MetricValue> cachegrind_values(const MetricCatalog& catalog, const std::map<std::string, int64_t>& diff);
+
+// An empty result of the "cachegrind-2n-minus-n" protocol (one deterministic sample per case,
+// no warm-up, not pinned) with the cachegrind metrics; callers add one VariantSamples per case.
+RunResult cachegrind_result(const MetricCatalog& catalog);
 
 }  // namespace dlab
