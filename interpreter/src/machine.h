@@ -36,13 +36,11 @@ struct Machine {
   const char* trap = nullptr;
   bool exited = false;
   int exit_code = 0;
-  uint64_t* final_sp = nullptr;  // where `halt` left the stack
   bool running = false;          // one invocation at a time: a host function may not re-enter
   std::string host_error;        // the message of a host function's exception (the trap's text)
 
   std::unique_ptr<uint64_t[]> stack;
   std::unique_ptr<CallFrame[]> frames;
-  CallFrame* frames_begin = nullptr;
 
   void load_memory() {
     MemoryInst* mem = instance && !instance->memories.empty() ? instance->memories[0] : nullptr;

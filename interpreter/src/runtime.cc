@@ -86,8 +86,7 @@ Runtime::Runtime(Dispatch dispatch) : dispatch_(dispatch), machine_(std::make_un
   m.stack.reset(new uint64_t[kStackSlots]);
   m.stack_end = m.stack.get() + kStackSlots;
   m.frames.reset(new CallFrame[kMaxCallDepth]);
-  m.frames_begin = m.frames.get();
-  m.frames_end = m.frames_begin + kMaxCallDepth;
+  m.frames_end = m.frames.get() + kMaxCallDepth;
 }
 
 Runtime::~Runtime() = default;
@@ -280,10 +279,9 @@ std::vector<Value> Runtime::invoke(FuncInst* f, const std::vector<Value>& args) 
   const uint64_t entry[] = {words[static_cast<size_t>(Op::call)], reinterpret_cast<uint64_t>(f), words[static_cast<size_t>(Op::halt)]};
   m.trap = nullptr;
   m.exited = false;
-  m.final_sp = nullptr;
   m.instance = nullptr;
   m.load_memory();
-  m.frame_top = m.frames_begin;
+  m.frame_top = m.frames.get();
   m.running = true;
   switch (dispatch_) {
     case Dispatch::kSwitch: run_switch(entry, sp, base, &m); break;

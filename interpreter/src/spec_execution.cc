@@ -147,7 +147,7 @@ void execute_commands(const json& doc, const std::filesystem::path& dir, Dispatc
   rt.register_module("spectest", spectest_module(rt));
   Instance* last = nullptr;
   std::map<std::string, Instance*> named;
-  // Modules this build cannot run (SIMD): their commands are skipped with this reason.
+  // Modules this build cannot run (Unsupported): their commands are skipped with this reason.
   std::string last_unsupported;
   std::map<std::string, std::string> unsupported;
 
@@ -169,7 +169,7 @@ void execute_commands(const json& doc, const std::filesystem::path& dir, Dispatc
     ++res.failed;
     res.failures.push_back(fmt::format("line {}: {}", line, why));
   };
-  const std::string kSimdSkip = "needs SIMD execution (not implemented yet)";
+  const std::string kUnsupportedSkip = "needs an instruction this build cannot execute";
 
   for (const auto& c : doc.at("commands")) {
     std::string type = c.at("type");
@@ -192,7 +192,7 @@ void execute_commands(const json& doc, const std::filesystem::path& dir, Dispatc
           unsupported.erase(name);
         }
       } else if (r.rfind("unsupported", 0) == 0) {
-        ++res.skipped[kSimdSkip];
+        ++res.skipped[kUnsupportedSkip];
         last = nullptr;
         last_unsupported = r;
         if (!name.empty()) unsupported[name] = r;
@@ -207,7 +207,7 @@ void execute_commands(const json& doc, const std::filesystem::path& dir, Dispatc
       bool skip = from.empty() ? !last_unsupported.empty() : unsupported.count(from) > 0;
       Instance* inst = from.empty() ? last : (named.count(from) ? named[from] : nullptr);
       if (skip) {
-        ++res.skipped[kSimdSkip];
+        ++res.skipped[kUnsupportedSkip];
         // Imports of the registered name now fail as unknown; those modules are skipped too.
         unsupported[c.at("as").get<std::string>()] = "registered from an unsupported module";
       } else if (inst) {
@@ -222,7 +222,7 @@ void execute_commands(const json& doc, const std::filesystem::path& dir, Dispatc
       std::string r = instantiate(c, nullptr);
       std::string want = type == "assert_malformed" ? "malformed" : type == "assert_invalid" ? "invalid" : type == "assert_unlinkable" ? "unlinkable" : "trap";
       if (r.rfind("unsupported", 0) == 0) {
-        ++res.skipped[kSimdSkip];
+        ++res.skipped[kUnsupportedSkip];
       } else if (r.rfind(want, 0) == 0) {
         ++res.passed;
       } else {
@@ -236,7 +236,7 @@ void execute_commands(const json& doc, const std::filesystem::path& dir, Dispatc
     bool target_unsupported = target.empty() ? !last_unsupported.empty() : unsupported.count(target) > 0;
     Instance* inst = target.empty() ? last : (named.count(target) ? named[target] : nullptr);
     if (target_unsupported) {
-      ++res.skipped[kSimdSkip];
+      ++res.skipped[kUnsupportedSkip];
       continue;
     }
     if (!inst) {

@@ -40,7 +40,7 @@ class Trap : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// An instruction this build cannot execute yet (SIMD): the module decodes and validates, but
+// An instruction this build has no handler for: the module decodes and validates, but
 // instantiating it says so instead of running something else.
 class Unsupported : public std::runtime_error {
  public:
