@@ -1,8 +1,11 @@
-// `dlab calibrate`: the harness measuring two kernels of known shape under the full protocol, so
-// every machine's results start with numbers a reader can sanity-check: a chain of dependent adds
-// (1 core cycle each on any x86-64 or arm64 core) and a chain of store -> load -> add round trips
-// through one memory word (the store-forwarding latency that the `vec` stack variant pays per
-// dispatch).
+// `dlab calibrate`: the harness measuring chains of dependent instructions (latency_chains.h)
+// under the full protocol, so every machine's results start with numbers a reader can check. The
+// TSC calibration used two of them (a multiply chain calibrates, a register-add chain cross-checks);
+// the others it did not use: an add-immediate chain (1 cycle by the book, folded at rename by
+// Golden Cove-family cores), a pointer chase (load-to-use latency) and store -> load -> add round
+// trips through one word (the store-forwarding latency the `vec` stack variant pays per dispatch).
+// Each chain's cycles per operation are set beside its known latency, so a surprise shows.
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <unistd.h>
@@ -11,6 +14,8 @@
 
 #include "commands.h"
 #include "dispatchlab/harness/counter_plan.h"
+#include "dispatchlab/harness/cpu_identity.h"
+#include "dispatchlab/harness/latency_chains.h"
 #include "dispatchlab/harness/meter.h"
 #include "dispatchlab/harness/result_rows.h"
 #include "dispatchlab/harness/run_protocol.h"
@@ -19,44 +24,37 @@ namespace dlab::cli {
 
 namespace {
 
-constexpr int kOpsPerIteration = 16;
-
-void add_chain(uint64_t iterations) {
-  uint64_t acc = 0;
-#if defined(__x86_64__)
-  asm volatile("1:\n\t.rept 16\n\tadd $1, %[acc]\n\t.endr\n\tdec %[n]\n\tjnz 1b"
-               : [acc] "+r"(acc), [n] "+r"(iterations)::"cc");
-#elif defined(__aarch64__)
-  asm volatile("1:\n\t.rept 16\n\tadd %x[acc], %x[acc], #1\n\t.endr\n\tsubs %x[n], %x[n], #1\n\tb.ne 1b"
-               : [acc] "+r"(acc), [n] "+r"(iterations)::"cc");
-#endif
+std::string chain_role(const CpuIdentity& id, std::string_view chain) {
+  if (chain == id.primary_chain) return "calibrates";
+  if (chain == id.cross_check_chain) return "cross-checks";
+  return "check";
 }
 
-void store_load_chain(uint64_t iterations) {
-  uint64_t acc = 0;
-  alignas(64) static volatile uint64_t slot;
-  uint64_t* p = const_cast<uint64_t*>(&slot);
-#if defined(__x86_64__)
-  asm volatile("1:\n\t.rept 16\n\tmov %[acc], (%[p])\n\tmov (%[p]), %[acc]\n\tadd $1, %[acc]\n\t.endr\n\tdec %[n]\n\tjnz 1b"
-               : [acc] "+r"(acc), [n] "+r"(iterations)
-               : [p] "r"(p)
-               : "cc", "memory");
-#elif defined(__aarch64__)
-  asm volatile(
-      "1:\n\t.rept 16\n\tstr %x[acc], [%x[p]]\n\tldr %x[acc], [%x[p]]\n\tadd %x[acc], %x[acc], #1\n\t.endr\n\t"
-      "subs %x[n], %x[n], #1\n\tb.ne 1b"
-      : [acc] "+r"(acc), [n] "+r"(iterations)
-      : [p] "r"(p)
-      : "cc", "memory");
-#endif
+// What a chain's measured cycles per operation say against its latency.
+std::string chain_verdict(const std::string& role, std::optional<double> latency, double cycles_per_op, bool estimated) {
+  if (role == "calibrates" && estimated) return "equals its latency by construction (it calibrated the estimate)";
+  // A dependent operation takes at least a cycle unless the core removes it from the chain
+  // (folding at rename, memory renaming), so below one cycle is a finding even without a latency.
+  if (!latency)
+    return cycles_per_op < 0.9 ? fmt::format("below one cycle per operation ({:.2f} ops per cycle): the core removes part of "
+                                             "this chain from the critical path (folding, memory renaming)",
+                                             1 / cycles_per_op)
+                               : "no fixed latency to compare with";
+  double r = cycles_per_op / *latency;
+  if (r < 0.9)
+    return fmt::format("FASTER than its {:g}-cycle latency ({:.2f} ops per cycle): the core shortcuts this chain", *latency,
+                       1 / cycles_per_op);
+  if (r > 1.1) return fmt::format("slower than its {:g}-cycle latency", *latency);
+  return "as expected";
 }
 
 }  // namespace
 
 void add_calibrate_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("calibrate",
-                                 "measure two known kernels (dependent adds; store-to-load round trips) under the run "
-                                 "protocol and write calibrate.summary.csv / .samples.csv / .json");
+                                 "measure chains of dependent instructions (multiply, register add, immediate add, load, "
+                                 "store-to-load round trip) under the run protocol, set each beside its known latency, and "
+                                 "write calibrate.summary.csv / .samples.csv / .json");
   struct Options {
     bool quick = false;
     bool no_save = false;
@@ -67,7 +65,9 @@ void add_calibrate_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   cmd->add_flag("--quick", o->quick, "5 samples, 1 warm-up round");
   add_protocol_options(cmd, o->protocol);
-  cmd->add_option("--iterations", o->iterations, "loop iterations per run (16 operations each)")->capture_default_str();
+  cmd->add_option("--iterations", o->iterations, fmt::format("loop iterations per run ({} operations each)", kChainOpsPerIteration))
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1'000'000'000}))
+      ->capture_default_str();
   cmd->add_flag("--no-save", o->no_save, "print only, write no files");
   o->out.add_to(cmd, "results");
   cmd->callback([o, cmd] {
@@ -77,12 +77,25 @@ void add_calibrate_command(CLI::App& app) {
     CounterPlan plan = plan_counters(MetricCatalog::builtin(), backends, this_host_cpu());
     Meter meter(plan, backends);
     uint64_t n = o->iterations;
-    double ops = static_cast<double>(n) * kOpsPerIteration;
-    std::vector<Variant> variants = {
-        {"add_chain", [n] { add_chain(n); }, ops, "add", {{"ops_per_iteration", "16"}, {"iterations", std::to_string(n)}}},
-        {"store_load_chain", [n] { store_load_chain(n); }, ops, "round_trip",
-         {{"ops_per_iteration", "16"}, {"iterations", std::to_string(n)}}},
-    };
+    double ops = static_cast<double>(n) * kChainOpsPerIteration;
+    const CpuIdentity& id = machine.identity;
+    std::vector<Variant> variants;
+    std::vector<std::optional<double>> latencies;
+    std::vector<std::string> roles;
+    for (const auto& info : latency_chains()) {
+      auto it = id.chain_latency.find(std::string(info.name));
+      std::optional<double> latency;
+      if (it != id.chain_latency.end()) latency = it->second;
+      latencies.push_back(latency);
+      roles.push_back(chain_role(id, info.name));
+      LatencyChain chain = info.chain;
+      variants.push_back({std::string(info.name), [chain, n] { run_latency_chain(chain, n); }, ops, "op",
+                          {{"instruction", std::string(info.instruction)},
+                           {"role", roles.back()},
+                           {"latency_cycles", latency ? fmt::format("{:g}", *latency) : ""},
+                           {"ops_per_iteration", std::to_string(kChainOpsPerIteration)},
+                           {"iterations", std::to_string(n)}}});
+    }
     bool tty = isatty(fileno(stderr));
     auto progress = [tty](int done, int total, const std::string& v) {
       if (tty) fmt::print(stderr, "\r[calibrate] sample {}/{} {:<20}", done, total, v);
@@ -112,8 +125,33 @@ void add_calibrate_command(CLI::App& app) {
     }
     if (!unavailable.empty()) fmt::print("\nunavailable here (empty in the result files, with the reason):\n");
     for (const auto& [metric, why] : unavailable) fmt::print("  {:<22} {}\n", metric, why);
+
+    // The chains against their latencies, in counted cycles where there are any, else the estimate.
+    nlohmann::json checks = nlohmann::json::array();
+    std::string metric;
+    for (const char* m : {"cycles", "cycles_tsc_estimate"})
+      for (size_t r = 0; r < t.summary.size() && metric.empty(); ++r)
+        if (t.summary.at(r, "metric") == m && !t.summary.at(r, "median").empty()) metric = m;
+    fmt::print("\nchains against their latencies ({}):\n", metric.empty() ? "no cycle metric here" : metric);
+    for (size_t v = 0; v < variants.size(); ++v) {
+      std::optional<double> cycles;
+      for (size_t r = 0; r < t.summary.size(); ++r)
+        if (t.summary.at(r, "variant") == variants[v].name && t.summary.at(r, "metric") == metric && !metric.empty())
+          cycles = std::stod(t.summary.at(r, "median"));
+      std::string verdict = cycles ? chain_verdict(roles[v], latencies[v], *cycles, metric == "cycles_tsc_estimate")
+                                   : "not measured in cycles: " + (unavailable.count("cycles_tsc_estimate") ? unavailable["cycles_tsc_estimate"] : std::string("no cycle metric"));
+      fmt::print("  {:<11} {:<44} {:<13} latency {:>5}  {:>8} cycles/op  {}\n", variants[v].name,
+                 variants[v].params.at("instruction"), roles[v], latencies[v] ? fmt::format("{:g}", *latencies[v]) : "-",
+                 cycles ? fmt::format("{:.3f}", *cycles) : "-", verdict);
+      checks.push_back({{"chain", variants[v].name}, {"instruction", variants[v].params.at("instruction")}, {"role", roles[v]},
+                        {"latency_cycles", latencies[v] ? nlohmann::json(*latencies[v]) : nlohmann::json(nullptr)},
+                        {"metric", metric}, {"cycles_per_op", cycles ? nlohmann::json(*cycles) : nlohmann::json(nullptr)},
+                        {"verdict", verdict}});
+    }
     if (dir) {
-      write_experiment(*dir, "calibrate", t, sidecar_json(run_id, machine, &result, {"summary", "samples"}));
+      auto sidecar = sidecar_json(run_id, machine, &result, {"summary", "samples"});
+      sidecar["chain_checks"] = checks;
+      write_experiment(*dir, "calibrate", t, sidecar);
       fmt::print(stderr, "wrote {}/calibrate.summary.csv\n", dir->path().string());
     }
   });

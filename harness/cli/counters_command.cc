@@ -17,17 +17,24 @@ nlohmann::json plan_json(const CounterPlan& plan) {
                     {"backend", c.backend()},
                     {"source", c.source ? c.source->key : ""},
                     {"native_event", c.native_event()},
+                    {"encoding", c.encoding_name()},
                     {"selected", sel && sel->source == c.source && sel->availability.available},
                     {"available", c.availability.available},
                     {"estimated", c.metric->estimated},
                     {"reason", c.availability.reason}});
   }
-  return {{"pmu", plan.host.libpfm_pmu}, {"catalog_source", plan.pmu_source}, {"counters", rows}};
+  return {{"pmu", plan.host.libpfm_pmu},
+          {"catalog_source", plan.pmu_source},
+          {"event_encoding", to_string(plan.encoding)},
+          {"no_pmu", plan.host.no_pmu},
+          {"counters", rows}};
 }
 
 void print_plan(const CounterPlan& plan, const MachineFingerprint& m) {
-  fmt::print("CPU {} | PMU {} | catalog source {} | VM {}\n\n", m.cpu_name, m.pmu.empty() ? "(unknown)" : m.pmu,
-             plan.pmu_source.empty() ? "(none)" : plan.pmu_source, m.is_vm ? "yes" : "no");
+  fmt::print("CPU {} | {} | catalog source {} (events as {}) | VM {}\n", m.cpu_name, m.identity.name,
+             plan.pmu_source.empty() ? "(none)" : plan.pmu_source, to_string(plan.encoding), m.is_vm ? "yes" : "no");
+  if (!plan.host.no_pmu.empty()) fmt::print("{}: every hardware metric is unavailable here\n", plan.host.no_pmu);
+  fmt::print("\n");
   fmt::print("{:<22} {:<12} {:<11} {}\n", "METRIC", "STATUS", "BACKEND", "NATIVE EVENT (* = used when measuring)");
   std::string last;
   for (const auto& c : plan.candidates) {

@@ -1,4 +1,5 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "commands.h"
 
@@ -17,16 +18,29 @@ void add_machine_command(CLI::App& app) {
     fmt::print("cpu           {} (vendor {}, family {}, model {}, stepping {})\n", m.cpu_name, m.cpu_vendor, m.cpu_family,
                m.cpu_model, m.cpu_stepping);
     fmt::print("arch          {}, {} logical CPUs\n", m.arch, m.logical_cpus);
-    fmt::print("pmu           {}{}\n", m.pmu.empty() ? "(libpfm4 knows none)" : m.pmu,
+    const CpuIdentity& id = m.identity;
+    fmt::print("uarch         {}{} [by {}]\n", id.name, id.cores.empty() ? "" : fmt::format(" ({})", fmt::join(id.cores, " + ")),
+               id.matched_by);
+    if (!id.note.empty()) fmt::print("              note: {}\n", id.note);
+    fmt::print("catalog       {}, events as {}\n", id.catalog_source.empty() ? "(no source for this CPU)" : id.catalog_source,
+               m.event_encoding == "raw" ? "raw codes (libpfm4 did not detect this CPU's PMU)" : "libpfm4 names");
+    fmt::print("libpfm4       {}{}\n", m.pmu.empty() ? "detects no PMU for this CPU" : m.pmu,
                m.pmu_description.empty() ? "" : " - " + m.pmu_description);
-    fmt::print("catalog       {}\n", m.catalog_source.empty() ? "(no source for this CPU)" : m.catalog_source);
     fmt::print("vm            {}{}\n", m.is_vm ? "yes" : "no", m.hypervisor.empty() ? "" : " (" + m.hypervisor + ")");
     fmt::print("kernel pmu    {}\n", m.kernel_core_pmu ? "exposed" : "none in /sys/bus/event_source/devices");
     fmt::print("kernel        {}\n", m.kernel);
     fmt::print("paranoid      {}\n", m.perf_event_paranoid ? std::to_string(*m.perf_event_paranoid) : "unreadable");
     fmt::print("clocksource   {}\n", m.clocksource);
-    fmt::print("tsc           {} at {:.6f} GHz{}; ~{:.4f} core cycles/tick (estimate)\n", m.tsc.counter, m.tsc.tsc_hz / 1e9,
-               m.tsc.invariant ? ", invariant" : ", NOT invariant", m.tsc.core_cycles_per_tick);
+    fmt::print("tsc           {} at {:.6f} GHz{}\n", m.tsc.counter, m.tsc.tsc_hz / 1e9, m.tsc.invariant ? ", invariant" : ", NOT invariant");
+    for (const auto& c : m.tsc.chains)
+      fmt::print("  chain       {:<8} {:<16} latency {:>7}  {:.4f} ticks/op  {}\n", c.chain, c.instruction,
+                 c.latency_cycles ? fmt::format("{:g} cyc", *c.latency_cycles) : "unknown", c.ticks_per_op,
+                 c.cycles_per_tick ? fmt::format("{:.4f} core cycles/tick", *c.cycles_per_tick) : "");
+    if (m.tsc.core_cycles_per_tick)
+      fmt::print("  estimate    {:.4f} core cycles/tick (a {:.2f} GHz core), the chains agree within {:.0f}%\n",
+                 *m.tsc.core_cycles_per_tick, *m.tsc.core_cycles_per_tick * m.tsc.tsc_hz / 1e9, m.tsc.tolerance * 100);
+    else
+      fmt::print("  estimate    none: {}\n", m.tsc.refused);
     fmt::print("compiler      {} [{}] {}\n", m.build.compiler, m.build.preset, m.build.cxx_flags);
     fmt::print("commit        {}\n", m.build.git_commit);
     fmt::print("results dir   results/{}/\n", m.cpu_slug());

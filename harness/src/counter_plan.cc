@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "dispatchlab/harness/cachegrind.h"
+#include "dispatchlab/harness/cpu_identity.h"
 #include "dispatchlab/harness/papi_backend.h"
 #include "dispatchlab/harness/perf_event_backend.h"
 #include "dispatchlab/harness/tsc.h"
@@ -19,8 +20,8 @@ HostCpu this_host_cpu() {
   h.arch = u.machine;
   h.os = "linux";
   h.libpfm_pmu = detect_core_pmu().name;
-  if (auto f = platform::cpuinfo_field("cpu family")) h.family = std::stoi(*f);
-  if (auto m = platform::cpuinfo_field("model")) h.model = std::stoi(*m);
+  h.pmu_source = this_cpu_identity().catalog_source;
+  h.no_pmu = platform::no_core_pmu_reason();
   return h;
 }
 
@@ -55,13 +56,15 @@ class Prober {
  public:
   explicit Prober(BackendSet& b) : backends_(b) {}
 
-  Availability mapping(const EventSource& src, const MetricMapping& m, const MetricDef& def) {
+  Availability mapping(const EventSource& src, const MetricMapping& m, const MetricDef& def, EventEncoding encoding) {
     if (!m.counted()) return Availability::no(m.none_reason);
     CounterBackend* b = backends_.find(src.backend);
     if (!b) return Availability::no(fmt::format("no {} backend in this build", src.backend));
+    for (const auto& name : m.backend_constants)
+      if (Availability a = b->constant_availability(name); !a.available) return a;
     std::vector<std::string> events;
     std::string event_caveat;
-    for (const auto& [name, ev] : m.inputs) {
+    for (const auto& [name, ev] : m.inputs_for(encoding)) {
       Availability a = event(*b, ev);
       if (!a.available) return a;
       if (event_caveat.empty()) event_caveat = a.reason;
@@ -98,8 +101,11 @@ class Prober {
 CounterPlan plan_counters(const MetricCatalog& catalog, BackendSet& backends, const HostCpu& host) {
   CounterPlan plan;
   plan.host = host;
-  const EventSource* pmu = catalog.pmu_source_for(host.arch, host.libpfm_pmu, host.family, host.model);
-  if (pmu) plan.pmu_source = pmu->key;
+  const EventSource* pmu = catalog.source(host.pmu_source);
+  if (pmu) {
+    plan.pmu_source = pmu->key;
+    plan.encoding = pmu->encoding_for(host.libpfm_pmu);
+  }
   auto applies = [&](const EventSource& s) {
     if (s.is_pmu_source()) return &s == pmu;
     if (!s.os.empty() && s.os != host.os) return false;
@@ -112,12 +118,13 @@ CounterPlan plan_counters(const MetricCatalog& catalog, BackendSet& backends, co
       if (!applies(src)) continue;
       const MetricMapping* m = src.find(def.name);
       if (!m) continue;
-      plan.candidates.push_back({&def, &src, m, prober.mapping(src, *m, def)});
+      EventEncoding enc = &src == pmu ? plan.encoding : EventEncoding::libpfm4;
+      plan.candidates.push_back({&def, &src, m, prober.mapping(src, *m, def, enc), enc});
     }
     if (plan.candidates.size() == first) {
       plan.candidates.push_back({&def, nullptr, nullptr,
                                  Availability::no(fmt::format("no event source for this CPU ({}) maps this metric",
-                                                              host.libpfm_pmu.empty() ? host.arch : host.libpfm_pmu))});
+                                                              pmu ? pmu->key : host.arch))});
     }
     const MetricCandidate* chosen = nullptr;
     std::string reasons;
@@ -133,6 +140,9 @@ CounterPlan plan_counters(const MetricCatalog& catalog, BackendSet& backends, co
     if (chosen) {
       plan.selected.push_back(*chosen);
     } else {
+      // Without a PMU no hardware metric counts, whatever a source maps: that is said first.
+      if (!host.no_pmu.empty() && catalog.is_hardware_metric(def.name) && reasons.find(host.no_pmu) == std::string::npos)
+        reasons = host.no_pmu + "; " + reasons;
       MetricCandidate none = plan.candidates[first];
       none.availability = Availability::no(reasons);
       plan.selected.push_back(none);

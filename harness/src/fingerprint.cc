@@ -58,8 +58,29 @@ BuildInfo BuildInfo::of_this_binary() {
   return {DLAB_COMPILER, DLAB_BUILD_TYPE, DLAB_PRESET, DLAB_CXX_FLAGS, git_commit_of(DLAB_SOURCE_DIR)};
 }
 
+nlohmann::json tsc_calibration_json(const TscCalibration& tsc) {
+  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  nlohmann::json chains = nlohmann::json::array();
+  for (const auto& c : tsc.chains)
+    chains.push_back({{"chain", c.chain},
+                      {"instruction", c.instruction},
+                      {"latency_cycles", opt(c.latency_cycles)},
+                      {"ticks_per_op", c.ticks_per_op},
+                      {"cycles_per_tick", opt(c.cycles_per_tick)},
+                      {"cycles_per_tick_min", opt(c.cycles_per_tick_min)},
+                      {"cycles_per_tick_max", opt(c.cycles_per_tick_max)},
+                      {"trials", c.trials}});
+  return {{"counter", tsc.counter},
+          {"hz", tsc.tsc_hz},
+          {"invariant", tsc.invariant},
+          {"core_cycles_per_tick_estimate", opt(tsc.core_cycles_per_tick)},
+          {"estimate_refused", tsc.refused},
+          {"cross_check", {{"tolerance", tsc.tolerance}, {"attempts", tsc.attempts}, {"chains", chains}}},
+          {"method", tsc.method}};
+}
+
 std::string MachineFingerprint::cpu_slug() const {
-  std::string micro = pmu.empty() ? arch : pmu;
+  std::string micro = identity.key.empty() ? arch : identity.key;
   auto part = [](int v) { return v < 0 ? std::string("unknown") : std::to_string(v); };
   return slug(fmt::format("{}-{}-{}", micro, part(cpu_family), part(cpu_model)));
 }
@@ -69,20 +90,22 @@ nlohmann::json MachineFingerprint::to_json() const {
   return {
       {"arch", arch},
       {"cpu", {{"vendor", cpu_vendor}, {"family", known(cpu_family)}, {"model", known(cpu_model)}, {"stepping", known(cpu_stepping)}, {"name", cpu_name}}},
-      {"microarchitecture", {{"libpfm_pmu", pmu}, {"description", pmu_description}, {"catalog_source", catalog_source}}},
+      {"microarchitecture",
+       {{"name", identity.name},
+        {"key", identity.key},
+        {"cores", identity.cores},
+        {"matched_by", identity.matched_by},
+        {"note", identity.note},
+        {"catalog_source", identity.catalog_source},
+        {"event_encoding", event_encoding},
+        {"libpfm_pmu", pmu},
+        {"description", pmu_description}}},
       {"logical_cpus", logical_cpus},
       {"kernel", kernel},
       {"virtualization", {{"is_vm", is_vm}, {"hypervisor", hypervisor}, {"kernel_core_pmu", kernel_core_pmu}}},
       {"perf_event_paranoid", perf_event_paranoid ? nlohmann::json(*perf_event_paranoid) : nlohmann::json(nullptr)},
       {"clocksource", clocksource},
-      {"tsc",
-       {{"counter", tsc.counter},
-        {"hz", tsc.tsc_hz},
-        {"invariant", tsc.invariant},
-        {"core_cycles_per_tick_estimate", tsc.core_cycles_per_tick},
-        {"core_cycles_per_tick_min", tsc.core_cycles_per_tick_min},
-        {"core_cycles_per_tick_max", tsc.core_cycles_per_tick_max},
-        {"method", tsc.method}}},
+      {"tsc", tsc_calibration_json(tsc)},
       {"build",
        {{"compiler", build.compiler},
         {"build_type", build.build_type},
@@ -121,9 +144,9 @@ MachineFingerprint collect_fingerprint(const TscCalibration& tsc) {
   auto pmu = detect_core_pmu();
   f.pmu = pmu.name;
   f.pmu_description = pmu.description;
-  HostCpu host{f.arch, "linux", f.pmu, f.cpu_family, f.cpu_model};
-  if (const EventSource* s = MetricCatalog::builtin().pmu_source_for(host.arch, host.libpfm_pmu, host.family, host.model))
-    f.catalog_source = s->key;
+  f.identity = this_cpu_identity();
+  if (const EventSource* s = MetricCatalog::builtin().source(f.identity.catalog_source))
+    f.event_encoding = to_string(s->encoding_for(f.pmu));
   f.logical_cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   f.is_vm = platform::running_under_hypervisor();
   f.hypervisor = platform::hypervisor_signature();

@@ -31,12 +31,12 @@ Meter::Meter(const CounterPlan& plan, BackendSet& backends, const std::vector<st
     // Whole-process counters (cachegrind) cannot bracket a region: left out unless named.
     CounterBackend* owner = c.source ? backends.find(c.backend()) : nullptr;
     if (names.empty() && owner && !owner->in_process()) continue;
-    MeteredMetric mm{c.metric->name, c.metric->unit, c.backend(), c.native_event(), c.metric->estimated, c.availability};
+    MeteredMetric mm{c.metric->name, c.metric->unit, c.backend(), c.native_event(), c.metric->estimated, c.availability, c.encoding_name()};
     auto slot = std::make_unique<Slot>();
     if (c.availability.available) {
       slot->mapping = c.mapping;
       std::vector<std::string> events;
-      for (const auto& [name, ev] : c.mapping->inputs) {
+      for (const auto& [name, ev] : c.inputs()) {
         slot->input_names.push_back(name);
         events.push_back(ev);
       }

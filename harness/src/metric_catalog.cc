@@ -13,11 +13,15 @@ namespace dlab {
 
 extern const char* const kBuiltinMetricCatalogJson;  // generated from harness/catalog/metrics.json
 
-std::string MetricMapping::describe() const {
+const char* to_string(EventEncoding e) { return e == EventEncoding::raw ? "raw" : "libpfm4"; }
+
+std::string MetricMapping::describe(EventEncoding e) const {
   if (!counted()) return "";
-  if (!formula) return inputs.at("value");
+  const auto& in = inputs_for(e);
+  if (in.size() != inputs.size()) return "";
+  if (!formula) return in.at("value");
   std::string s;
-  for (const auto& [name, event] : inputs) {
+  for (const auto& [name, event] : in) {
     if (!s.empty()) s += ", ";
     s += name + "=" + event;
   }
@@ -28,6 +32,14 @@ const MetricMapping* EventSource::find(const std::string& metric) const {
   for (const auto& m : mappings)
     if (m.metric == metric) return &m;
   return nullptr;
+}
+
+EventEncoding EventSource::encoding_for(const std::string& detected_libpfm_pmu) const {
+  if (names_are_raw) return EventEncoding::raw;
+  if (raw.empty()) return EventEncoding::libpfm4;
+  for (const auto& p : libpfm_pmus)
+    if (p == detected_libpfm_pmu) return EventEncoding::libpfm4;
+  return EventEncoding::raw;
 }
 
 const MetricDef* MetricCatalog::metric(const std::string& name) const {
@@ -42,20 +54,25 @@ const EventSource* MetricCatalog::source(const std::string& key) const {
   return nullptr;
 }
 
-const EventSource* MetricCatalog::pmu_source_for(const std::string& arch, const std::string& libpfm_pmu,
-                                                 int family, int model) const {
-  auto arch_ok = [&](const EventSource& s) { return s.os.empty() && (s.arch.empty() || s.arch == arch); };
+const EventSource* MetricCatalog::source_for_libpfm_pmu(const std::string& arch, const std::string& libpfm_pmu) const {
+  if (libpfm_pmu.empty()) return nullptr;
   for (const auto& s : sources_)
-    if (arch_ok(s))
+    if (s.os.empty() && (s.arch.empty() || s.arch == arch))
       for (const auto& p : s.libpfm_pmus)
         if (p == libpfm_pmu) return &s;
-  for (const auto& s : sources_)
-    if (arch_ok(s))
-      for (const auto& [f, m] : s.cpu_models)
-        if (f == family && m == model) return &s;
-  for (const auto& s : sources_)
-    if (arch_ok(s) && s.fallback) return &s;
   return nullptr;
+}
+
+const EventSource* MetricCatalog::fallback_source(const std::string& arch) const {
+  for (const auto& s : sources_)
+    if (s.fallback && s.os.empty() && (s.arch.empty() || s.arch == arch)) return &s;
+  return nullptr;
+}
+
+bool MetricCatalog::is_hardware_metric(const std::string& metric) const {
+  for (const auto& s : sources_)
+    if (s.is_pmu_source() && s.find(metric)) return true;
+  return false;
 }
 
 namespace {
@@ -109,12 +126,8 @@ MetricCatalog MetricCatalog::from_json_text(const std::string& text, const std::
     s.fallback = js.value("fallback", false);
     s.note = js.value("note", "");
     if (js.contains("libpfm_pmus")) s.libpfm_pmus = js.at("libpfm_pmus").get<std::vector<std::string>>();
-    for (const auto& fm : js.value("cpu_models", std::vector<std::string>{})) {
-      int f = 0, m = 0;
-      if (std::sscanf(fm.c_str(), "%d:%d", &f, &m) != 2)
-        throw std::runtime_error(fmt::format("{}: source {}: cpu model '{}' is not family:model", origin, s.key, fm));
-      s.cpu_models.emplace_back(f, m);
-    }
+    if (js.contains("raw")) s.raw = js.at("raw").get<std::map<std::string, std::string>>();
+    s.names_are_raw = js.at("backend") == "perf_event";  // until an input says otherwise
     for (const auto& [metric, jmap] : js.at("events").items()) {
       std::string where = fmt::format("{}: source {}: metric {}", origin, s.key, metric);
       if (!c.metric(metric)) throw std::runtime_error(where + ": not a metric listed under 'metrics'");
@@ -123,6 +136,16 @@ MetricCatalog MetricCatalog::from_json_text(const std::string& text, const std::
         for (const auto& name : m.formula->names())
           if (!m.inputs.count(name) && !m.backend_constants.count(name))
             throw std::runtime_error(fmt::format("{}: formula uses '{}', which is not an input", where, name));
+      // Raw codes for the inputs: an input already raw (perf_raw::) or generic (perf::) is its own.
+      if (m.counted())
+        for (const auto& [name, ev] : m.inputs) {
+          if (ev.rfind("perf_raw::", 0) == 0) m.raw_inputs[name] = ev;
+          else s.names_are_raw = false;
+          if (s.raw.empty() || ev.rfind("perf_raw::", 0) == 0) continue;
+          if (ev.rfind("perf::", 0) == 0) m.raw_inputs[name] = ev;
+          else if (auto it = s.raw.find(ev); it != s.raw.end()) m.raw_inputs[name] = it->second;
+          else throw std::runtime_error(fmt::format("{}: '{}' has no raw code in the source's 'raw' table", where, ev));
+        }
       s.mappings.push_back(std::move(m));
     }
     if (c.source(s.key)) throw std::runtime_error(fmt::format("{}: source {} is listed twice", origin, s.key));

@@ -68,13 +68,9 @@ void PerfEventBackend::encode(const std::string& native_event, perf_event_attr& 
 
 std::string explain_perf_open_error(int err, const std::string& event, bool hardware_event) {
   std::string what = fmt::format("perf_event_open({}): {} ({})", event, std::strerror(err), err);
-  if (hardware_event && (err == ENOENT || err == EOPNOTSUPP || err == ENODEV) && !platform::kernel_has_core_pmu()) {
-    if (platform::running_under_hypervisor()) {
-      std::string sig = platform::hypervisor_signature();
-      return fmt::format("no hardware PMU: VM{} exposes no counters to this guest; {}",
-                         sig.empty() ? "" : " (" + sig + ")", what);
-    }
-    return "no hardware PMU: the kernel exposes no core PMU in /sys/bus/event_source/devices; " + what;
+  if (hardware_event && (err == ENOENT || err == EOPNOTSUPP || err == ENODEV)) {
+    std::string no_pmu = platform::no_core_pmu_reason();
+    if (!no_pmu.empty()) return no_pmu + "; " + what;
   }
   if (err == EACCES || err == EPERM) {
     auto p = platform::perf_event_paranoid();

@@ -92,6 +92,15 @@ bool kernel_has_core_pmu() {
   return found;
 }
 
+std::string no_core_pmu_reason() {
+  if (kernel_has_core_pmu()) return "";
+  if (running_under_hypervisor()) {
+    std::string sig = hypervisor_signature();
+    return "no hardware PMU: VM" + (sig.empty() ? std::string() : " (" + sig + ")") + " exposes no counters to this guest";
+  }
+  return "no hardware PMU: the kernel exposes no core PMU in /sys/bus/event_source/devices";
+}
+
 std::optional<unsigned> sysfs_pmu_type(const std::string& pmu) {
   auto s = read_file_trimmed("/sys/bus/event_source/devices/" + pmu + "/type");
   if (!s) return std::nullopt;

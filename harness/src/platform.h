@@ -20,6 +20,9 @@ std::string hypervisor_signature();
 // cpu_atom, armv8_*/arm_*): without one hardware events cannot count whatever libpfm4 detects.
 bool kernel_has_core_pmu();
 // perf_event type number of a sysfs PMU (cpu_core on hybrid Intel), if present.
+// "" when the kernel exposes a core PMU; else why hardware events cannot count here, in words a
+// user can act on ("no hardware PMU: VM (KVMKVMKVM) exposes no counters to this guest").
+std::string no_core_pmu_reason();
 std::optional<unsigned> sysfs_pmu_type(const std::string& pmu);
 std::optional<int> perf_event_paranoid();
 

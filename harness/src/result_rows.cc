@@ -29,6 +29,7 @@ std::map<std::string, std::string> provenance(const RunResult& r, const MachineF
           {"samples", std::to_string(r.protocol.samples)},
           {"interleaved", r.protocol.interleave ? "1" : "0"},
           {"pmu", m.pmu},
+          {"uarch", m.identity.name},
           {"compiler", m.build.compiler},
           {"build_type", m.build.build_type + " (" + m.build.preset + ")"},
           {"cxx_flags", m.build.cxx_flags},
@@ -73,7 +74,7 @@ ExperimentTables experiment_tables(const std::string& run_id, const std::string&
       std::map<std::string, std::string> row = prov;
       row.insert({{"run_id", run_id}, {"experiment", experiment}, {"variant", vs.variant}, {"params", join_params(var.params)},
                   {"metric", mm.name}, {"unit", mm.unit + "/" + var.unit_name}, {"backend", mm.backend},
-                  {"native_event", mm.native_event}, {"estimated", mm.estimated ? "1" : "0"},
+                  {"native_event", mm.native_event}, {"event_encoding", mm.encoding}, {"estimated", mm.estimated ? "1" : "0"},
                   {"baseline", base.variant}});
       // A metric is summarised only when every round has a value: a partial set would silently
       // compare different rounds.
@@ -111,7 +112,7 @@ ResultTable counters_table(const CounterPlan& plan) {
     const MetricCandidate* sel = plan.selection(c.metric->name);
     bool selected = sel && sel->source == c.source && sel->availability.available;
     t.add({{"metric", c.metric->name}, {"unit", c.metric->unit}, {"backend", c.backend()},
-           {"source", c.source ? c.source->key : ""}, {"native_event", c.native_event()},
+           {"source", c.source ? c.source->key : ""}, {"native_event", c.native_event()}, {"event_encoding", c.encoding_name()},
            {"selected", selected ? "1" : "0"}, {"available", c.availability.available ? "1" : "0"},
            {"estimated", c.metric->estimated ? "1" : "0"}, {"reason", c.availability.reason}});
   }
@@ -129,7 +130,7 @@ nlohmann::json sidecar_json(const std::string& run_id, const MachineFingerprint&
     j["pin_note"] = result->pin_note;
     nlohmann::json metrics = nlohmann::json::array();
     for (const auto& m : result->metrics)
-      metrics.push_back({{"name", m.name}, {"backend", m.backend}, {"native_event", m.native_event},
+      metrics.push_back({{"name", m.name}, {"backend", m.backend}, {"native_event", m.native_event}, {"event_encoding", m.encoding},
                          {"available", m.availability.available}, {"reason", m.availability.reason},
                          {"estimated", m.estimated}});
     j["metrics"] = metrics;

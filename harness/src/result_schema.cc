@@ -17,6 +17,7 @@ namespace {
       {"samples", "measured rounds per variant"},                                                    \
       {"interleaved", "1 when variants alternated within each round (A B A B ...), 0 when blocked"}, \
       {"pmu", "libpfm4 core PMU of the machine, empty when unknown"},                                \
+      {"uarch", "microarchitecture from the CPU table (harness/catalog/cpus.json)"},                  \
       {"compiler", "compiler and version of the measuring binary"},                                  \
       {"build_type", "CMake build type and preset"},                                                 \
       {"cxx_flags", "compiler flags that affect generated code"},                                    \
@@ -31,6 +32,7 @@ constexpr Column kSummary[] = {
     {"unit", "unit of the metric per work unit, e.g. cycles/dispatch"},
     {"backend", "counter backend (perf_event, papi, tsc), empty when unavailable"},
     {"native_event", "native event(s) and formula from the metric catalog"},
+    {"event_encoding", "libpfm4 (event names; libpfm4 detected this CPU's PMU) or raw (the catalog's raw codes); empty for software events and other backends"},
     {"estimated", "1 when the value is an estimate (cycles_tsc_estimate), else 0"},
     {"n", "number of samples summarised; 0 when unavailable"},
     {"median", "median per work unit; empty when unavailable"},
@@ -66,6 +68,7 @@ constexpr Column kCounters[] = {
     {"backend", "backend that would count it (perf_event, papi, tsc)"},
     {"source", "metric-catalog source (intel_icl, software, papi, tsc, ...)"},
     {"native_event", "native event(s) and formula"},
+    {"event_encoding", "libpfm4 or raw for PMU events, empty otherwise"},
     {"selected", "1 for the candidate a measurement uses for this metric"},
     {"available", "1 when the events opened on this machine, else 0"},
     {"estimated", "1 when the metric is an estimate"},

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "dispatchlab/harness/latency_chains.h"
 #include "platform.h"
 
 #if defined(__x86_64__)
@@ -49,29 +50,6 @@ static bool tsc_invariant() { return true; }  // the generic timer runs at a fix
 #error "dispatchlab's TSC backend supports x86-64 and arm64"
 #endif
 
-uint64_t dependent_add_ticks(uint64_t adds) {
-  uint64_t iterations = adds / 32 + 1;
-  uint64_t acc = 0;
-  uint64_t t0 = tsc_begin();
-#if defined(__x86_64__)
-  // 32 additions on one register form a chain of 1-cycle latency; the loop counter runs in
-  // parallel on another port, so an iteration takes 32 core cycles on every x86-64 core.
-  asm volatile(
-      "1:\n\t"
-      ".rept 32\n\tadd $1, %[acc]\n\t.endr\n\t"
-      "dec %[n]\n\tjnz 1b"
-      : [acc] "+r"(acc), [n] "+r"(iterations)::"cc");
-#elif defined(__aarch64__)
-  asm volatile(
-      "1:\n\t"
-      ".rept 32\n\tadd %x[acc], %x[acc], #1\n\t.endr\n\t"
-      "subs %x[n], %x[n], #1\n\tb.ne 1b"
-      : [acc] "+r"(acc), [n] "+r"(iterations)::"cc");
-#endif
-  uint64_t t1 = tsc_end();
-  return t1 - t0;
-}
-
 namespace {
 
 double raw_seconds() {
@@ -107,30 +85,121 @@ double measure_tsc_hz(int interval_ms) {
   return static_cast<double>(t1 - t0) / (c1 - c0);
 }
 
-TscCalibration calibrate_tsc() {
+namespace {
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// "imul" from "imul r64, r64": how a message names a chain.
+std::string mnemonic(const std::string& instruction) { return instruction.substr(0, instruction.find(' ')); }
+
+}  // namespace
+
+TscCalibration judge_tsc_calibration(double tsc_hz, bool invariant, const std::string& counter,
+                                     const std::vector<ChainTiming>& timings, double tolerance) {
   TscCalibration c;
-  c.counter = kCounterName;
-  c.invariant = tsc_invariant();
-  c.tsc_hz = measure_tsc_hz(200);
-  // Warm the core up first so that the first trials do not see a low-power clock.
-  dependent_add_ticks(20'000'000);
-  constexpr uint64_t kAdds = 32 * 1'000'000;  // ~10 ms at 3 GHz per trial
-  std::vector<double> ratios;
-  for (int i = 0; i < 9; ++i) {
-    uint64_t ticks = dependent_add_ticks(kAdds);
-    // kAdds/32+1 iterations of 32 adds were executed
-    double adds = static_cast<double>((kAdds / 32 + 1) * 32);
-    ratios.push_back(adds / static_cast<double>(ticks));
+  c.tsc_hz = tsc_hz;
+  c.invariant = invariant;
+  c.counter = counter;
+  c.tolerance = tolerance;
+  for (const auto& t : timings) {
+    ChainCalibration cc;
+    cc.chain = t.chain;
+    cc.instruction = t.instruction;
+    cc.latency_cycles = t.latency_cycles;
+    cc.trials = static_cast<int>(t.ticks_per_op.size());
+    if (!t.ticks_per_op.empty()) {
+      cc.ticks_per_op = median_of(t.ticks_per_op);
+      if (t.latency_cycles && cc.ticks_per_op > 0) {
+        auto [lo, hi] = std::minmax_element(t.ticks_per_op.begin(), t.ticks_per_op.end());
+        cc.cycles_per_tick = *t.latency_cycles / cc.ticks_per_op;
+        cc.cycles_per_tick_min = *t.latency_cycles / *hi;
+        cc.cycles_per_tick_max = *t.latency_cycles / *lo;
+      }
+    }
+    c.chains.push_back(cc);
   }
-  std::sort(ratios.begin(), ratios.end());
-  c.trials = static_cast<int>(ratios.size());
-  c.core_cycles_per_tick = ratios[ratios.size() / 2];
-  c.core_cycles_per_tick_min = ratios.front();
-  c.core_cycles_per_tick_max = ratios.back();
+  auto rates = [&] {
+    std::string s;
+    for (const auto& cc : c.chains)
+      s += fmt::format("{}{} {}", s.empty() ? "" : ", ", mnemonic(cc.instruction),
+                       cc.cycles_per_tick ? fmt::format("{:.3f}", *cc.cycles_per_tick)
+                                          : fmt::format("? ({:.4f} ticks/op, latency unknown)", cc.ticks_per_op));
+    return s + " cycles/tick";
+  };
+  if (c.chains.size() < 2) {
+    c.refused = "calibration needs a chain and a cross-check chain";
+    return c;
+  }
+  const auto& p = c.chains[0];
+  const auto& x = c.chains[1];
+  if (p.trials == 0 || x.trials == 0) {
+    c.refused = "calibration chains were not timed";
+  } else if (!p.latency_cycles || !x.latency_cycles) {
+    c.refused = fmt::format("the CPU table (harness/catalog/cpus.json) gives no latency for the {} chain on this core: {}",
+                            !p.latency_cycles ? p.chain : x.chain, rates());
+  } else if (!p.cycles_per_tick || !x.cycles_per_tick) {
+    c.refused = "a calibration chain took no ticks: " + rates();
+  } else {
+    double hi = std::max(*p.cycles_per_tick, *x.cycles_per_tick), lo = std::min(*p.cycles_per_tick, *x.cycles_per_tick);
+    double apart = hi / lo - 1;
+    if (apart > tolerance)
+      c.refused = fmt::format("calibration chains disagree: {}, {:.0f}% apart (more than {:.0f}%): no cycle estimate", rates(),
+                              apart * 100, tolerance * 100);
+    else
+      c.core_cycles_per_tick = p.cycles_per_tick;
+  }
   c.method = fmt::format(
-      "{} rate measured against CLOCK_MONOTONIC_RAW over 200 ms; core cycles per tick = median of {} trials of "
-      "32M dependent 1-cycle adds (range {:.4f}-{:.4f})",
-      c.counter, c.trials, c.core_cycles_per_tick_min, c.core_cycles_per_tick_max);
+      "{} rate measured against CLOCK_MONOTONIC_RAW over 200 ms; core cycles per tick = latency / ticks per operation of "
+      "a dependent {} chain ({} cycles), cross-checked by a dependent {} chain ({} cycles), median of {} interleaved "
+      "trials each, published when within {:.0f}%: {}",
+      counter, p.instruction, p.latency_cycles ? fmt::format("{:g}", *p.latency_cycles) : "unknown", x.instruction,
+      x.latency_cycles ? fmt::format("{:g}", *x.latency_cycles) : "unknown", p.trials, tolerance * 100, rates());
+  return c;
+}
+
+TscCalibration calibrate_tsc(const CpuIdentity& cpu) {
+  double hz = measure_tsc_hz(200);
+  std::vector<std::pair<LatencyChain, std::optional<double>>> plan;
+  for (const auto& name : {cpu.primary_chain, cpu.cross_check_chain}) {
+    auto chain = latency_chain_named(name);
+    if (!chain) {
+      TscCalibration c = judge_tsc_calibration(hz, tsc_invariant(), kCounterName, {}, cpu.calibration_tolerance);
+      c.refused = fmt::format("no calibration chain named '{}' for this architecture", name);
+      return c;
+    }
+    auto it = cpu.chain_latency.find(name);
+    plan.emplace_back(*chain, it == cpu.chain_latency.end() ? std::nullopt : std::optional<double>(it->second));
+  }
+  // Warm the core up first so that the first trials do not see a low-power clock.
+  latency_chain_ticks(LatencyChain::add_reg, 500'000);
+  TscCalibration c;
+  // A disagreement can be a burst of interference (another guest, an interrupt storm) during one
+  // measurement; a core that shortcuts a chain disagrees every time. So a disagreement is
+  // measured once more before the estimate is refused.
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    std::vector<ChainTiming> timings;
+    for (auto [chain, latency] : plan) {
+      const auto& info = latency_chain_info(chain);
+      timings.push_back({std::string(info.name), std::string(info.instruction), latency, {}});
+    }
+    // About 8 M core cycles (~3 ms) per trial whatever the latency; the chains alternate trial by
+    // trial so that a change of core clock affects both alike.
+    constexpr double kTrialCycles = 8e6;
+    for (int trial = 0; trial < 9; ++trial)
+      for (size_t i = 0; i < plan.size(); ++i) {
+        double latency = plan[i].second.value_or(3);
+        auto iterations = static_cast<uint64_t>(kTrialCycles / (latency * kChainOpsPerIteration)) + 1;
+        uint64_t ticks = latency_chain_ticks(plan[i].first, iterations);
+        timings[i].ticks_per_op.push_back(static_cast<double>(ticks) / static_cast<double>(iterations * kChainOpsPerIteration));
+      }
+    c = judge_tsc_calibration(hz, tsc_invariant(), kCounterName, timings, cpu.calibration_tolerance);
+    c.attempts = attempt;
+    if (c.core_cycles_per_tick || c.refused.find("disagree") == std::string::npos) break;
+  }
   return c;
 }
 
@@ -157,7 +226,7 @@ class TscGroup final : public CounterGroup {
 }  // namespace
 
 const TscCalibration& process_tsc_calibration() {
-  static const TscCalibration c = calibrate_tsc();
+  static const TscCalibration c = calibrate_tsc(this_cpu_identity());
   return c;
 }
 
@@ -174,7 +243,14 @@ std::unique_ptr<CounterGroup> TscBackend::open_group(const std::vector<std::stri
 }
 
 std::map<std::string, double> TscBackend::constants() {
-  return {{"core_cycles_per_tick", calibration().core_cycles_per_tick}};
+  if (!calibration().core_cycles_per_tick) return {};
+  return {{"core_cycles_per_tick", *calibration().core_cycles_per_tick}};
+}
+
+Availability TscBackend::constant_availability(const std::string& name) {
+  if (name != "core_cycles_per_tick") return Availability::no("the TSC backend supplies only core_cycles_per_tick");
+  if (!calibration().core_cycles_per_tick) return Availability::no(calibration().refused);
+  return Availability::yes();
 }
 
 }  // namespace dlab

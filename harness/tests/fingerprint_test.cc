@@ -8,7 +8,7 @@ namespace dlab {
 namespace {
 
 TEST(Fingerprint, DescribesThisMachine) {
-  TscCalibration tsc = calibrate_tsc();
+  TscCalibration tsc = calibrate_tsc(this_cpu_identity());
   MachineFingerprint f = collect_fingerprint(tsc);
   EXPECT_FALSE(f.arch.empty());
   EXPECT_FALSE(f.kernel.empty());

@@ -39,7 +39,7 @@ struct Fixture {
     auto tsc = std::make_unique<FakeBackend>("tsc", std::map<std::string, double>{{"tsc", 400}}, log);
     tsc->constants_ = {{"k", 2.5}};
     backends.add(std::move(tsc));
-    plan = plan_counters(cat, backends, {"x86_64", "linux", "", 0, 0});
+    plan = plan_counters(cat, backends, {"x86_64", "linux", "", "cpu", ""});
   }
 };
 

@@ -28,7 +28,7 @@ struct Scripted {
   Scripted() {
     backends.add(std::make_unique<FakeBackend>("perf_event", std::map<std::string, double>{}));
     backends.add(std::make_unique<FakeBackend>("tsc", std::map<std::string, double>{{"tsc", 100}}));
-    plan = plan_counters(cat, backends, {"x86_64", "linux", "", 0, 0});
+    plan = plan_counters(cat, backends, {"x86_64", "linux", "", "cpu", ""});
   }
 };
 

@@ -60,6 +60,10 @@ class CounterBackend {
   virtual std::unique_ptr<CounterGroup> open_group(const std::vector<std::string>& native_events) = 0;
   // Named constants this backend supplies to catalog formulas (the TSC's calibration).
   virtual std::map<std::string, double> constants() { return {}; }
+  // Whether `name` is among them, and why not (a calibration that refused to publish, say).
+  virtual Availability constant_availability(const std::string& name) {
+    return constants().count(name) ? Availability::yes() : Availability::no("backend '" + this->name() + "' supplies no '" + name + "'");
+  }
   // false for backends that count whole processes (valgrind): Meter leaves them out unless asked.
   virtual bool in_process() const { return true; }
 };

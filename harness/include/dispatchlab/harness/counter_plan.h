@@ -12,14 +12,18 @@
 
 namespace dlab {
 
-// What the plan needs to know about the CPU (filled from the fingerprint).
+// What the plan needs to know about the machine: facts, so that a plan for another CPU can be
+// made in a test.
 struct HostCpu {
   std::string arch;        // "x86_64", "aarch64"
   std::string os;          // "linux", "darwin"
-  std::string libpfm_pmu;  // libpfm4's detected core PMU, or ""
-  int family = -1;
-  int model = -1;
+  std::string libpfm_pmu;  // libpfm4's detected core PMU, or "": decides libpfm4 names vs raw codes
+  std::string pmu_source;  // metric-catalog source from CPU identification (cpus.json), "" for none
+  // "" when the kernel exposes a core PMU; else the reason every hardware metric is unavailable
+  // ("no hardware PMU: VM (KVMKVMKVM) exposes no counters to this guest").
+  std::string no_pmu;
 };
+// This machine: identified through the CPU table, with the kernel's PMU.
 HostCpu this_host_cpu();
 
 // The backends available to this build, by name. Backends that cannot exist here (kperf on
@@ -40,13 +44,19 @@ struct MetricCandidate {
   const MetricMapping* mapping = nullptr;  // null: the metric has no candidate source at all
   Availability availability;
 
+  EventEncoding encoding = EventEncoding::libpfm4;  // how the PMU source's events are handed over
+
   std::string backend() const { return source ? source->backend : ""; }
-  std::string native_event() const { return mapping ? mapping->describe() : ""; }
+  std::string native_event() const { return mapping ? mapping->describe(encoding) : ""; }
+  const std::map<std::string, std::string>& inputs() const { return mapping->inputs_for(encoding); }
+  // "libpfm4" or "raw" for PMU events; "" for software events and other backends.
+  std::string encoding_name() const { return source && source->is_pmu_source() ? to_string(encoding) : ""; }
 };
 
 struct CounterPlan {
   HostCpu host;
   std::string pmu_source;  // catalog key of the PMU source used for this CPU, or ""
+  EventEncoding encoding = EventEncoding::libpfm4;  // of that source's events here
   // Every (metric, source) pair considered, grouped by metric in catalog order, most specific
   // source first.
   std::vector<MetricCandidate> candidates;

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dispatchlab/harness/cpu_identity.h"
 #include "dispatchlab/harness/tsc.h"
 
 namespace dlab {
@@ -28,7 +29,8 @@ struct MachineFingerprint {
   std::string cpu_name;
   std::string pmu;              // libpfm4 core PMU name, "" when libpfm4 knows none
   std::string pmu_description;
-  std::string catalog_source;   // metric-catalog source chosen for this CPU
+  CpuIdentity identity;         // microarchitecture, core types and catalog source (cpus.json)
+  std::string event_encoding;   // "libpfm4" or "raw": how the catalog source's events are handed over
   int logical_cpus = 0;
   std::string kernel;
   bool is_vm = false;
@@ -39,12 +41,16 @@ struct MachineFingerprint {
   TscCalibration tsc;
   BuildInfo build;
 
-  // "icx-6-106" style: what results/<cpu>/ is named after.
+  // "<key>-<family>-<model>" ("icx-6-106", "emr-6-207"), the key from the CPU table: what
+  // results/<cpu>/ is named after.
   std::string cpu_slug() const;
   nlohmann::json to_json() const;
 };
 
 // Collects everything; `tsc` is the calibration to record (from the TscBackend in use).
 MachineFingerprint collect_fingerprint(const TscCalibration& tsc);
+
+// The calibration as the fingerprint records it (both chains, the verdict, the method).
+nlohmann::json tsc_calibration_json(const TscCalibration& tsc);
 
 }  // namespace dlab

@@ -27,6 +27,7 @@ struct MeteredMetric {
   std::string native_event;  // catalog description of the events
   bool estimated = false;
   Availability availability;
+  std::string encoding;      // "libpfm4" or "raw" for PMU events, "" otherwise
 };
 
 class Meter {

@@ -23,17 +23,26 @@ struct MetricDef {
 
 // How one source counts one metric: a single event, a formula over several events that must be
 // read together, or an explicit statement that the source cannot count it.
+// How a PMU source's events are handed to the kernel: by libpfm4 name when libpfm4 detected this
+// CPU's PMU (and so vouches for its tables), else as the raw codes the catalog keeps beside the
+// names. Kernel software events and other backends are always "libpfm4"/their own names.
+enum class EventEncoding { libpfm4, raw };
+const char* to_string(EventEncoding e);
+
 struct MetricMapping {
   std::string metric;
-  std::map<std::string, std::string> inputs;  // formula name -> native event (one entry "value" for a plain event)
+  std::map<std::string, std::string> inputs;      // formula name -> native event (one entry "value" for a plain event)
+  std::map<std::string, std::string> raw_inputs;  // the same inputs as raw codes (PMU sources with a raw table)
   std::optional<Formula> formula;            // absent: the metric is inputs.at("value")
   std::set<std::string> backend_constants;   // formula names the backend supplies (a calibration)
   std::string none_reason;                   // non-empty: this source has no event for the metric
   std::string note;
 
   bool counted() const { return none_reason.empty(); }
+  // The inputs in an encoding: raw_inputs for raw (empty when the catalog has no raw code for one).
+  const std::map<std::string, std::string>& inputs_for(EventEncoding e) const { return e == EventEncoding::raw ? raw_inputs : inputs; }
   // "skl::UNHALTED_CORE_CYCLES" or "be=perf_raw::r02a4, slots=icl::TOPDOWN:SLOTS_P; be / slots".
-  std::string describe() const;
+  std::string describe(EventEncoding e = EventEncoding::libpfm4) const;
 };
 
 struct EventSource {
@@ -42,15 +51,19 @@ struct EventSource {
   std::string arch;     // "x86_64", "aarch64", or empty for any
   std::string os;       // "darwin", or empty for Linux
   std::string vendor;   // CPUID vendor string, or empty
-  std::vector<std::string> libpfm_pmus;  // libpfm4 PMU names this source's events are for
-  std::vector<std::pair<int, int>> cpu_models;  // (family, model) matched when libpfm4 lacks the PMU
+  std::vector<std::string> libpfm_pmus;  // libpfm4 PMUs whose detection vouches for these names
+  std::map<std::string, std::string> raw;  // event name -> perf_raw code (checked against libpfm4 in a test)
+  bool names_are_raw = false;              // every event is written as a perf_raw code already
   bool fallback = false;  // used only when no PMU-specific source matches
   std::string note;
   std::vector<MetricMapping> mappings;
 
   const MetricMapping* find(const std::string& metric) const;
   // Whether this source is about a CPU's PMU (as opposed to software events, PAPI or the TSC).
-  bool is_pmu_source() const { return !libpfm_pmus.empty() || !cpu_models.empty() || fallback; }
+  bool is_pmu_source() const { return !libpfm_pmus.empty() || !raw.empty() || fallback || backend == "kperf"; }
+  // libpfm4 names when libpfm4 detected one of this source's PMUs, else raw codes. Sources with no
+  // raw table (generic, software) always use their names.
+  EventEncoding encoding_for(const std::string& detected_libpfm_pmu) const;
 };
 
 class MetricCatalog {
@@ -66,10 +79,13 @@ class MetricCatalog {
   const MetricDef* metric(const std::string& name) const;
   const EventSource* source(const std::string& key) const;
 
-  // The PMU source for this CPU: by libpfm4 PMU name first, then by CPUID family/model, then the
-  // generic fallback. Never null on an architecture that has a fallback entry.
-  const EventSource* pmu_source_for(const std::string& arch, const std::string& libpfm_pmu,
-                                    int family, int model) const;
+  // The PMU source that lists a libpfm4 PMU name (for CPUs the CPU table does not know), or null.
+  const EventSource* source_for_libpfm_pmu(const std::string& arch, const std::string& libpfm_pmu) const;
+  // The generic fallback for an architecture (the kernel's generic hardware events), or null.
+  const EventSource* fallback_source(const std::string& arch) const;
+  // Whether any PMU source maps `metric` (counted or with a reason): a hardware metric, which
+  // a machine without a PMU cannot count whatever the source.
+  bool is_hardware_metric(const std::string& metric) const;
 
  private:
   std::vector<MetricDef> metrics_;
