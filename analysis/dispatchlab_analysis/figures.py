@@ -48,10 +48,13 @@ def save(fig, data: pd.DataFrame, out_dir: Path, name: str, notes: list[str]) ->
 
 
 def pick_cycles(df: pd.DataFrame) -> tuple[str, list[str]]:
-    """Counted cycles where the PMU gave them, else the TSC estimate, labelled so."""
+    """Counted cycles where the PMU gave them, else the TSC estimate, labelled so; where the
+    calibration refused an estimate, TSC ticks (changes are still valid, absolute cycles are not)."""
     if (df[(df["metric"] == "cycles")]["n"] > 0).any():
         return "cycles", []
-    return "cycles_tsc_estimate", ["cycles are TSC-based ESTIMATES (no counted cycles on this machine)"]
+    if (df[(df["metric"] == "cycles_tsc_estimate")]["n"] > 0).any():
+        return "cycles_tsc_estimate", ["cycles are TSC-based ESTIMATES (no counted cycles on this machine)"]
+    return "tsc_ticks", ["TSC ticks, not cycles: no counted cycles and no cross-checked cycle estimate on this machine"]
 
 
 def flushes_vs_copies(run: Run, out_dir: Path) -> Path | None:

@@ -11,28 +11,59 @@ import os
 import sys
 from pathlib import Path
 
-from .figures import all_figures
+from .figures import all_figures, pick_cycles
 from .knee import kcopy_knees
 from .results import Run, load_run
 from .tables import (MODEL_COLUMNS, VALGRIND_COLUMNS, WASM_VALGRIND_COLUMNS, counters_markdown, latest_runs, markdown_table,
                      rfc_change_table, summary_markdown, unavailable_markdown, wide_markdown)
 
 
+def calibration_rows(tsc: dict) -> list[list[str]]:
+    """The TSC rate and the cycle calibration: both chains and the verdict (or the old one-chain form)."""
+    rows = [["TSC", f"{tsc['counter']} {tsc['hz'] / 1e9:.6f} GHz, {'invariant' if tsc['invariant'] else 'NOT invariant'}"]]
+    if "cross_check" not in tsc:  # a fingerprint from before the cross-check
+        rows.append(["core cycles per TSC tick (estimate, not cross-checked)",
+                     f"{tsc['core_cycles_per_tick_estimate']:.4f} ({tsc['method']})"])
+        return rows
+    for c in tsc["cross_check"]["chains"]:
+        rate = "latency unknown" if c["cycles_per_tick"] is None else f"{c['cycles_per_tick']:.4f} core cycles/tick"
+        latency = "?" if c["latency_cycles"] is None else f"{c['latency_cycles']:g}"
+        rows.append([f"calibration chain `{c['chain']}`",
+                     f"`{c['instruction']}`, {latency} cycles: {c['ticks_per_op']:.4f} ticks/op, {rate} ({c['trials']} trials)"])
+    est = tsc["core_cycles_per_tick_estimate"]
+    rows.append(["core cycles per TSC tick (estimate)",
+                 f"{est:.4f}, the chains agree within {tsc['cross_check']['tolerance'] * 100:.0f}%" if est is not None
+                 else f"none: {tsc['estimate_refused']}"])
+    return rows
+
+
 def machine_markdown(m: dict) -> str:
     if not m:
         return "No machine fingerprint in this run.\n"
     cpu, micro, virt, tsc, build = m["cpu"], m["microarchitecture"], m["virtualization"], m["tsc"], m["build"]
+    uarch = micro.get("name") or f"{micro['libpfm_pmu'] or 'unknown to libpfm4'} {micro['description']}".strip()
+    if micro.get("cores"):
+        uarch += f" ({' + '.join(micro['cores'])})"
+    if micro.get("matched_by"):
+        uarch += f", by {micro['matched_by']}"
     rows = [
         ["CPU", f"{cpu['name']} ({cpu['vendor']} family {cpu['family']} model {cpu['model']} stepping {cpu['stepping']})"],
-        ["microarchitecture", f"{micro['libpfm_pmu'] or 'unknown to libpfm4'} {micro['description']}".strip()],
-        ["catalog source", micro["catalog_source"] or "none"],
+        ["microarchitecture", uarch],
+    ]
+    if micro.get("note"):
+        rows.append(["identification note", micro["note"]])
+    rows += [
+        ["catalog source", (micro["catalog_source"] or "none")
+         + (f", events as {micro['event_encoding']}" if micro.get("event_encoding") else "")],
+        ["libpfm4 PMU", f"{micro['libpfm_pmu'] or 'none detected'} {micro['description']}".strip()],
         ["logical CPUs", str(m["logical_cpus"])],
         ["VM", ("yes, " + (virt["hypervisor"] or "unknown hypervisor")) if virt["is_vm"] else "no"],
         ["kernel core PMU", "exposed" if virt["kernel_core_pmu"] else "none"],
         ["kernel", m["kernel"]],
         ["perf_event_paranoid", "unreadable" if m["perf_event_paranoid"] is None else str(m["perf_event_paranoid"])],
-        ["TSC", f"{tsc['counter']} {tsc['hz'] / 1e9:.6f} GHz, {'invariant' if tsc['invariant'] else 'NOT invariant'}"],
-        ["core cycles per TSC tick (estimate)", f"{tsc['core_cycles_per_tick_estimate']:.4f} ({tsc['method']})"],
+    ]
+    rows += calibration_rows(tsc)
+    rows += [
         ["compiler", f"{build['compiler']} [{build['preset']}, {build['build_type']}] `{build['cxx_flags']}`"],
         ["git commit", build["git_commit"]],
     ]
@@ -46,9 +77,10 @@ def experiment_markdown(exp) -> str:
         for group in exp.sidecar.get("groups", []):
             base = group["baseline"]
             sub = exp.summary[exp.summary["baseline"] == base]
-            parts += [f"### {group['group']}\n", "Cycles per dispatch are TSC-based estimates unless the `cycles` "
-                      "column is filled; changes are against the group's first case.\n",
-                      wide_markdown(sub, "cycles_tsc_estimate", MODEL_COLUMNS)]
+            headline, notes = pick_cycles(sub)
+            parts += [f"### {group['group']}\n", f"Headline `{headline}` per dispatch{': ' + notes[0] if notes else ''}; "
+                      "changes are against the group's first case.\n",
+                      wide_markdown(sub, headline, MODEL_COLUMNS)]
         return "\n".join(parts)
     if exp.name == "wasm":
         parts = []
@@ -56,7 +88,7 @@ def experiment_markdown(exp) -> str:
             sub = exp.summary[exp.summary["baseline"] == group["baseline"]]
             parts += [f"### {group['workload']} (size {group['size']}, checksum {group['checksum']} in every mode)\n",
                       "Per call of the workload's export; changes are against switch dispatch, paired by round.\n",
-                      wide_markdown(sub, "cycles_tsc_estimate", MODEL_COLUMNS + [("task_clock", "task-clock ns", 1)])]
+                      wide_markdown(sub, pick_cycles(sub)[0], MODEL_COLUMNS + [("task_clock", "task-clock ns", 1)])]
         return "\n".join(parts)
     if exp.name == "wasm_valgrind":
         return ("Per call of the workload's export, from cachegrind runs of N and 2N calls (deterministic; decoding, "
@@ -106,7 +138,7 @@ def analysis_markdown(run: Run) -> str:
         parts += [f"![{f.stem}](figures/{f.name})\n" for f in figures]
     if "models" in run.experiments:
         exp = run.experiments["models"]
-        metric = "cycles" if (exp.summary[exp.summary["metric"] == "cycles"]["n"] > 0).any() else "cycles_tsc_estimate"
+        metric = pick_cycles(exp.summary)[0]
         try:
             knees = kcopy_knees(exp.samples, exp.summary, metric)
         except FileNotFoundError as e:

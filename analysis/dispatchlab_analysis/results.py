@@ -78,3 +78,23 @@ def load_run(path: str | Path) -> Run:
             sidecar=sidecar,
         )
     return run
+
+
+def cycle_estimate_status(machine: dict) -> tuple[bool, str]:
+    """Whether a run's TSC cycle estimate may be shown as absolute cycles, and why (not).
+
+    Only a calibration that passed its cross-check (two chains of different instructions agreeing)
+    is trusted; runs recorded before the cross-check existed have no such check and are not."""
+    tsc = machine.get("tsc", {})
+    if "cross_check" not in tsc:
+        return False, "calibrated by one dependent-add chain with no cross-check (a run from before the cross-check)"
+    if tsc.get("core_cycles_per_tick_estimate") is None:
+        return False, tsc.get("estimate_refused") or "no estimate"
+    return True, (f"{tsc['core_cycles_per_tick_estimate']:.4f} core cycles/tick, the calibration chains agree within "
+                  f"{tsc['cross_check']['tolerance'] * 100:.0f}%")
+
+
+def uarch_name(machine: dict) -> str:
+    """The microarchitecture a fingerprint names (older fingerprints: libpfm4's PMU)."""
+    micro = machine.get("microarchitecture", {})
+    return micro.get("name") or micro.get("libpfm_pmu") or "unknown"

@@ -134,8 +134,11 @@ def wide_markdown(summary: pd.DataFrame, headline: str | None, columns: list[tup
 def rfc_change_table(runs, copies: int | None = None) -> str:
     """RFC-ready: change of each stack variant against `vec`, one column per CPU (the latest run of
     each CPU that has models), at the largest handler count of each run unless `copies` is given.
-    Counted cycles where available, else the TSC estimate (marked)."""
+    Changes are ratios within one interleaved run, so they do not depend on any calibration. The
+    baseline's absolute cycles are shown only where cycles were counted, or estimated with a TSC
+    calibration that passed its cross-check; elsewhere the cell says why not."""
     from .figures import pick_cycles, with_params
+    from .results import cycle_estimate_status, uarch_name
     columns, cells, variants, notes = [], {}, [], []
     for run in runs:
         if "models" not in run.experiments:
@@ -149,13 +152,20 @@ def rfc_change_table(runs, copies: int | None = None) -> str:
         s = s[(s["copies"] == k) & (s["metric"] == metric)]
         cpu = f"{run.machine.get('cpu_slug', run.path.parent.name)} ({k * 10} handlers)"
         columns.append(cpu)
-        if metric != "cycles":
-            notes.append(f"{cpu}: TSC-estimated cycles (no PMU)")
+        trusted, why = cycle_estimate_status(run.machine)
+        absolute = metric == "cycles" or (metric == "cycles_tsc_estimate" and trusted)
+        if metric == "cycles":
+            notes.append(f"{cpu}: {uarch_name(run.machine)}, counted cycles")
+        elif absolute:
+            notes.append(f"{cpu}: {uarch_name(run.machine)}, TSC-estimated cycles ({why})")
+        else:
+            notes.append(f"{cpu}: {uarch_name(run.machine)}, changes only; absolute cycles not shown: {why}")
         for r in s.itertuples():
             if r.variant not in variants:
                 variants.append(r.variant)
             if r.case == r.baseline:
-                cells[(r.variant, cpu)] = f"{fmt_number(r.median)} cycles (baseline)"
+                cells[(r.variant, cpu)] = (f"{fmt_number(r.median)} cycles (baseline)" if absolute and r.n > 0
+                                           else "baseline")
             elif r.n > 0 and not math.isnan(r.ratio):
                 cells[(r.variant, cpu)] = (f"{fmt_change(r.ratio)} [{fmt_change(r.ratio_ci95_lo)}, {fmt_change(r.ratio_ci95_hi)}], "
                                            f"{int(r.smaller_k)}/{int(r.smaller_n)} faster")

@@ -79,9 +79,29 @@ def test_rfc_table_has_a_column_per_cpu_and_k_of_n(models_run):
     md = tables.rfc_change_table([a, b])
     header = md.splitlines()[0]
     assert "icx-6-106" in header and "zen4-25-17" in header
-    assert "(baseline)" in md
     assert "faster" in md
-    assert "TSC-estimated" in md
+    # The fixture's calibration predates the cross-check: changes only, and the table says why.
+    assert "(baseline)" not in md and "absolute cycles not shown" in md
+
+
+def with_calibration(run, estimate, refused=""):
+    tsc = dict(run.machine["tsc"], core_cycles_per_tick_estimate=estimate, estimate_refused=refused,
+               cross_check={"tolerance": 0.1, "attempts": 1, "chains": []})
+    run.machine = dict(run.machine, tsc=tsc)
+    return run
+
+
+def test_rfc_table_shows_absolute_cycles_only_where_the_calibration_passed_its_cross_check(models_run):
+    passed = with_calibration(load_run(models_run), 1.43)
+    refused = with_calibration(load_run(models_run), None, "calibration chains disagree: imul 1.430, add 3.900 cycles/tick")
+    refused.machine = dict(refused.machine, cpu_slug="emr-6-207")
+    md = tables.rfc_change_table([passed, refused])
+    vec_row = next(line for line in md.splitlines() if line.startswith("| vec |"))
+    cells = [c.strip() for c in vec_row.strip("|").split("|")]
+    assert cells[1].endswith("cycles (baseline)")  # icx: estimated and cross-checked
+    assert cells[2] == "baseline"                  # emr: refused, so no absolute number
+    assert "TSC-estimated cycles" in md
+    assert "calibration chains disagree" in md
 
 
 def test_report_embeds_figures_knees_and_the_rfc_table(models_run, dlab_bin, monkeypatch):

@@ -67,11 +67,22 @@ def test_dlab_counters_json_names_a_reason_for_every_unavailable_metric(dlab_bin
         by_metric.setdefault(r["metric"], []).append(r)
     assert any(r["available"] for r in by_metric["task_clock"])
     assert any(r["available"] for r in by_metric["tsc_ticks"])
+    # Without a kernel PMU every hardware metric says so first, whatever this CPU is and whatever
+    # its catalog source maps (a source with no flush event included).
+    selected = {m["metric"]: m for m in data["metrics"]}
+    if data["no_pmu"]:
+        assert data["no_pmu"].startswith("no hardware PMU")
+        for metric in ("cycles", "instructions", "branch_mispredicts", "memory_order_flushes", "store_forward_blocks",
+                       "pipeline_resyncs", "backend_bound", "frontend_bound"):
+            assert not selected[metric]["available"], metric
+            assert "no hardware PMU" in selected[metric]["reason"], selected[metric]
+    # The cycle estimate is there exactly when this machine's calibration passed its cross-check.
     machine = json.loads(run([dlab_bin, "machine", "--json"]).stdout)
-    if not machine["virtualization"]["kernel_core_pmu"]:
-        for metric in ("cycles", "instructions", "memory_order_flushes"):
-            assert not any(r["available"] for r in by_metric[metric])
-            assert "no hardware PMU" in by_metric[metric][0]["reason"]
+    tsc = machine["tsc"]
+    assert selected["cycles_tsc_estimate"]["available"] == (tsc["core_cycles_per_tick_estimate"] is not None)
+    if tsc["core_cycles_per_tick_estimate"] is None:
+        assert tsc["estimate_refused"] and tsc["estimate_refused"] in selected["cycles_tsc_estimate"]["reason"]
+    assert len(tsc["cross_check"]["chains"]) == 2
 
 
 def test_dlab_models_drives_google_benchmark_over_the_grid(dlab_bin, tmp_path):

@@ -23,7 +23,17 @@ nlohmann::json plan_json(const CounterPlan& plan) {
                     {"estimated", c.metric->estimated},
                     {"reason", c.availability.reason}});
   }
+  // Per metric, what a measurement uses: the selected candidate, or the joined reason none is.
+  nlohmann::json selected = nlohmann::json::array();
+  for (const auto& c : plan.selected)
+    selected.push_back({{"metric", c.metric->name},
+                        {"available", c.availability.available},
+                        {"source", c.source ? c.source->key : ""},
+                        {"native_event", c.availability.available ? c.native_event() : ""},
+                        {"encoding", c.availability.available ? c.encoding_name() : ""},
+                        {"reason", c.availability.reason}});
   return {{"pmu", plan.host.libpfm_pmu},
+          {"metrics", selected},
           {"catalog_source", plan.pmu_source},
           {"event_encoding", to_string(plan.encoding)},
           {"no_pmu", plan.host.no_pmu},
