@@ -32,7 +32,10 @@ std::string chain_role(const CpuIdentity& id, std::string_view chain) {
 
 // What a chain's measured cycles per operation say against its latency.
 std::string chain_verdict(const std::string& role, std::optional<double> latency, double cycles_per_op, bool estimated) {
-  if (role == "calibrates" && estimated) return "equals its latency by construction (it calibrated the estimate)";
+  if (role == "calibrates" && estimated && latency)
+    return fmt::format("{:+.1f}% from its latency: it calibrated the estimate at start-up, so this is how far the core "
+                       "clock has moved since",
+                       (cycles_per_op / *latency - 1) * 100);
   // A dependent operation takes at least a cycle unless the core removes it from the chain
   // (folding at rename, memory renaming), so below one cycle is a finding even without a latency.
   if (!latency)

@@ -96,6 +96,11 @@ class Prober {
   std::map<std::string, Availability> cache_;
 };
 
+std::string with_no_pmu(const HostCpu& host, const std::string& reason) {
+  if (host.no_pmu.empty() || reason.rfind(host.no_pmu, 0) == 0) return reason;
+  return host.no_pmu + "; " + reason;
+}
+
 }  // namespace
 
 CounterPlan plan_counters(const MetricCatalog& catalog, BackendSet& backends, const HostCpu& host) {
@@ -119,12 +124,15 @@ CounterPlan plan_counters(const MetricCatalog& catalog, BackendSet& backends, co
       const MetricMapping* m = src.find(def.name);
       if (!m) continue;
       EventEncoding enc = &src == pmu ? plan.encoding : EventEncoding::libpfm4;
-      plan.candidates.push_back({&def, &src, m, prober.mapping(src, *m, def, enc), enc});
+      Availability a = prober.mapping(src, *m, def, enc);
+      // Without a PMU no hardware event counts, whatever the source maps: that is said first.
+      if (!a.available && src.is_pmu_source()) a.reason = with_no_pmu(host, a.reason);
+      plan.candidates.push_back({&def, &src, m, a, enc});
     }
     if (plan.candidates.size() == first) {
-      plan.candidates.push_back({&def, nullptr, nullptr,
-                                 Availability::no(fmt::format("no event source for this CPU ({}) maps this metric",
-                                                              pmu ? pmu->key : host.arch))});
+      std::string why = fmt::format("no event source for this CPU ({}) maps this metric", pmu ? pmu->key : host.arch);
+      if (catalog.is_hardware_metric(def.name)) why = with_no_pmu(host, why);
+      plan.candidates.push_back({&def, nullptr, nullptr, Availability::no(why)});
     }
     const MetricCandidate* chosen = nullptr;
     std::string reasons;
@@ -134,15 +142,16 @@ CounterPlan plan_counters(const MetricCatalog& catalog, BackendSet& backends, co
         chosen = &c;
         break;
       }
+      // The machine's no-PMU reason is said once, first (below), not once per candidate.
+      std::string why = c.availability.reason;
+      if (!host.no_pmu.empty() && why.rfind(host.no_pmu + "; ", 0) == 0) why.erase(0, host.no_pmu.size() + 2);
       if (!reasons.empty()) reasons += "; ";
-      reasons += (c.source ? c.source->backend + ": " : "") + c.availability.reason;
+      reasons += (c.source ? c.source->backend + ": " : "") + why;
     }
     if (chosen) {
       plan.selected.push_back(*chosen);
     } else {
-      // Without a PMU no hardware metric counts, whatever a source maps: that is said first.
-      if (!host.no_pmu.empty() && catalog.is_hardware_metric(def.name) && reasons.find(host.no_pmu) == std::string::npos)
-        reasons = host.no_pmu + "; " + reasons;
+      if (catalog.is_hardware_metric(def.name)) reasons = with_no_pmu(host, reasons);
       MetricCandidate none = plan.candidates[first];
       none.availability = Availability::no(reasons);
       plan.selected.push_back(none);
