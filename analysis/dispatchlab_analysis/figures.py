@@ -11,20 +11,16 @@ matplotlib.use("Agg")  # headless: no display on CI or a server
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from .results import Run  # noqa: E402
-from .tables import parse_params  # noqa: E402
+from .compare import interpreter_changes, model_change_by_dispatch  # noqa: E402
+from .results import Run, nearest, pick_cycles, research_stack_config, with_params  # noqa: E402
+
+# Thirteen variants on one axis stay readable only with both a distinct colour and a distinct
+# marker per line.
+MARKERS = ["o", "s", "^", "v", "D", "P", "X", "<", ">", "h", "*", "p", "8"]
 
 
-def with_params(summary: pd.DataFrame) -> pd.DataFrame:
-    """The summary with its params (model, variant, copies, order, dispatch...) as columns."""
-    p = pd.DataFrame([parse_params(s) for s in summary["params"]], index=summary.index)
-    # The summary's `variant` is the full case name ("stack/sp/tail/x16"); the params' `variant`
-    # is the stack-state variant ("sp"). Keep both: the case as `case`.
-    out = summary.rename(columns={"variant": "case"})
-    out = out.drop(columns=[c for c in p.columns if c in out.columns]).join(p)
-    if "copies" in out:
-        out["copies"] = pd.to_numeric(out["copies"], errors="coerce")
-    return out
+def style(i: int) -> dict:
+    return {"color": matplotlib.colormaps["tab20"](i % 20), "marker": MARKERS[i % len(MARKERS)]}
 
 
 def unavailable_note(df: pd.DataFrame, metric: str) -> str | None:
@@ -47,22 +43,13 @@ def save(fig, data: pd.DataFrame, out_dir: Path, name: str, notes: list[str]) ->
     return out_dir / f"{name}.png"
 
 
-def pick_cycles(df: pd.DataFrame) -> tuple[str, list[str]]:
-    """Counted cycles where the PMU gave them, else the TSC estimate, labelled so; where the
-    calibration refused an estimate, TSC ticks (changes are still valid, absolute cycles are not)."""
-    if (df[(df["metric"] == "cycles")]["n"] > 0).any():
-        return "cycles", []
-    if (df[(df["metric"] == "cycles_tsc_estimate")]["n"] > 0).any():
-        return "cycles_tsc_estimate", ["cycles are TSC-based ESTIMATES (no counted cycles on this machine)"]
-    return "tsc_ticks", ["TSC ticks, not cycles: no counted cycles and no cross-checked cycle estimate on this machine"]
-
-
 def flushes_vs_copies(run: Run, out_dir: Path) -> Path | None:
     """Memory-order flushes per 1k dispatches against K, one line per order, with the no-alias control."""
     if "models" not in run.experiments:
         return None
     df = with_params(run.experiments["models"].summary)
     k = df[df["model"].isin(["kcopy_u", "kcopy_o"]) & (df["dispatch"] == "tail")]
+    k = k[k["length"] == nearest(k["length"], 4096)]
     data = k[k["metric"] == "memory_order_flushes"][["model", "order", "copies", "median", "ci95_lo", "ci95_hi", "n"]].copy()
     for c in ("median", "ci95_lo", "ci95_hi"):
         data[c] = data[c] * 1000
@@ -82,52 +69,98 @@ def flushes_vs_copies(run: Run, out_dir: Path) -> Path | None:
     return save(fig, data, out_dir, "flushes_vs_copies", notes)
 
 
-def stack_models(run: Run) -> pd.DataFrame | None:
+def stack_variant_groups(run: Run) -> pd.DataFrame | None:
+    """The stack model's variant groups (baseline vec) in tail dispatch."""
     if "models" not in run.experiments:
         return None
     df = with_params(run.experiments["models"].summary)
-    s = df[df["model"] == "stack"]
+    s = df[(df["model"] == "stack") & (df["dispatch"] == "tail") & df["baseline"].str.startswith("stack/vec/")]
     return None if s.empty else s
 
 
 def against_handlers(s: pd.DataFrame, metric: str, scale: float, ylabel: str, title: str, notes: list[str],
                      out_dir: Path, name: str) -> Path:
-    """One line per stack variant of `metric` (x scale) against handler count, with CI bars."""
-    data = s[s["metric"] == metric][["variant", "copies", "median", "ci95_lo", "ci95_hi", "n"]].copy()
-    data["handlers"] = data["copies"] * 10
+    """One line per stack variant of `metric` (x scale) against handler count, with CI bars, at
+    the program length nearest the research's (the title says which)."""
+    _, statements = research_stack_config(s)
+    s = s[s["statements"] == statements]
+    data = s[s["metric"] == metric][["variant", "copies", "handlers", "statements", "median", "ci95_lo", "ci95_hi", "n"]].copy()
     fig, ax = plt.subplots(figsize=(8, 5))
-    for variant, g in data[data["n"] > 0].groupby("variant", sort=False):
+    for i, (variant, g) in enumerate(data[data["n"] > 0].groupby("variant", sort=False)):
         g = g.sort_values("handlers")
         ax.errorbar(g["handlers"], g["median"] * scale,
-                    yerr=[(g["median"] - g["ci95_lo"]) * scale, (g["ci95_hi"] - g["median"]) * scale], marker="o", capsize=2,
-                    label=variant)
+                    yerr=[(g["median"] - g["ci95_lo"]) * scale, (g["ci95_hi"] - g["median"]) * scale], capsize=2,
+                    label=variant, **style(i))
     ax.set_xscale("log")
-    ax.set_xlabel("handlers (10 kinds x copies)")
+    ax.set_xlabel("handlers (kinds x copies)")
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    ax.set_title(f"{title} ({int(statements)}-statement programs, tail dispatch)", fontsize=10)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=7, ncol=2)
     return save(fig, data, out_dir, name, notes)
 
 
 def cycles_vs_handlers(run: Run, out_dir: Path) -> Path | None:
-    """Cycles per dispatch against handler count (10 kinds x copies), one line per stack variant."""
-    s = stack_models(run)
+    """Cycles per dispatch against handler count, one line per stack variant."""
+    s = stack_variant_groups(run)
     if s is None:
         return None
     metric, notes = pick_cycles(s)
-    return against_handlers(s, metric, 1, f"{metric} / dispatch", "Stack-state variants: cycles per dispatch against handler count",
+    return against_handlers(s, metric, 1, f"{metric} / dispatch", "Stack-state variants: cycles per dispatch against handlers",
                             notes, out_dir, "cycles_vs_handlers")
 
 
 def backend_vs_handlers(run: Run, out_dir: Path) -> Path | None:
     """Back-end bound share against handler count."""
-    s = stack_models(run)
+    s = stack_variant_groups(run)
     if s is None:
         return None
     notes = [n for n in [unavailable_note(s, "backend_bound")] if n]
-    return against_handlers(s, "backend_bound", 100, "back-end bound, % of slots", "Back-end stall share against handler count",
+    return against_handlers(s, "backend_bound", 100, "back-end bound, % of slots", "Back-end stall share against handlers",
                             notes, out_dir, "backend_vs_handlers")
+
+
+def cycles_vs_statements(run: Run, out_dir: Path) -> Path | None:
+    """The predictability sweep: cycles per dispatch against program length, one line per variant
+    (left), and branch mispredicts per dispatch where counted (right): where the dispatch sequence
+    stops being learnable, mispredicts take over and the variants converge."""
+    s = stack_variant_groups(run)
+    if s is None or s["statements"].nunique() < 2:
+        return None
+    copies, _ = research_stack_config(s)
+    s = s[s["copies"] == copies]
+    metric, notes = pick_cycles(s)
+    cols = ["variant", "statements", "distinct_pairs", "metric", "median", "ci95_lo", "ci95_hi", "n"]
+    data = s[s["metric"].isin([metric, "branch_mispredicts"])][[c for c in cols if c in s]].copy()
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(13, 5))
+    cyc = data[(data["metric"] == metric) & (data["n"] > 0)]
+    for i, (variant, g) in enumerate(cyc.groupby("variant", sort=False)):
+        g = g.sort_values("statements")
+        ax.errorbar(g["statements"], g["median"], yerr=[g["median"] - g["ci95_lo"], g["ci95_hi"] - g["median"]], capsize=2,
+                    label=variant, **style(i))
+    ax.set_xscale("log")
+    ax.set_xlabel("statements per program (random order; the research used 64)")
+    ax.set_ylabel(f"{metric} / dispatch")
+    ax.set_title(f"Predictability sweep, {int(copies)} copies per kind, tail dispatch", fontsize=10)
+    ax.legend(fontsize=7, ncol=2)
+    mis = data[(data["metric"] == "branch_mispredicts") & (data["n"] > 0)]
+    if mis.empty:
+        bx.axis("off")
+        bx.text(0.5, 0.5, "branch mispredicts: not counted on this machine\n(see the note below)", ha="center", va="center",
+                transform=bx.transAxes)
+        note = unavailable_note(s, "branch_mispredicts")
+        if note:
+            notes = notes + [note]
+    else:
+        for i, (variant, g) in enumerate(mis.groupby("variant", sort=False)):
+            g = g.sort_values("statements")
+            bx.plot(g["statements"], g["median"], label=variant, **style(i))
+        bx.set_xscale("log")
+        bx.set_xlabel("statements per program")
+        bx.set_ylabel("branch mispredicts / dispatch")
+        bx.set_title("Mispredicted dispatches", fontsize=10)
+    fig.tight_layout()
+    return save(fig, data, out_dir, "cycles_vs_statements", notes)
 
 
 def valgrind_counts(run: Run, out_dir: Path) -> Path | None:
@@ -180,26 +213,6 @@ def register_budget(probes_csv: Path, out_dir: Path) -> Path | None:
     return save(fig, data, out_dir, "register_budget", ["'ign.': clang ignores that convention on that target"])
 
 
-def model_change_by_dispatch(models: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, str]:
-    """Per dispatch mode, the K-copy model's change against switch dispatch: median over median of
-    kcopy_u at the largest K measured for every mode (random order when measured, since a real
-    program's handler sequence is not cyclic). Returns the changes and which cases they compare."""
-    k = models[(models["model"] == "kcopy_u") & (models["metric"] == metric) & (models["n"] > 0)]
-    if k.empty or "switch" not in set(k["dispatch"]):
-        return pd.DataFrame(), ""
-    order = "random" if "random" in set(k["order"]) else sorted(set(k["order"]))[0]
-    k = k[k["order"] == order]
-    modes = set(k["dispatch"])
-    common = [c for c in sorted(set(k["copies"])) if set(k[k["copies"] == c]["dispatch"]) == modes]
-    if not common:
-        return pd.DataFrame(), ""
-    K = int(common[-1])
-    at = k[k["copies"] == K].set_index("dispatch")["median"]
-    rows = [{"dispatch": d, "model_change": at[d] / at["switch"] - 1, "model_case": f"kcopy_u/{d}/K{K}/{order}"}
-            for d in at.index if d != "switch"]
-    return pd.DataFrame(rows), f"kcopy_u K={K} {order}"
-
-
 def model_vs_interpreter(run: Run, out_dir: Path) -> Path | None:
     """Model change against interpreter change per dispatch mode, both against switch dispatch:
     one point per (mode, workload), interpreter CI as error bars, the diagonal where they agree."""
@@ -211,12 +224,7 @@ def model_vs_interpreter(run: Run, out_dir: Path) -> Path | None:
     model, label = model_change_by_dispatch(models, metric)
     if model.empty:
         return None
-    w = wasm[(wasm["metric"] == metric) & (wasm["n"] > 0) & wasm["ratio"].notna()].copy()
-    w = w[w["case"] != w["baseline"]]
-    w["interp_change"] = w["ratio"] - 1
-    w["interp_lo"] = w["ratio_ci95_lo"] - 1
-    w["interp_hi"] = w["ratio_ci95_hi"] - 1
-    data = w[["workload", "dispatch", "interp_change", "interp_lo", "interp_hi", "smaller_k", "smaller_n"]].merge(model, on="dispatch")
+    data = interpreter_changes(run, metric).merge(model, on="dispatch")
     if data.empty:
         return None
     fig, ax = plt.subplots(figsize=(7, 5.5))
@@ -225,7 +233,9 @@ def model_vs_interpreter(run: Run, out_dir: Path) -> Path | None:
     workloads = list(dict.fromkeys(data["workload"]))
     colours = {w: f"C{i % 10}" for i, w in enumerate(workloads)}
     for (dispatch, workload), g in data.groupby(["dispatch", "workload"], sort=False):
-        ax.errorbar(g["model_change"] * 100, g["interp_change"] * 100,
+        xerr = None if g["model_lo"].isna().any() else [(g["model_change"] - g["model_lo"]) * 100,
+                                                        (g["model_hi"] - g["model_change"]) * 100]
+        ax.errorbar(g["model_change"] * 100, g["interp_change"] * 100, xerr=xerr,
                     yerr=[(g["interp_change"] - g["interp_lo"]) * 100, (g["interp_hi"] - g["interp_change"]) * 100],
                     marker=markers.get(dispatch, "D"), color=colours[workload], linestyle="none", capsize=2,
                     label=f"{dispatch}: {workload}")
@@ -234,18 +244,18 @@ def model_vs_interpreter(run: Run, out_dir: Path) -> Path | None:
     ax.plot([lo, hi], [lo, hi], color="#888", linewidth=0.8, label="model = interpreter")
     ax.axhline(0, color="#ccc", linewidth=0.6)
     ax.axvline(0, color="#ccc", linewidth=0.6)
-    ax.set_xlabel(f"model change vs switch, % ({label}, {metric}/dispatch)")
+    ax.set_xlabel(f"model change vs switch, % ({metric}/dispatch)")
     ax.set_ylabel(f"interpreter change vs switch, % ({metric}/call)")
-    ax.set_title("Dispatch modes: model prediction vs WebAssembly interpreter", fontsize=10)
+    ax.set_title(f"Dispatch modes: model prediction vs WebAssembly interpreter\npredicted by: {label}", fontsize=9)
     ax.legend(fontsize=6, ncol=2)
-    notes = notes + ["model change: ratio of medians of separate groups (not paired); interpreter change: paired ratio with "
-                     "its bootstrap 95% CI, switch and the mode interleaved in one run"]
+    notes = notes + [f"model: {label}; interpreter change: paired ratio with its bootstrap 95% CI, switch and the mode "
+                     "interleaved in one run per workload"]
     return save(fig, data, out_dir, "model_vs_interpreter", notes)
 
 
 def all_figures(run: Run, out_dir: Path, probes_csv: Path | None = None) -> list[Path]:
-    made = [f(run, out_dir) for f in (flushes_vs_copies, cycles_vs_handlers, backend_vs_handlers, valgrind_counts,
-                                      model_vs_interpreter)]
+    made = [f(run, out_dir) for f in (flushes_vs_copies, cycles_vs_handlers, backend_vs_handlers, cycles_vs_statements,
+                                      valgrind_counts, model_vs_interpreter)]
     if probes_csv is not None:
         made.append(register_budget(probes_csv, out_dir))
     return [m for m in made if m is not None]

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from .results import with_params
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -35,14 +37,14 @@ def detect(x, y, seed: int = 1) -> dict:
 
 def kcopy_knees(samples: pd.DataFrame, summary: pd.DataFrame, metric: str) -> list[dict]:
     """Per (model, order, dispatch) of the K-copy sweep: where `metric` per dispatch changes with K."""
-    from .figures import with_params
-    params = with_params(summary)[["case", "model", "order", "dispatch", "copies"]].drop_duplicates("case")
+    params = with_params(summary)[["case", "model", "order", "dispatch", "copies", "length"]].drop_duplicates("case")
     s = samples[samples["metric"] == metric].merge(params, left_on="variant", right_on="case")
     s = s[s["model"].astype(str).str.startswith("kcopy") & s["value"].notna()]
     found = []
-    for (model, order, dispatch), g in s.groupby(["model", "order", "dispatch"]):
+    for (model, order, dispatch, length), g in s.groupby(["model", "order", "dispatch", "length"]):
         if g["copies"].nunique() < 3:
             continue
         k = detect(g["copies"], g["value"])
-        found.append({"model": model, "order": order, "dispatch": dispatch, "metric": metric, "summary": k["summary"], "fit": k})
+        found.append({"model": model, "order": order, "dispatch": dispatch, "length": int(length), "metric": metric,
+                      "summary": k["summary"], "fit": k})
     return found

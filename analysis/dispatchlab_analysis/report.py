@@ -11,11 +11,12 @@ import os
 import sys
 from pathlib import Path
 
-from .figures import all_figures, pick_cycles
+from .figures import all_figures
 from .knee import kcopy_knees
-from .results import Run, load_run
-from .tables import (MODEL_COLUMNS, VALGRIND_COLUMNS, WASM_VALGRIND_COLUMNS, counters_markdown, latest_runs, markdown_table,
-                     rfc_change_table, summary_markdown, unavailable_markdown, wide_markdown)
+from .results import Run, latest_runs, load_run, pick_cycles
+from .tables import (MODEL_COLUMNS, VALGRIND_COLUMNS, WASM_VALGRIND_COLUMNS, counters_markdown, length_sweep_table,
+                     markdown_table, model_interpreter_markdown, rfc_change_table, summary_markdown, unavailable_markdown,
+                     wide_markdown)
 
 
 def calibration_rows(tsc: dict) -> list[list[str]]:
@@ -145,12 +146,23 @@ def analysis_markdown(run: Run) -> str:
             knees, parts = [], parts + [f"Knee detection skipped: {e}\n"]
         if knees:
             parts += [f"## Knees (`dlab knee`, {metric} per dispatch against copies K)\n",
-                      markdown_table(["model", "order", "dispatch", "result"],
-                                     [[k["model"], k["order"], k["dispatch"], k["summary"]] for k in knees])]
+                      markdown_table(["model", "order", "dispatch", "elements", "result"],
+                                     [[k["model"], k["order"], k["dispatch"], str(k["length"]), k["summary"]] for k in knees])]
         runs = latest_runs(run.path.parent.parent)
         if not any(r.path == run.path for r in runs):
             runs.append(run)
-        parts += ["## Change against `vec` per CPU (RFC table)\n", rfc_change_table(runs)]
+        parts += ["## Change against `vec` per CPU (RFC table)\n",
+                  "At the configuration nearest the research's (64 statements, about 171 handlers), tail dispatch; each "
+                  "column names its regime.\n", rfc_change_table(runs)]
+        sweep = length_sweep_table(run)
+        if sweep:
+            parts += ["## This CPU's predictability sweep\n",
+                      "The same variants at other program lengths: short random programs let the indirect-branch predictor "
+                      "learn the dispatch sequence; long ones are bound by mispredicted dispatches, where state placement "
+                      "matters less.\n", sweep]
+    comparison = model_interpreter_markdown(run)
+    if comparison:
+        parts += ["## Model vs interpreter: dispatch modes against switch\n", comparison]
     return "\n".join(parts)
 
 

@@ -8,6 +8,13 @@ from pathlib import Path
 
 import pandas as pd
 
+# Program lengths of runs recorded before program length was an axis (and so not in their rows).
+LEGACY_STACK_STATEMENTS = 2000
+LEGACY_KCOPY_LENGTH = 32768
+# The research's configuration: 64 statements, about 171 handlers (17 copies of 10 kinds + exit).
+RESEARCH_STATEMENTS = 64
+RESEARCH_HANDLERS = 171
+
 
 class ResultFormatError(ValueError):
     """A result file does not match the schema its sidecar declares."""
@@ -98,3 +105,76 @@ def uarch_name(machine: dict) -> str:
     """The microarchitecture a fingerprint names (older fingerprints: libpfm4's PMU)."""
     micro = machine.get("microarchitecture", {})
     return micro.get("name") or micro.get("libpfm_pmu") or "unknown"
+
+
+def parse_params(params: str) -> dict[str, str]:
+    """'copies=16;dispatch=tail' -> {'copies': '16', 'dispatch': 'tail'}"""
+    return dict(p.split("=", 1) for p in params.split(";") if "=" in p)
+
+
+NUMERIC_PARAMS = ("copies", "statements", "length", "distinct_handlers", "distinct_pairs", "dispatches_per_run")
+
+
+def with_params(summary: pd.DataFrame) -> pd.DataFrame:
+    """The summary with its params (model, variant, copies, order, dispatch...) as columns.
+
+    The summary's `variant` is the full case name ("stack/sp/tail/x17/s64"); the params' `variant`
+    is the stack-state variant ("sp"): the case is kept as `case`. `handlers` is copies times the
+    number of handler kinds the row names (plus the exit handler is not counted)."""
+    p = pd.DataFrame([parse_params(s) for s in summary["params"]], index=summary.index)
+    out = summary.rename(columns={"variant": "case"})
+    out = out.drop(columns=[c for c in p.columns if c in out.columns]).join(p)
+    if "model" in out:
+        stack = out["model"] == "stack"
+        kcopy = out["model"].astype(str).str.startswith("kcopy")
+        if "statements" not in out:
+            out["statements"] = None
+        if "length" not in out:
+            out["length"] = None
+        out.loc[stack & out["statements"].isna(), "statements"] = LEGACY_STACK_STATEMENTS
+        out.loc[kcopy & out["length"].isna(), "length"] = LEGACY_KCOPY_LENGTH
+    for c in NUMERIC_PARAMS:
+        if c in out:
+            out[c] = pd.to_numeric(out[c], errors="coerce")
+    if "copies" in out and "kinds" in out:
+        kinds = out["kinds"].fillna("").astype(str).map(lambda k: len(k.replace("+", " ").split()))
+        out["handlers"] = out["copies"] * kinds
+    return out
+
+
+def pick_cycles(df: pd.DataFrame) -> tuple[str, list[str]]:
+    """Counted cycles where the PMU gave them, else the TSC estimate, labelled so; where the
+    calibration refused an estimate, TSC ticks (changes are still valid, absolute cycles are not)."""
+    if (df[(df["metric"] == "cycles")]["n"] > 0).any():
+        return "cycles", []
+    if (df[(df["metric"] == "cycles_tsc_estimate")]["n"] > 0).any():
+        return "cycles_tsc_estimate", ["cycles are TSC-based ESTIMATES (no counted cycles on this machine)"]
+    return "tsc_ticks", ["TSC ticks, not cycles: no counted cycles and no cross-checked cycle estimate on this machine"]
+
+
+def nearest(values, target: float) -> float | None:
+    """The value closest to target (ties: the smaller), or None."""
+    vals = sorted(set(v for v in values if pd.notna(v)))
+    return min(vals, key=lambda v: (abs(v - target), v)) if vals else None
+
+
+def research_stack_config(stack: pd.DataFrame) -> tuple[float | None, float | None]:
+    """(copies, statements) of the stack rows nearest the research's configuration."""
+    statements = nearest(stack["statements"], RESEARCH_STATEMENTS)
+    at = stack[stack["statements"] == statements]
+    kinds = at["handlers"] / at["copies"] if "handlers" in at else pd.Series([10])
+    per_kind = RESEARCH_HANDLERS / (kinds.dropna().iloc[0] if len(kinds.dropna()) else 10)
+    return nearest(at["copies"], per_kind), statements
+
+
+def latest_runs(results_root) -> list:
+    """The latest run with models of every CPU under results/."""
+    runs = []
+    root = Path(results_root)
+    if not (root / "README.md").exists():  # not a dispatchlab results folder
+        return runs
+    for cpu in sorted(p for p in root.iterdir() if p.is_dir() and p.name != "probes"):
+        candidates = sorted(d for d in cpu.iterdir() if d.is_dir() and (d / "models.summary.csv").exists())
+        if candidates:
+            runs.append(load_run(candidates[-1]))
+    return runs

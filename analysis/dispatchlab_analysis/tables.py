@@ -5,6 +5,8 @@ import math
 
 import pandas as pd
 
+from .results import cycle_estimate_status, parse_params, pick_cycles, research_stack_config, uarch_name, with_params
+
 
 def fmt_number(x: float, digits: int = 4) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
@@ -68,11 +70,6 @@ def unavailable_markdown(summary: pd.DataFrame) -> str:
     return markdown_table(["metric (empty in the tables)", "reason"], rows)
 
 
-def parse_params(params: str) -> dict[str, str]:
-    """'copies=16;dispatch=tail' -> {'copies': '16', 'dispatch': 'tail'}"""
-    return dict(p.split("=", 1) for p in params.split(";") if "=" in p)
-
-
 # (metric, column label, scale): per-dispatch values, some shown per 1k dispatches.
 MODEL_COLUMNS = [
     ("cycles", "cycles", 1),
@@ -131,60 +128,157 @@ def wide_markdown(summary: pd.DataFrame, headline: str | None, columns: list[tup
     return markdown_table(header, rows)
 
 
-def rfc_change_table(runs, copies: int | None = None) -> str:
-    """RFC-ready: change of each stack variant against `vec`, one column per CPU (the latest run of
-    each CPU that has models), at the largest handler count of each run unless `copies` is given.
-    Changes are ratios within one interleaved run, so they do not depend on any calibration. The
-    baseline's absolute cycles are shown only where cycles were counted, or estimated with a TSC
-    calibration that passed its cross-check; elsewhere the cell says why not."""
-    from .figures import pick_cycles, with_params
-    from .results import cycle_estimate_status, uarch_name
+def stack_variant_rows(run, copies=None, statements=None, dispatch: str = "tail"):
+    """The stack model's variant group of a run at (copies, statements) in one dispatch mode,
+    nearest the research's configuration unless given; with the metric and the configuration."""
+    if "models" not in run.experiments:
+        return None
+    df = with_params(run.experiments["models"].summary)
+    s = df[(df["model"] == "stack") & (df["dispatch"] == dispatch) & (df["case"].str.len() > 0)]
+    # A variant group is one whose baseline is the vec case (mode groups compare against switch).
+    s = s[s["baseline"].str.startswith("stack/vec/")]
+    if s.empty:
+        return None
+    rc, rs = research_stack_config(s)
+    copies = rc if copies is None else copies
+    statements = rs if statements is None else statements
+    metric, _ = pick_cycles(s)
+    at = s[(s["copies"] == copies) & (s["statements"] == statements) & (s["metric"] == metric)]
+    return at, metric, int(copies), int(statements)
+
+
+def change_cell(r) -> str:
+    if r.n > 0 and not math.isnan(r.ratio):
+        return (f"{fmt_change(r.ratio)} [{fmt_change(r.ratio_ci95_lo)}, {fmt_change(r.ratio_ci95_hi)}], "
+                f"{int(r.smaller_k)}/{int(r.smaller_n)} faster")
+    return ""
+
+
+def rfc_change_table(runs, copies: int | None = None, statements: int | None = None) -> str:
+    """RFC-ready: change of each stack variant against `vec` (tail dispatch), one column per CPU
+    (the latest run of each CPU that has models), at the configuration nearest the research's
+    (64 statements, ~171 handlers) unless given; each column names its regime. Changes are ratios
+    within one interleaved run, so they do not depend on any calibration. The baseline's absolute
+    cycles are shown only where cycles were counted, or estimated with a TSC calibration that
+    passed its cross-check; elsewhere the cell says why not."""
     columns, cells, variants, notes = [], {}, [], []
     for run in runs:
-        if "models" not in run.experiments:
+        found = stack_variant_rows(run, copies, statements)
+        if found is None:
             continue
-        df = with_params(run.experiments["models"].summary)
-        s = df[df["model"] == "stack"]
+        s, metric, k, n = found
         if s.empty:
             continue
-        metric, _ = pick_cycles(s)
-        k = copies if copies is not None else int(s["copies"].max())
-        s = s[(s["copies"] == k) & (s["metric"] == metric)]
-        cpu = f"{run.machine.get('cpu_slug', run.path.parent.name)} ({k * 10} handlers)"
+        handlers = int(s["handlers"].iloc[0]) + 1
+        cpu = f"{run.machine.get('cpu_slug', run.path.parent.name)} ({handlers} handlers, {n} statements)"
         columns.append(cpu)
         trusted, why = cycle_estimate_status(run.machine)
         absolute = metric == "cycles" or (metric == "cycles_tsc_estimate" and trusted)
+        shape = ""
+        if "distinct_pairs" in s and s["distinct_pairs"].notna().any():
+            r0 = s.iloc[0]
+            shape = (f"; program: {int(r0['dispatches_per_run'])} dispatches, {int(r0['distinct_handlers'])} distinct handlers, "
+                     f"{int(r0['distinct_pairs'])} distinct pairs")
         if metric == "cycles":
-            notes.append(f"{cpu}: {uarch_name(run.machine)}, counted cycles")
+            notes.append(f"{cpu}: {uarch_name(run.machine)}, counted cycles{shape}")
         elif absolute:
-            notes.append(f"{cpu}: {uarch_name(run.machine)}, TSC-estimated cycles ({why})")
+            notes.append(f"{cpu}: {uarch_name(run.machine)}, TSC-estimated cycles ({why}){shape}")
         else:
-            notes.append(f"{cpu}: {uarch_name(run.machine)}, changes only; absolute cycles not shown: {why}")
+            notes.append(f"{cpu}: {uarch_name(run.machine)}, changes only; absolute cycles not shown: {why}{shape}")
         for r in s.itertuples():
             if r.variant not in variants:
                 variants.append(r.variant)
             if r.case == r.baseline:
                 cells[(r.variant, cpu)] = (f"{fmt_number(r.median)} cycles (baseline)" if absolute and r.n > 0
                                            else "baseline")
-            elif r.n > 0 and not math.isnan(r.ratio):
-                cells[(r.variant, cpu)] = (f"{fmt_change(r.ratio)} [{fmt_change(r.ratio_ci95_lo)}, {fmt_change(r.ratio_ci95_hi)}], "
-                                           f"{int(r.smaller_k)}/{int(r.smaller_n)} faster")
+            else:
+                cells[(r.variant, cpu)] = change_cell(r)
     rows = [[v] + [cells.get((v, c), "") for c in columns] for v in variants]
     table = markdown_table(["variant"] + columns, rows)
     return table + "".join(f"\n{n}" for n in notes) + ("\n" if notes else "")
 
 
-def latest_runs(results_root) -> list:
-    """The latest run with models of every CPU under results/."""
-    from pathlib import Path
+def length_sweep_table(run) -> str | None:
+    """This run's predictability sweep: each variant's change against vec at every program length
+    (tail dispatch, copies nearest the research's), with the programs' distinct handler pairs."""
+    if "models" not in run.experiments:
+        return None
+    base = stack_variant_rows(run)
+    if base is None:
+        return None
+    _, metric, k, _ = base
+    df = with_params(run.experiments["models"].summary)
+    s = df[(df["model"] == "stack") & (df["dispatch"] == "tail") & (df["copies"] == k) & (df["metric"] == metric)
+           & df["baseline"].str.startswith("stack/vec/")]
+    lengths = sorted(set(s["statements"].dropna()))
+    if len(lengths) < 2:
+        return None
+    header, pairs = ["variant"], []
+    for n in lengths:
+        at = s[s["statements"] == n].iloc[0]
+        header.append(f"{int(n)} statements")
+        pairs.append(f"{int(n)} statements: {int(at['dispatches_per_run'])} dispatches, {int(at['distinct_pairs'])} distinct pairs"
+                     if pd.notna(at.get("distinct_pairs")) else f"{int(n)} statements")
+    rows = []
+    for v in dict.fromkeys(s["variant"]):
+        row = [v]
+        for n in lengths:
+            r = s[(s["variant"] == v) & (s["statements"] == n)]
+            if r.empty:
+                row.append("")
+                continue
+            r = next(r.itertuples())
+            row.append(f"{fmt_number(r.median)} (baseline)" if r.case == r.baseline else change_cell(r))
+        rows.append(row)
+    return (f"{metric} per dispatch, {k} copies per kind, tail dispatch; changes against vec in each length's own "
+            f"interleaved group.\n\n" + markdown_table(header, rows) + "\n" + "; ".join(pairs) + ".\n")
 
-    from .results import load_run
-    runs = []
-    root = Path(results_root)
-    if not (root / "README.md").exists():  # not a dispatchlab results folder
-        return runs
-    for cpu in sorted(p for p in root.iterdir() if p.is_dir() and p.name != "probes"):
-        candidates = sorted(d for d in cpu.iterdir() if d.is_dir() and (d / "models.summary.csv").exists())
-        if candidates:
-            runs.append(load_run(candidates[-1]))
-    return runs
+
+def model_interpreter_markdown(run) -> str | None:
+    """Per dispatch mode: the model's predicted change against switch beside the interpreter's
+    measured change per workload, how many workloads' CIs contain the prediction, and cachegrind's
+    instruction and simulated-mispredict ratios of both: a measured account of where they agree
+    and where not, not a guess."""
+    from .compare import count_ratios, interpreter_changes, model_change_by_dispatch
+    if "wasm" not in run.experiments or "models" not in run.experiments:
+        return None
+    metric, _ = pick_cycles(with_params(run.experiments["wasm"].summary))
+    model, label = model_change_by_dispatch(with_params(run.experiments["models"].summary), metric)
+    if model.empty:
+        return None
+    interp = interpreter_changes(run, metric)
+    m_ins, i_ins = count_ratios(run, "cg_instructions")
+    m_mis, i_mis = count_ratios(run, "cg_mispredicts")
+
+    def span(d: dict) -> str:
+        return f"{min(d.values()):.2f} .. {max(d.values()):.2f}" if d else ""
+
+    rows = []
+    for r in model.itertuples():
+        w = interp[interp["dispatch"] == r.dispatch]
+        if w.empty:
+            continue
+        inside = int(((w["interp_lo"] <= r.model_change) & (r.model_change <= w["interp_hi"])).sum())
+        lo, hi = w["interp_change"].min(), w["interp_change"].max()
+        mid = w["interp_change"].median()
+        predicted = fmt_change(r.model_change + 1)
+        if not math.isnan(r.model_lo):
+            predicted += f" [{fmt_change(r.model_lo + 1)}, {fmt_change(r.model_hi + 1)}]"
+        if inside == len(w):
+            verdict = "agree (every workload's CI holds the prediction)"
+        elif (w["interp_change"] * r.model_change > 0).all():
+            verdict = (f"same direction; the model's change is {abs(r.model_change - mid) * 100:.0f} points "
+                       f"{'larger' if abs(r.model_change) > abs(mid) else 'smaller'} than the workloads' median")
+        else:
+            verdict = "disagree in direction on some workloads"
+        rows.append([r.dispatch, predicted, f"{fmt_change(lo + 1)} .. {fmt_change(hi + 1)}", f"{inside}/{len(w)}",
+                     f"{m_ins[r.dispatch]:.2f}" if r.dispatch in m_ins else "", span(i_ins.get(r.dispatch, {})),
+                     f"{m_mis[r.dispatch]:.2f}" if r.dispatch in m_mis else "", span(i_mis.get(r.dispatch, {})), verdict])
+    if not rows:
+        return None
+    return (f"Prediction: {label}. Measured: `dlab wasm bench`, {metric} per call, each mode paired with switch per "
+            "workload. Counts: cachegrind, mode over switch (the model per dispatch, the interpreter per call; "
+            "mispredicts are cachegrind's simulated predictor, not this CPU's).\n\n"
+            + markdown_table(["mode", "model change", "interpreter change (workloads)", "workloads whose CI holds it",
+                              "model instr. / switch", "interp. instr. / switch", "model sim. mispred. / switch",
+                              "interp. sim. mispred. / switch", "verdict"], rows))

@@ -49,7 +49,7 @@ void run_case(benchmark::State& state, dlab::models::ModelCase c) {
 }
 
 // DLAB_BENCH_CASES (set by `dlab models --gbench`): one case per line, "model variant dispatch
-// copies order seed"; without it, every entry at representative sizes.
+// copies order seed length"; without it, every entry at representative sizes.
 bool register_from_environment() {
   const char* env = std::getenv("DLAB_BENCH_CASES");
   if (!env) return false;
@@ -59,7 +59,7 @@ bool register_from_environment() {
     std::istringstream f(line);
     dlab::models::ModelCase c;
     std::string order;
-    if (!(f >> c.model >> c.variant >> c.dispatch >> c.copies >> order >> c.seed)) continue;
+    if (!(f >> c.model >> c.variant >> c.dispatch >> c.copies >> order >> c.seed >> c.length)) continue;
     c.order = dlab::models::Order::parse(order);
     benchmark::RegisterBenchmark(c.name().c_str(), run_case, c);
   }
@@ -71,7 +71,7 @@ int register_all() {
   for (const auto& e : dlab::models::all_entries()) {
     std::vector<dlab::models::ModelCase> cases;
     if (e.model == "stack") {
-      cases.push_back({e.model, e.variant, e.dispatch, 16, {}, 1, 0});
+      cases.push_back({e.model, e.variant, e.dispatch, 17, {}, 1, 0});
     } else {
       for (int k : {1, 32, 512})
         for (const char* order : {"cyclic", "random"})

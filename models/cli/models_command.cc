@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -23,15 +24,23 @@ namespace {
 
 using models::ModelCase;
 
-std::vector<int> split_ints(const std::string& s) {
-  std::vector<int> out;
-  for (const auto& x : split_commas(s)) out.push_back(std::stoi(x));
+// A comma-separated list of integers in [lo, hi]; anything else is an error that names the option.
+std::vector<uint64_t> parse_list(const std::string& s, const char* option, uint64_t lo, uint64_t hi) {
+  std::vector<uint64_t> out;
+  for (const auto& x : split_commas(s)) {
+    uint64_t v = 0;
+    auto [end, ec] = std::from_chars(x.data(), x.data() + x.size(), v);
+    if (ec != std::errc() || end != x.data() + x.size() || v < lo || v > hi)
+      throw CLI::ValidationError(option, fmt::format("'{}' is not an integer in {}..{}", x, lo, hi));
+    out.push_back(v);
+  }
+  if (out.empty()) throw CLI::ValidationError(option, "needs at least one value");
   return out;
 }
 
 struct GridOptions {
   std::string which = "all";  // kcopy, stack, all
-  std::string kinds, copies, orders, dispatch, stack_copies, variants;
+  std::string kinds, copies, orders, dispatch, lengths, stack_copies, statements, stack_dispatch, variants, mode_variants;
   bool quick = false;
   uint64_t seed = 1;
 };
@@ -40,44 +49,95 @@ struct GridOptions {
 struct Group {
   std::string label;
   std::vector<ModelCase> cases;
+  std::vector<std::string> not_generated;  // cases the grid asked for that the spec excludes, with why
 };
 
-std::vector<Group> make_grid(GridOptions o, bool valgrind) {
+// The grid's groups, and the groups it could not form (a mode group whose variant exists in one
+// mode only has nothing to compare), each with the reason: reported, never silently dropped.
+struct Grid {
+  std::vector<Group> groups;
+  std::vector<std::pair<std::string, std::string>> skipped;  // label, why
+};
+
+Grid make_grid(GridOptions o, bool valgrind) {
   // Defaults: the full grid; --quick and --valgrind take smaller ones (cachegrind is ~50x slower).
+  // Program lengths default to the research's (4,096 K-copy elements, 64 statements); the stack
+  // model also runs at 16-2000 statements, the predictability sweep (where mispredicts take over),
+  // and at 17 copies per kind: 171 handlers, the research's configuration.
   bool small = o.quick || valgrind;
   if (o.kinds.empty()) o.kinds = small ? "u,o" : "u,o,p";
   if (o.copies.empty()) o.copies = valgrind ? "1,16,512" : o.quick ? "1,8,32,128,512" : "1,2,4,8,16,24,32,48,64,128,256,512";
   if (o.orders.empty()) o.orders = valgrind ? "cyclic" : o.quick ? "cyclic,random" : "cyclic,random,block8";
-  if (o.dispatch.empty()) o.dispatch = valgrind ? "tail,switch" : o.quick ? "tail,tail_pn,goto,goto_nodup,switch" : "tail,tail_pn,goto,goto_nodup,switch";
-  if (o.stack_copies.empty()) o.stack_copies = valgrind ? "16" : o.quick ? "4,64" : "1,4,16,64";
-  std::vector<Group> groups;
+  if (o.dispatch.empty()) o.dispatch = valgrind ? "tail,switch" : "tail,tail_pn,goto,goto_nodup,switch";
+  if (o.lengths.empty()) o.lengths = std::to_string(models::kDefaultKCopyLength);
+  if (o.stack_copies.empty()) o.stack_copies = valgrind ? "17" : o.quick ? "17,64" : "1,4,17,64";
+  if (o.statements.empty()) o.statements = valgrind ? "64" : "16,64,256,2000";
+  if (o.stack_dispatch.empty()) o.stack_dispatch = "tail";
+  if (o.mode_variants.empty()) o.mode_variants = small ? "sp" : "vec,sp,sp_wt_nr";
+  Grid grid;
+  auto& groups = grid.groups;
+  auto add = [](Group& g, ModelCase c) {
+    if (models::has_entry(c.model, c.variant, c.dispatch)) {
+      g.cases.push_back(std::move(c));
+      return;
+    }
+    try {
+      models::find_entry(c.model, c.variant, c.dispatch);
+    } catch (const std::invalid_argument& e) {
+      g.not_generated.push_back(e.what());
+    }
+  };
   if (o.which == "all" || o.which == "kcopy") {
-    for (const auto& order : split_commas(o.orders))
-      for (const auto& d : split_commas(o.dispatch)) {
-        Group g{fmt::format("kcopy {} {}", order, d), {}};
-        for (const auto& k : split_commas(o.kinds))
-          for (int c : split_ints(o.copies)) {
-            if (k.size() != 1) throw std::invalid_argument("K-copy kinds are u, p and o");
-            g.cases.push_back({models::kcopy_model(k[0]), "sp", d, c, models::Order::parse(order), o.seed, 0});
-          }
-        groups.push_back(std::move(g));
-      }
+    for (auto len : parse_list(o.lengths, "--length", 1, 1u << 22))
+      for (const auto& order : split_commas(o.orders))
+        for (const auto& d : split_commas(o.dispatch)) {
+          Group g{fmt::format("kcopy {} {} L{}", order, d, len), {}, {}};
+          for (const auto& k : split_commas(o.kinds))
+            for (auto c : parse_list(o.copies, "--copies", 1, 512)) {
+              if (k.size() != 1) throw CLI::ValidationError("--kinds", "K-copy kinds are u, p and o");
+              add(g, {models::kcopy_model(k[0]), "sp", d, static_cast<int>(c), models::Order::parse(order), o.seed, len});
+            }
+          groups.push_back(std::move(g));
+        }
   }
   if (o.which == "all" || o.which == "stack") {
     std::vector<std::string> variants = split_commas(o.variants);
     if (variants.empty())
       for (const auto& e : models::all_entries())
-        if (e.model == "stack") variants.push_back(e.variant);
-    for (int c : split_ints(o.stack_copies)) {
-      Group g{fmt::format("stack x{}", c), {}};
-      for (const auto& v : variants) g.cases.push_back({"stack", v, "tail", c, {}, o.seed, 0});
-      groups.push_back(std::move(g));
-    }
+        if (e.model == "stack" && e.dispatch == "tail") variants.push_back(e.variant);
+    std::vector<std::string> modes;
+    for (const auto& d : models::dispatch_docs()) modes.push_back(d.name);
+    // switch first: the baseline of a mode group, as in `dlab wasm bench`.
+    std::stable_partition(modes.begin(), modes.end(), [](const std::string& m) { return m == "switch"; });
+    for (auto c : parse_list(o.stack_copies, "--stack-copies", 1, 64))
+      for (auto n : parse_list(o.statements, "--statements", 1, 1'000'000)) {
+        // Variant groups: every state placement in one dispatch mode, against vec.
+        for (const auto& d : split_commas(o.stack_dispatch)) {
+          Group g{fmt::format("stack x{} s{} {}", c, n, d), {}, {}};
+          for (const auto& v : variants) add(g, {"stack", v, d, static_cast<int>(c), {}, o.seed, n});
+          groups.push_back(std::move(g));
+        }
+        // Mode groups: one state placement in every dispatch mode, against switch.
+        for (const auto& v : o.mode_variants == "none" ? std::vector<std::string>{} : split_commas(o.mode_variants)) {
+          Group g{fmt::format("stack modes {} x{} s{}", v, c, n), {}, {}};
+          for (const auto& d : modes) add(g, {"stack", v, d, static_cast<int>(c), {}, o.seed, n});
+          if (g.cases.size() < 2 || g.cases.front().dispatch != "switch") {
+            std::string why = "fewer than two dispatch modes, or no switch baseline:";
+            for (const auto& ng : g.not_generated) why += " " + ng + ";";
+            grid.skipped.emplace_back(g.label, why);
+            fmt::print(stderr, "[models] {}: not run: {}\n", g.label, why);
+            continue;
+          }
+          groups.push_back(std::move(g));
+        }
+      }
   }
-  if (groups.empty()) throw std::invalid_argument("--model must be kcopy, stack or all");
-  for (const auto& g : groups)
-    for (const auto& c : g.cases) models::find_entry(c.model, c.variant, c.dispatch);  // fail early on a typo
-  return groups;
+  if (groups.empty()) throw CLI::ValidationError("--model", "must be kcopy, stack or all");
+  for (const auto& g : groups) {
+    if (g.cases.empty()) throw std::invalid_argument("group " + g.label + " has no generated case: " + g.not_generated.front());
+    for (const auto& why : g.not_generated) fmt::print(stderr, "[models] {}: skipped: {}\n", g.label, why);
+  }
+  return grid;
 }
 
 std::string sites_file() {
@@ -147,7 +207,8 @@ struct ModelsOptions {
 };
 
 void run_harness_sweep(ModelsOptions& o) {
-  auto groups = make_grid(o.grid, false);
+  Grid grid = make_grid(o.grid, false);
+  const auto& groups = grid.groups;
   auto sites = models::load_dispatch_sites(sites_file());
   const auto& machine = this_machine();
   BackendSet backends = BackendSet::for_this_machine();
@@ -200,13 +261,16 @@ void run_harness_sweep(ModelsOptions& o) {
     fmt::print("{} (baseline {}):\n", g.label, g.cases.front().name());
     print_group(all, first_row);
     nlohmann::json entry = {{"group", g.label}, {"baseline", g.cases.front().name()}, {"cases", g.cases.size()},
-                            {"pinned_cpu", last.pinned_cpu}};
+                            {"pinned_cpu", last.pinned_cpu}, {"not_generated", g.not_generated}};
     if (!model_sum.empty()) entry["checksum_all_cases"] = fmt::format("{:016x}", checksum);
     group_log.push_back(entry);
   }
   if (dir) {
     auto sidecar = sidecar_json(run_id, machine, &last, {"summary", "samples"});
     sidecar["groups"] = group_log;
+    nlohmann::json skipped = nlohmann::json::array();
+    for (const auto& [label, why] : grid.skipped) skipped.push_back({{"group", label}, {"why", why}});
+    sidecar["skipped_groups"] = skipped;
     sidecar["dispatch_sites_file"] = sites_file();
     write_experiment(*dir, "models", all, sidecar);
     fmt::print(stderr, "wrote {}/models.summary.csv\n", dir->path().string());
@@ -214,7 +278,7 @@ void run_harness_sweep(ModelsOptions& o) {
 }
 
 void run_valgrind_sweep(ModelsOptions& o) {
-  auto groups = make_grid(o.grid, true);
+  auto groups = make_grid(o.grid, true).groups;
   auto sites = models::load_dispatch_sites(sites_file());
   const auto& machine = this_machine();
   std::error_code ec;
@@ -260,14 +324,15 @@ void run_valgrind_sweep(ModelsOptions& o) {
 // repetitions interleaved at random by Google Benchmark, harness metrics as user counters. Its
 // JSON goes into the run directory as models.gbench.json (Google Benchmark's own format).
 void run_gbench(ModelsOptions& o) {
-  auto groups = make_grid(o.grid, false);
+  auto groups = make_grid(o.grid, false).groups;
   std::error_code ec;
   std::string bench = (std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "models_bench").string();
   if (!std::filesystem::exists(bench)) throw std::runtime_error(bench + " not found: build it (`just build`)");
   std::string cases;
   for (const auto& g : groups)
     for (const auto& c : g.cases)
-      cases += fmt::format("{} {} {} {} {} {}\n", c.model, c.variant, c.dispatch, c.copies, c.order.name(), c.seed);
+      cases += fmt::format("{} {} {} {} {} {} {}\n", c.model, c.variant, c.dispatch, c.copies, c.order.name(), c.seed,
+                           c.program_length());
   setenv("DLAB_BENCH_CASES", cases.c_str(), 1);
   std::vector<std::string> args = {bench, "--benchmark_repetitions=" + std::to_string(o.protocol.samples),
                                    "--benchmark_enable_random_interleaving=true", "--benchmark_report_aggregates_only=true"};
@@ -297,14 +362,29 @@ void add_models_command(CLI::App& app) {
   cmd->add_option("--model", o->grid.which, "kcopy, stack or all")->capture_default_str();
   cmd->add_option("--kinds", o->grid.kinds, "K-copy kinds, comma-separated: u (update top), p (push/pop), o (own slot, no alias)");
   cmd->add_option("--copies", o->grid.copies, "K values, comma-separated (1..512)");
+  cmd->add_option("--length", o->grid.lengths,
+                  fmt::format("K-copy elements per program, comma-separated (default {}, the research's)", models::kDefaultKCopyLength));
   cmd->add_option("--orders", o->grid.orders, "cyclic, random, blockN, comma-separated");
   cmd->add_option("--dispatch", o->grid.dispatch, "tail, tail_pn, goto, goto_nodup, switch (K-copy), comma-separated");
-  cmd->add_option("--stack-copies", o->grid.stack_copies, "copies per kind for the stack model (1..64), comma-separated");
+  cmd->add_option("--stack-copies", o->grid.stack_copies,
+                  "copies per kind for the stack model (1..64; 17 = 171 handlers, the research's), comma-separated");
+  cmd->add_option("--statements", o->grid.statements,
+                  fmt::format("statements per stack program, comma-separated (default 16,64,256,2000; {} is the research's)",
+                              models::kDefaultStackStatements));
+  cmd->add_option("--stack-dispatch", o->grid.stack_dispatch,
+                  "dispatch modes of the stack variant groups (each a group against vec), comma-separated (default tail)");
   cmd->add_option("--variants", o->grid.variants, "stack-state variants, comma-separated (default: all)");
+  cmd->add_option("--mode-variants", o->grid.mode_variants,
+                  "stack variants run in every dispatch mode, a group each against switch (default sp; full grid vec,sp,sp_wt_nr; "
+                  "none for no mode groups)");
   cmd->add_option("--seed", o->grid.seed, "program seed")->capture_default_str();
   add_protocol_options(cmd, o->protocol, "measured rounds per group");
-  cmd->add_option("--dispatches", o->target_dispatches, "dispatches per sample")->capture_default_str();
-  cmd->add_option("--valgrind-reps", o->valgrind_reps, "N for the N vs 2N cachegrind runs")->capture_default_str();
+  cmd->add_option("--dispatches", o->target_dispatches, "dispatches per sample (1..10^10)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{10'000'000'000}))
+      ->capture_default_str();
+  cmd->add_option("--valgrind-reps", o->valgrind_reps, "N for the N vs 2N cachegrind runs (1..1000)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1000}))
+      ->capture_default_str();
   cmd->add_flag("--gbench", o->gbench,
                 "run the grid's cases as Google Benchmark benchmarks (models_bench; random interleaving, --samples "
                 "repetitions) and keep its JSON as models.gbench.json");

@@ -29,19 +29,63 @@ set(DLAB_GENERATED_MODEL_SOURCES
   stack1_tos_flag_tail.cc
   stack1_vec_tail.cc
   stack1_vec_tos_tail.cc
+  stack_sp_goto.cc
+  stack_sp_goto_nodup.cc
   stack_sp_spill_tail.cc
+  stack_sp_switch.cc
   stack_sp_tail.cc
+  stack_sp_tail_pn.cc
+  stack_sp_wb_goto.cc
+  stack_sp_wb_goto_nodup.cc
+  stack_sp_wb_nr_goto.cc
+  stack_sp_wb_nr_goto_nodup.cc
+  stack_sp_wb_nr_switch.cc
   stack_sp_wb_nr_tail.cc
+  stack_sp_wb_nr_tail_pn.cc
+  stack_sp_wb_switch.cc
   stack_sp_wb_tail.cc
+  stack_sp_wb_tail_pn.cc
+  stack_sp_wt_goto.cc
+  stack_sp_wt_goto_nodup.cc
+  stack_sp_wt_nr_goto.cc
+  stack_sp_wt_nr_goto_nodup.cc
+  stack_sp_wt_nr_ni_goto.cc
+  stack_sp_wt_nr_ni_goto_nodup.cc
+  stack_sp_wt_nr_ni_switch.cc
   stack_sp_wt_nr_ni_tail.cc
+  stack_sp_wt_nr_ni_tail_pn.cc
+  stack_sp_wt_nr_sl_goto.cc
+  stack_sp_wt_nr_sl_goto_nodup.cc
+  stack_sp_wt_nr_sl_ni_goto.cc
+  stack_sp_wt_nr_sl_ni_goto_nodup.cc
+  stack_sp_wt_nr_sl_ni_switch.cc
   stack_sp_wt_nr_sl_ni_tail.cc
+  stack_sp_wt_nr_sl_ni_tail_pn.cc
+  stack_sp_wt_nr_sl_switch.cc
   stack_sp_wt_nr_sl_tail.cc
+  stack_sp_wt_nr_sl_tail_pn.cc
+  stack_sp_wt_nr_switch.cc
   stack_sp_wt_nr_tail.cc
+  stack_sp_wt_nr_tail_pn.cc
   stack_sp_wt_pn_tail.cc
+  stack_sp_wt_switch.cc
   stack_sp_wt_tail.cc
+  stack_sp_wt_tail_pn.cc
+  stack_tos_flag_goto.cc
+  stack_tos_flag_goto_nodup.cc
+  stack_tos_flag_switch.cc
   stack_tos_flag_tail.cc
+  stack_tos_flag_tail_pn.cc
+  stack_vec_goto.cc
+  stack_vec_goto_nodup.cc
+  stack_vec_switch.cc
   stack_vec_tail.cc
+  stack_vec_tail_pn.cc
+  stack_vec_tos_goto.cc
+  stack_vec_tos_goto_nodup.cc
+  stack_vec_tos_switch.cc
   stack_vec_tos_tail.cc
+  stack_vec_tos_tail_pn.cc
 )
 set(DLAB_DISPATCH_FLAGS_tail "")
 set(DLAB_DISPATCH_FLAGS_tail_pn "")

@@ -34,14 +34,34 @@ Spec Spec::from_json_text(const std::string& text) {
       if (n < 1 || n > 4096) throw std::runtime_error(fmt::format("model {}: kind {} has {} copies", ms.name, k, n));
     }
     for (const auto& v : ms.variants) s.variant(v);
-    for (const auto& d : ms.dispatch) {
-      s.dispatch(d);
-      if (d != "tail" && d != "tail_pn" && !(ms.variants.size() == 1 && ms.variants[0] == "sp"))
-        throw std::runtime_error("model " + ms.name + ": goto/switch dispatch is generated for the sp variant only");
+    for (const auto& d : ms.dispatch) s.dispatch(d);
+    for (const auto& ng : m.value("not_generated", nlohmann::json::array())) {
+      std::string why = ng.at("why");
+      if (why.empty()) throw std::runtime_error("model " + ms.name + ": a not_generated entry needs its reason");
+      for (const std::string v : ng.at("variants"))
+        for (const std::string d : ng.at("dispatch")) {
+          s.variant(v);
+          s.dispatch(d);
+          ms.not_generated.push_back({v, d, why});
+        }
     }
+    // goto and switch hold the state in locals of one function: a variant defined by how an
+    // argument is passed (past the register budget) has no meaning there and must be excluded.
+    for (const auto& v : ms.variants)
+      for (const auto& d : ms.dispatch)
+        if (d != "tail" && d != "tail_pn" && s.variant(v).height == "spill" && !ms.excluded(v, d))
+          throw std::runtime_error(fmt::format("model {}: variant {} passes its height past the register budget, which "
+                                               "{} dispatch (no calls) cannot express: list it under not_generated",
+                                               ms.name, v, d));
     s.models.push_back(std::move(ms));
   }
   return s;
+}
+
+const NotGenerated* ModelSpec::excluded(const std::string& variant, const std::string& dispatch) const {
+  for (const auto& n : not_generated)
+    if (n.variant == variant && n.dispatch == dispatch) return &n;
+  return nullptr;
 }
 
 template <class T>
@@ -141,7 +161,8 @@ std::string tail_body(const Spec& spec, const ModelSpec& m) {
 std::string local_body(const Spec& spec, const ModelSpec& m, bool is_goto) {
   std::string s = "\n";
   s += "extern \"C\" uint64_t DL_ENTRY(struct DlExec* ex, const struct DlInst* program) {\n";
-  s += "  uint64_t h = 0;\n  const struct DlInst* ip = program;\n  uint64_t inst = dl_load_inst(ip);\n  ex->len = 0;\n";
+  s += "  [[maybe_unused]] uint64_t h = 0, top = 0, valid = 0;\n  [[maybe_unused]] uint64_t* base = ex->base;\n"
+       "  const struct DlInst* ip = program;\n  [[maybe_unused]] uint64_t inst = dl_load_inst(ip);\n  ex->len = 0;\n";
   int op = 0;
   if (is_goto) {
     s += "  static const void* const dl_labels[] = {\n";
@@ -172,7 +193,8 @@ std::map<std::string, std::string> generate(const Spec& spec, const std::string&
                               "opcode layout per model: DL_KIND(model, kind, first_opcode, copies), DL_EXIT(model, opcode)");
   std::string docs = header(spec_path,
                             "documentation of the axes: DL_KIND_DOC(kind, doc), DL_VARIANT_DOC(name, height, top, nr, pn, ni, sl, "
-                            "doc), DL_DISPATCH_DOC(name, doc, flags), DL_MODEL_DOC(name, doc)");
+                            "doc), DL_DISPATCH_DOC(name, doc, flags), DL_MODEL_DOC(name, doc), DL_NOT_GENERATED(model, variant, "
+                            "dispatch, why)");
   for (const auto& k : spec.kinds) docs += fmt::format("DL_KIND_DOC(\"{}\", \"{}\")\n", k.name, k.doc);
   for (const auto& v : spec.variants)
     docs += fmt::format("DL_VARIANT_DOC(\"{}\", \"{}\", \"{}\", {}, {}, {}, {}, \"{}\")\n", v.name, v.height, v.top, v.nr, v.pn,
@@ -184,6 +206,8 @@ std::map<std::string, std::string> generate(const Spec& spec, const std::string&
   }
   for (const auto& m : spec.models) {
     docs += fmt::format("DL_MODEL_DOC(\"{}\", \"{}\")\n", m.name, m.doc);
+    for (const auto& n : m.not_generated)
+      docs += fmt::format("DL_NOT_GENERATED(\"{}\", \"{}\", \"{}\", \"{}\")\n", m.name, n.variant, n.dispatch, n.why);
     int op = 0;
     for (const auto& [k, n] : m.kinds) {
       layout += fmt::format("DL_KIND(\"{}\", \"{}\", {}, {})\n", m.name, k, op, n);
@@ -200,6 +224,7 @@ std::map<std::string, std::string> generate(const Spec& spec, const std::string&
                                                  form == "tail" ? "tail" : form)) +
                    (form == "tail" ? tail_body(spec, m) : local_body(spec, m, form == "goto"));
       for (const auto& vn : m.variants) {
+        if (m.excluded(vn, d)) continue;
         const auto& v = spec.variant(vn);
         std::string file = fmt::format("{}_{}_{}.cc", m.name, vn, d);
         std::string what = fmt::format("model {}, variant {}, dispatch {}: {}", m.name, vn, d, v.doc);

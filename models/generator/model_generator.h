@@ -20,10 +20,17 @@ struct DispatchSpec {
   std::string name, doc;
   std::vector<std::string> flags;  // extra compiler flags for files of this mode
 };
+// A (variant, dispatch) pair a model does not generate, and why: listed by `dlab models --list`
+// and named in the error when asked for, never silently dropped.
+struct NotGenerated {
+  std::string variant, dispatch, why;
+};
 struct ModelSpec {
   std::string name, doc;
   std::vector<std::pair<std::string, int>> kinds;  // kind name, copies (opcode order)
   std::vector<std::string> variants, dispatch;
+  std::vector<NotGenerated> not_generated;
+  const NotGenerated* excluded(const std::string& variant, const std::string& dispatch) const;
 };
 struct Spec {
   std::vector<KindSpec> kinds;

@@ -9,9 +9,14 @@
 
 namespace dlab::models {
 
+size_t ModelCase::program_length() const {
+  if (length) return length;
+  return is_kcopy() ? kDefaultKCopyLength : kDefaultStackStatements;
+}
+
 std::string ModelCase::name() const {
-  if (is_kcopy()) return fmt::format("{}/{}/{}/K{}/{}", model, variant, dispatch, copies, order.name());
-  return fmt::format("{}/{}/{}/x{}", model, variant, dispatch, copies);
+  if (is_kcopy()) return fmt::format("{}/{}/{}/K{}/{}/L{}", model, variant, dispatch, copies, order.name(), program_length());
+  return fmt::format("{}/{}/{}/x{}/s{}", model, variant, dispatch, copies, program_length());
 }
 
 std::string ModelCase::kinds() const {
@@ -25,10 +30,10 @@ std::string ModelCase::kinds() const {
 
 std::vector<DlInst> ModelCase::program() const {
   if (is_kcopy()) {
-    KCopyParams p{model.back(), copies, order, seed, length ? length : 32768};
+    KCopyParams p{model.back(), copies, order, seed, program_length()};
     return build_kcopy_program(p);
   }
-  return build_stack_program({copies, seed, length ? length : 2000});
+  return build_stack_program({copies, seed, program_length()});
 }
 
 std::map<std::string, std::string> ModelCase::params() const {
@@ -38,6 +43,11 @@ std::map<std::string, std::string> ModelCase::params() const {
                                           {"dispatch", dispatch}, {"convention", e.convention()},
                                           {"seed", std::to_string(seed)}};
   p["order"] = is_kcopy() ? order.name() : "program";
+  // Program length under the name the research uses for each model, and the program's shape.
+  p[is_kcopy() ? "length" : "statements"] = std::to_string(program_length());
+  ProgramShape shape = program_shape(program());
+  p["distinct_handlers"] = std::to_string(shape.distinct_handlers);
+  p["distinct_pairs"] = std::to_string(shape.distinct_pairs);
   return p;
 }
 
@@ -45,7 +55,7 @@ std::vector<std::string> ModelCase::exec_args() const {
   std::vector<std::string> a = {"--model", model, "--variant", variant, "--dispatch", dispatch,
                                 "--copies", std::to_string(copies), "--seed", std::to_string(seed)};
   if (is_kcopy()) a.insert(a.end(), {"--order", order.name()});
-  if (length) a.insert(a.end(), {"--length", std::to_string(length)});
+  a.insert(a.end(), {"--length", std::to_string(program_length())});
   return a;
 }
 

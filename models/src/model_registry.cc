@@ -21,9 +21,18 @@ std::span<const ModelEntry> all_entries() {
   return entries;
 }
 
+bool has_entry(const std::string& model, const std::string& variant, const std::string& dispatch) {
+  for (const auto& e : all_entries())
+    if (e.model == model && e.variant == variant && e.dispatch == dispatch) return true;
+  return false;
+}
+
 const ModelEntry& find_entry(const std::string& model, const std::string& variant, const std::string& dispatch) {
   for (const auto& e : all_entries())
     if (e.model == model && e.variant == variant && e.dispatch == dispatch) return e;
+  for (const auto& n : not_generated())
+    if (n.model == model && n.variant == variant && n.dispatch == dispatch)
+      throw std::invalid_argument("model " + model + "/" + variant + "/" + dispatch + " is not generated: " + n.why);
   throw std::invalid_argument("no generated model " + model + "/" + variant + "/" + dispatch +
                               " (see `dlab models --list`)");
 }
@@ -81,6 +90,7 @@ uint32_t opcode(const std::string& model, const std::string& kind, uint32_t copy
 namespace {
 struct Docs {
   std::vector<AxisDoc> kinds, variants, dispatch, models;
+  std::vector<NotGeneratedEntry> not_generated;
 };
 const Docs& docs() {
   static const Docs d = [] {
@@ -89,7 +99,9 @@ const Docs& docs() {
 #define DL_VARIANT_DOC(n, height, top, nr, pn, ni, sl, doc) d.variants.push_back({n, doc});
 #define DL_DISPATCH_DOC(n, doc, flags) d.dispatch.push_back({n, doc});
 #define DL_MODEL_DOC(n, doc) d.models.push_back({n, doc});
+#define DL_NOT_GENERATED(model, variant, dispatch, why) d.not_generated.push_back({model, variant, dispatch, why});
 #include "model_docs.inc"
+#undef DL_NOT_GENERATED
 #undef DL_KIND_DOC
 #undef DL_VARIANT_DOC
 #undef DL_DISPATCH_DOC
@@ -104,5 +116,6 @@ std::vector<AxisDoc> kind_docs() { return docs().kinds; }
 std::vector<AxisDoc> variant_docs() { return docs().variants; }
 std::vector<AxisDoc> dispatch_docs() { return docs().dispatch; }
 std::vector<AxisDoc> model_docs() { return docs().models; }
+std::span<const NotGeneratedEntry> not_generated() { return docs().not_generated; }
 
 }  // namespace dlab::models

@@ -1,4 +1,5 @@
 #include <random>
+#include <set>
 #include <stdexcept>
 
 #include "dispatchlab/models/models.h"
@@ -54,6 +55,7 @@ std::vector<uint32_t> order_sequence(const Order& o, int copies, size_t n, uint6
 std::vector<DlInst> build_kcopy_program(const KCopyParams& p) {
   std::string model = kcopy_model(p.kind);
   if (p.copies < 1) throw std::invalid_argument("copies must be at least 1");
+  if (p.length < 1) throw std::invalid_argument("a K-copy program needs at least 1 element");
   auto seq = order_sequence(p.order, p.copies, p.length, p.seed);
   std::vector<DlInst> prog;
   prog.reserve(2 * p.length + 2);
@@ -118,6 +120,23 @@ class StackProgramBuilder {
 
 }  // namespace
 
-std::vector<DlInst> build_stack_program(const StackParams& p) { return StackProgramBuilder(p).build(); }
+std::vector<DlInst> build_stack_program(const StackParams& p) {
+  if (p.statements < 1) throw std::invalid_argument("a stack program needs at least 1 statement");
+  return StackProgramBuilder(p).build();
+}
+
+ProgramShape program_shape(const std::vector<DlInst>& program) {
+  ProgramShape s;
+  s.dispatches = program.size();
+  std::set<uint32_t> ops;
+  std::set<std::pair<uint32_t, uint32_t>> pairs;
+  for (size_t i = 0; i < program.size(); ++i) {
+    ops.insert(program[i].op);
+    pairs.emplace(program[i].op, program[(i + 1) % program.size()].op);
+  }
+  s.distinct_handlers = ops.size();
+  s.distinct_pairs = pairs.size();
+  return s;
+}
 
 }  // namespace dlab::models

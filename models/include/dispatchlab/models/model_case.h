@@ -18,10 +18,11 @@ struct ModelCase {
   int copies = 1;        // K for kcopy_*; copies per kind for stack
   Order order;           // kcopy only
   uint64_t seed = 1;
-  size_t length = 0;     // kcopy elements or stack statements; 0 = the default
+  size_t length = 0;     // kcopy elements or stack statements; 0 = the research's (models.h)
 
   bool is_kcopy() const { return model.rfind("kcopy_", 0) == 0; }
-  std::string name() const;  // "kcopy_u/sp/tail/K16/cyclic", "stack/sp_wt/tail/x16"
+  size_t program_length() const;  // `length`, or the default for the model
+  std::string name() const;  // "kcopy_u/sp/tail/K16/cyclic/L4096", "stack/sp_wt/tail/x16/s64"
   std::vector<DlInst> program() const;
   std::map<std::string, std::string> params() const;
   std::vector<std::string> exec_args() const;  // arguments for dlab-model-exec (without --reps)

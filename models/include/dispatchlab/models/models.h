@@ -41,6 +41,13 @@ std::vector<AxisDoc> kind_docs();
 std::vector<AxisDoc> variant_docs();
 std::vector<AxisDoc> dispatch_docs();
 std::vector<AxisDoc> model_docs();
+// (model, variant, dispatch) combinations the spec excludes on purpose, with the reason.
+struct NotGeneratedEntry {
+  std::string model, variant, dispatch, why;
+};
+std::span<const NotGeneratedEntry> not_generated();
+// Whether an entry exists (find_entry throws with the reason when it does not).
+bool has_entry(const std::string& model, const std::string& variant, const std::string& dispatch);
 
 // Orders of the K-copy reduction: cyclic (0 1 2 .. K-1 0 1 ..), random (uniform, seeded), or
 // blockN: the copies split into blocks of N; each visit to a block runs through its copies in
@@ -52,12 +59,19 @@ struct Order {
   std::string name() const;
 };
 
+// Program lengths of the research this reproduces: 4,096-element K-copy programs (its memdep
+// bench) and 64-statement stack programs (its tos bench, ~450 dispatches). Both are short enough
+// for an indirect-branch predictor to learn the dispatch sequence, which is the regime the models
+// are about; much longer random programs are bound by mispredicted dispatches instead.
+inline constexpr size_t kDefaultKCopyLength = 4096;
+inline constexpr size_t kDefaultStackStatements = 64;
+
 struct KCopyParams {
   char kind = 'u';  // u, p or o
   int copies = 1;
   Order order;
   uint64_t seed = 1;
-  size_t length = 32768;  // K-copy elements per program (p has two dispatches per element)
+  size_t length = kDefaultKCopyLength;  // K-copy elements per program (p has two dispatches per element)
 };
 std::string kcopy_model(char kind);  // "kcopy_u" ...
 std::vector<DlInst> build_kcopy_program(const KCopyParams& p);
@@ -67,9 +81,17 @@ std::vector<uint32_t> order_sequence(const Order& o, int copies, size_t n, uint6
 struct StackParams {
   int copies = 16;        // copies per kind used (1..64)
   uint64_t seed = 1;
-  size_t statements = 2000;
+  size_t statements = kDefaultStackStatements;
 };
 std::vector<DlInst> build_stack_program(const StackParams& p);
+
+// What a reader needs to judge how predictable a program's dispatches are: its dispatches per run,
+// distinct handlers, and distinct handler pairs (consecutive dispatches, counting the exit
+// handler's hand-back to the first instruction as the run repeats).
+struct ProgramShape {
+  size_t dispatches = 0, distinct_handlers = 0, distinct_pairs = 0;
+};
+ProgramShape program_shape(const std::vector<DlInst>& program);
 
 // A program ready to run on one entry, with its own executor state (stack, locals, heap, own
 // slots) seeded identically for every variant, so equal semantics give equal checksums.

@@ -1,0 +1,79 @@
+"""The model's prediction beside the interpreter's measurement, for the dispatch modes: what the
+figure plots and the report's comparison table states, computed once."""
+from __future__ import annotations
+
+import pandas as pd
+
+from .results import Run, research_stack_config, with_params
+
+
+def model_change_by_dispatch(models: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, str]:
+    """Per dispatch mode, the model's change against switch dispatch. Preferred: the stack model's
+    mode group (one variant in every mode, switch as baseline, paired in one interleaved run) at
+    the program nearest the research's configuration, a predictable program like the interpreter
+    workloads' loops. Fallback for older runs: kcopy_u at its largest K in every mode (ratio of
+    separate medians). Returns the changes and which configuration predicts."""
+    modes = models[(models["model"] == "stack") & models["baseline"].str.contains("/switch/") & (models["metric"] == metric)
+                   & (models["n"] > 0)]
+    if not modes.empty:
+        copies, statements = research_stack_config(modes)
+        variant = "sp" if "sp" in set(modes["variant"]) else sorted(set(modes["variant"]))[0]
+        g = modes[(modes["copies"] == copies) & (modes["statements"] == statements) & (modes["variant"] == variant)]
+        g = g[g["dispatch"] != "switch"]
+        if not g.empty:
+            handlers = int(g["handlers"].iloc[0]) + 1
+            rows = [{"dispatch": r.dispatch, "model_change": r.ratio - 1, "model_lo": r.ratio_ci95_lo - 1,
+                     "model_hi": r.ratio_ci95_hi - 1, "model_case": r.case} for r in g.itertuples()]
+            return pd.DataFrame(rows), (f"stack model, variant {variant}, {handlers} handlers, {int(statements)} statements, "
+                                        "paired against switch")
+    k = models[(models["model"] == "kcopy_u") & (models["metric"] == metric) & (models["n"] > 0)]
+    if k.empty or "switch" not in set(k["dispatch"]):
+        return pd.DataFrame(), ""
+    order = "random" if "random" in set(k["order"]) else sorted(set(k["order"]))[0]
+    k = k[k["order"] == order]
+    modes_k = set(k["dispatch"])
+    common = [c for c in sorted(set(k["copies"])) if set(k[k["copies"] == c]["dispatch"]) == modes_k]
+    if not common:
+        return pd.DataFrame(), ""
+    K = int(common[-1])
+    at = k[k["copies"] == K].set_index("dispatch")["median"]
+    rows = [{"dispatch": d, "model_change": at[d] / at["switch"] - 1, "model_lo": float("nan"), "model_hi": float("nan"),
+             "model_case": f"kcopy_u/{d}/K{K}/{order}"} for d in at.index if d != "switch"]
+    return pd.DataFrame(rows), f"kcopy_u K={K} {order}, ratio of separate medians (an older run: no stack mode group)"
+
+
+def interpreter_changes(run: Run, metric: str) -> pd.DataFrame:
+    """The interpreter's paired change of each dispatch mode against switch, per workload."""
+    wasm = with_params(run.experiments["wasm"].summary)
+    w = wasm[(wasm["metric"] == metric) & (wasm["n"] > 0) & wasm["ratio"].notna()].copy()
+    w = w[w["case"] != w["baseline"]]
+    w["interp_change"] = w["ratio"] - 1
+    w["interp_lo"] = w["ratio_ci95_lo"] - 1
+    w["interp_hi"] = w["ratio_ci95_hi"] - 1
+    return w[["workload", "dispatch", "interp_change", "interp_lo", "interp_hi", "smaller_k", "smaller_n"]]
+
+
+def count_ratios(run: Run, metric: str = "cg_instructions") -> tuple[dict, dict]:
+    """A cachegrind count of each mode over switch's: the model's (per dispatch, the stack mode
+    group nearest the research's configuration) and the interpreter's (per call, per workload)."""
+    model, interp = {}, {}
+    if "models_valgrind" in run.experiments:
+        mv = with_params(run.experiments["models_valgrind"].summary)
+        mv = mv[(mv["model"] == "stack") & (mv["metric"] == metric) & (mv["n"] > 0)]
+        if not mv.empty:
+            copies, statements = research_stack_config(mv)
+            g = mv[(mv["copies"] == copies) & (mv["statements"] == statements) & (mv["variant"] == "sp")]
+            # sp/tail is in both the variant group and the mode group: the same deterministic count.
+            at = g.drop_duplicates("dispatch").set_index("dispatch")["median"]
+            if "switch" in at:
+                model = {d: at[d] / at["switch"] for d in at.index if d != "switch"}
+    if "wasm_valgrind" in run.experiments:
+        wv = with_params(run.experiments["wasm_valgrind"].summary)
+        wv = wv[(wv["metric"] == metric) & (wv["n"] > 0)]
+        for workload, g in wv.groupby("workload"):
+            at = g.drop_duplicates("dispatch").set_index("dispatch")["median"]
+            if "switch" in at:
+                for d in at.index:
+                    if d != "switch":
+                        interp.setdefault(d, {})[workload] = at[d] / at["switch"]
+    return model, interp
