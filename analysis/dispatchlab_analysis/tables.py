@@ -267,7 +267,8 @@ def model_interpreter_markdown(run) -> str | None:
         if inside == len(w):
             verdict = "agree (every workload's CI holds the prediction)"
         elif (w["interp_change"] * r.model_change > 0).all():
-            verdict = (f"same direction; the model's change is {abs(r.model_change - mid) * 100:.0f} points "
+            points = round(abs(r.model_change - mid) * 100)
+            verdict = (f"same direction; the model's change is {points} point{'' if points == 1 else 's'} "
                        f"{'larger' if abs(r.model_change) > abs(mid) else 'smaller'} than the workloads' median")
         else:
             verdict = "disagree in direction on some workloads"
