@@ -104,10 +104,11 @@ void add_calibrate_command(CLI::App& app) {
       if (tty) fmt::print(stderr, "\r[calibrate] sample {}/{} {:<20}", done, total, v);
       else if (done == total || done % 10 == 0) fmt::print(stderr, "[calibrate] sample {}/{}\n", done, total);
     };
+    // Where the results go is settled before measuring, so no measurement is thrown away.
+    std::optional<RunDirectory> dir;
+    if (!o->no_save) dir = o->out.resolve(machine, experiment_files("calibrate"));
     RunResult result = run_protocol(o->protocol, meter, variants, progress);
     if (tty) fmt::print(stderr, "\n");
-    std::optional<RunDirectory> dir;
-    if (!o->no_save) dir = o->out.resolve(machine);
     std::string run_id = dir ? dir->run_id() : "unsaved";
     ExperimentTables t = experiment_tables(run_id, "calibrate", result, variants, machine);
     std::map<std::string, std::string> unavailable;

@@ -31,12 +31,18 @@ struct RunDirectoryOptions {
   std::string run_dir;
   std::string results_root;
   void add_to(CLI::App* cmd, const std::string& default_root);
-  // nullopt when neither option asks for files.
-  std::optional<RunDirectory> resolve(const MachineFingerprint& machine) const;
+  // nullopt when neither option asks for files. Opens or creates the directory and checks that
+  // `files` can be written there, so a command calls it before measuring, never after.
+  std::optional<RunDirectory> resolve(const MachineFingerprint& machine, const std::vector<std::string>& files) const;
 };
 
 // "a,b,,c" -> {"a", "b", "c"}: the comma-separated lists of every command's options.
 std::vector<std::string> split_commas(const std::string& s);
+
+// A comma-separated choice from `valid` for `option`: "" or "all" is every name (when allowed);
+// an unknown or repeated name is a CLI::ValidationError that lists the valid ones.
+std::vector<std::string> choose_from(const std::string& s, const std::vector<std::string>& valid, const std::string& option,
+                                     bool empty_means_all = true);
 
 // --samples, --warmup and --pin, writing into `protocol`.
 void add_protocol_options(CLI::App* cmd, RunProtocol& protocol, const std::string& samples_help = "measured rounds");

@@ -75,13 +75,14 @@ void add_counters_command(CLI::App& app) {
   cmd->callback([json, catalog_path, out] {
     MetricCatalog catalog = catalog_path->empty() ? MetricCatalog::builtin() : MetricCatalog::from_file(*catalog_path);
     BackendSet backends = BackendSet::for_this_machine();
-    CounterPlan plan = plan_counters(catalog, backends, this_host_cpu());
     const auto& m = this_machine();
+    auto dir = out->resolve(m, {"counters.csv", "counters.json"});
+    CounterPlan plan = plan_counters(catalog, backends, this_host_cpu());
     if (*json) fmt::print("{}\n", plan_json(plan).dump(2));
     else print_plan(plan, m);
-    if (auto dir = out->resolve(m)) {
-      dir->write("counters.csv", counters_table(plan).to_csv());
-      dir->write("counters.json", sidecar_json(dir->run_id(), m, nullptr, {"counters"}).dump(2) + "\n");
+    if (dir) {
+      write_files_atomically(dir->path(), {{"counters.csv", counters_table(plan).to_csv()},
+                                           {"counters.json", sidecar_json(dir->run_id(), m, nullptr, {"counters"}).dump(2) + "\n"}});
       fmt::print(stderr, "wrote {}/counters.csv\n", dir->path().string());
     }
   });

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "dispatchlab/harness/files.h"
+#include "dispatchlab/harness/process.h"
 
 namespace dlab {
 
@@ -49,16 +50,18 @@ CachegrindCounts run_cachegrind(const std::vector<std::string>& argv) {
   fs::path out = fs::temp_directory_path() / fmt::format("dlab-cachegrind-{}-{}.out", getpid(), std::rand());
   fs::path log = out;
   log += ".log";
-  std::string cmd = fmt::format("valgrind --tool=cachegrind --cache-sim=yes --branch-sim=yes --cachegrind-out-file={} --log-file={}",
-                                shell_quote(out.string()), shell_quote(log.string()));
-  for (const auto& a : argv) cmd += " " + shell_quote(a);
-  cmd += " >/dev/null";
-  int rc = std::system(cmd.c_str());
+  std::vector<std::string> cmd = {"valgrind", "--tool=cachegrind", "--cache-sim=yes", "--branch-sim=yes",
+                                  "--cachegrind-out-file=" + out.string(), "--log-file=" + log.string()};
+  cmd.insert(cmd.end(), argv.begin(), argv.end());
+  ProcessOptions po;
+  po.stdout_file = "/dev/null";
+  ProcessResult rc = run_process(cmd, po);
   std::string counts = read_text_file(out.string()), messages = read_text_file(log.string());
-  fs::remove(out);
-  fs::remove(log);
-  if (rc != 0 || counts.empty())
-    throw CounterError(fmt::format("valgrind failed (exit {}): {}", WIFEXITED(rc) ? WEXITSTATUS(rc) : rc, messages.substr(0, 400)));
+  std::error_code ec;
+  fs::remove(out, ec);
+  fs::remove(log, ec);
+  if (!rc.ok() || counts.empty())
+    throw CounterError(fmt::format("{}: {}", rc.describe("valgrind"), messages.substr(0, 400)));
   return parse_cachegrind_out(counts);
 }
 
@@ -76,7 +79,11 @@ Availability ValgrindBackend::probe(const std::string& native_event) {
   bool known = false;
   for (const char* e : kEvents) known |= native_event == e;
   if (!known) return Availability::no("cachegrind has no event '" + native_event + "'");
-  static const bool have_valgrind = std::system("valgrind --version >/dev/null 2>&1") == 0;
+  static const bool have_valgrind = [] {
+    ProcessOptions po;
+    po.quiet = true;
+    return run_process({"valgrind", "--version"}, po).ok();
+  }();
   if (!have_valgrind) return Availability::no("valgrind is not installed (./tools/bootstrap installs it)");
   return Availability::yes("whole-process counts, measured by `dlab models --valgrind`");
 }

@@ -10,6 +10,7 @@
 
 #include "build_info.h"
 #include "dispatchlab/harness/files.h"
+#include "dispatchlab/harness/process.h"
 #include "dispatchlab/harness/counter_plan.h"
 #include "dispatchlab/harness/metric_catalog.h"
 #include "dispatchlab/harness/perf_event_backend.h"
@@ -19,16 +20,16 @@ namespace dlab {
 
 namespace {
 
-// Runs a command and returns its first output line, or nullopt if it failed.
-std::optional<std::string> first_line_of(const std::string& cmd) {
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return std::nullopt;
-  std::array<char, 512> buf{};
-  std::string out;
-  if (fgets(buf.data(), buf.size(), p)) out = buf.data();
-  int rc = pclose(p);
-  if (rc != 0) return std::nullopt;
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+// Runs git with `args` and returns its first output line, or nullopt if it failed.
+std::optional<std::string> git_first_line(const std::string& dir, std::vector<std::string> args) {
+  args.insert(args.begin(), {"git", "-C", dir});
+  ProcessOptions po;
+  po.capture_stdout = true;
+  po.stderr_file = "/dev/null";
+  ProcessResult r = run_process(args, po);
+  if (!r.ok()) return std::nullopt;
+  std::string out = r.output.substr(0, r.output.find('\n'));
+  while (!out.empty() && out.back() == '\r') out.pop_back();
   return out;
 }
 
@@ -36,9 +37,9 @@ std::string git_commit_of(const std::string& dir) {
   // The commit is read when the program runs, not when it was built, from the source tree the
   // binary was built from; a tree with uncommitted changes is marked so its numbers are not
   // mistaken for the commit's.
-  auto head = first_line_of(fmt::format("git -C {} rev-parse HEAD 2>/dev/null", shell_quote(dir)));
+  auto head = git_first_line(dir, {"rev-parse", "HEAD"});
   if (!head || head->empty()) return "unknown (no git checkout at " + dir + ")";
-  auto dirty = first_line_of(fmt::format("git -C {} status --porcelain --untracked-files=no 2>/dev/null | head -n1", shell_quote(dir)));
+  auto dirty = git_first_line(dir, {"status", "--porcelain", "--untracked-files=no"});
   return *head + (dirty && !dirty->empty() ? "+dirty" : "");
 }
 

@@ -142,11 +142,16 @@ nlohmann::json sidecar_json(const std::string& run_id, const MachineFingerprint&
   return j;
 }
 
+std::vector<std::string> experiment_files(const std::string& experiment) {
+  return {experiment + ".samples.csv", experiment + ".summary.csv", experiment + ".json"};
+}
+
 void write_experiment(const RunDirectory& dir, const std::string& experiment, const ExperimentTables& t,
                       const nlohmann::json& sidecar) {
-  dir.write(experiment + ".summary.csv", t.summary.to_csv());
-  dir.write(experiment + ".samples.csv", t.samples.to_csv());
-  dir.write(experiment + ".json", sidecar.dump(2) + "\n");
+  // One set: the samples, the summary and last the sidecar that describes them.
+  write_files_atomically(dir.path(), {{experiment + ".samples.csv", t.samples.to_csv()},
+                                      {experiment + ".summary.csv", t.summary.to_csv()},
+                                      {experiment + ".json", sidecar.dump(2) + "\n"}});
 }
 
 }  // namespace dlab

@@ -118,29 +118,94 @@ ResultTable ResultTable::from_csv(const TableSchema& schema, const std::string& 
   return t;
 }
 
-void write_file_atomically(const fs::path& path, const std::string& content) {
-  if (fs::exists(path)) throw std::runtime_error(fmt::format("{} exists; results are never overwritten (start a new run)", path.string()));
-  fs::path tmp = path;
-  tmp += fmt::format(".tmp.{}", getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) throw std::runtime_error(fmt::format("cannot write {}: {}", tmp.string(), std::strerror(errno)));
-    out << content;
-    out.flush();
-    if (!out) throw std::runtime_error(fmt::format("writing {} failed", tmp.string()));
+namespace {
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+// Writes and syncs `content` into a new file; throws with the file and the reason.
+void write_new_file(const fs::path& path, const std::string& content) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error(fmt::format("cannot create {}: {}", path.string(), errno_text(errno)));
+  size_t done = 0;
+  while (done < content.size()) {
+    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int err = n < 0 ? errno : EIO;
+      ::close(fd);
+      ::unlink(path.c_str());
+      throw std::runtime_error(fmt::format("writing {} failed: {}", path.string(), errno_text(err)));
+    }
+    done += static_cast<size_t>(n);
   }
-  // link(2) then unlink, rather than rename(2): link fails if the target appeared meanwhile, so a
-  // concurrent writer can never replace a finished file.
-  if (link(tmp.c_str(), path.c_str()) != 0) {
+  // fsync: a full disk or an I/O error can show only here or at close; both are checked.
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
     int err = errno;
-    fs::remove(tmp);
-    throw std::runtime_error(fmt::format("cannot create {}: {}", path.string(), std::strerror(err)));
+    ::unlink(path.c_str());
+    throw std::runtime_error(fmt::format("writing {} failed: {}", path.string(), errno_text(err)));
   }
-  fs::remove(tmp);
+}
+
+fs::path temporary_for(const fs::path& path) {
+  return path.parent_path() / fmt::format(".{}.tmp.{}", path.filename().string(), getpid());
+}
+
+void refuse_existing(const fs::path& path) {
+  if (fs::exists(path)) throw std::runtime_error(fmt::format("{} exists; results are never overwritten (start a new run)", path.string()));
+}
+
+}  // namespace
+
+void write_file_atomically(const fs::path& path, const std::string& content) {
+  write_files_atomically(path.parent_path(), {{path.filename().string(), content}});
+}
+
+void replace_file_atomically(const fs::path& path, const std::string& content) {
+  fs::path tmp = temporary_for(path);
+  write_new_file(tmp, content);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    throw std::runtime_error(fmt::format("cannot replace {}: {}", path.string(), errno_text(err)));
+  }
+}
+
+void write_files_atomically(const fs::path& dir, const std::vector<std::pair<std::string, std::string>>& files) {
+  for (const auto& [name, content] : files) refuse_existing(dir / name);
+  std::vector<fs::path> temps;
+  auto remove_all = [](const std::vector<fs::path>& paths) {
+    std::error_code ec;
+    for (const auto& p : paths) fs::remove(p, ec);
+  };
+  try {
+    for (const auto& [name, content] : files) {
+      temps.push_back(temporary_for(dir / name));
+      write_new_file(temps.back(), content);
+    }
+  } catch (...) {
+    remove_all(temps);
+    throw;
+  }
+  // link(2), not rename(2): link fails if the target appeared meanwhile, so a concurrent writer can
+  // never replace a finished file. The set is linked in the order given (sidecars last), and a
+  // failure unlinks what this call linked: the set appears whole or not at all.
+  std::vector<fs::path> linked;
+  for (size_t i = 0; i < files.size(); ++i) {
+    fs::path target = dir / files[i].first;
+    if (::link(temps[i].c_str(), target.c_str()) != 0) {
+      int err = errno;
+      remove_all(linked);
+      remove_all(temps);
+      throw std::runtime_error(fmt::format("cannot create {}: {}", target.string(), errno_text(err)));
+    }
+    linked.push_back(target);
+  }
+  remove_all(temps);
 }
 
 RunDirectory RunDirectory::create(const fs::path& root, const std::string& cpu_slug, const std::string& git_commit,
-                                  std::chrono::system_clock::time_point when) {
+                                  std::chrono::system_clock::time_point when, const std::string& machine_json) {
+  if (root.empty()) throw std::runtime_error("the results root is empty: give a directory (or --no-save to write nothing)");
   std::time_t t = std::chrono::system_clock::to_time_t(when);
   std::tm tm{};
   gmtime_r(&t, &tm);
@@ -150,17 +215,34 @@ RunDirectory RunDirectory::create(const fs::path& root, const std::string& cpu_s
   if (commit.empty() || commit == "unknown") commit = "nogit";
   if (git_commit.find("+dirty") != std::string::npos) commit += "-dirty";
   fs::path parent = root / cpu_slug;
-  fs::create_directories(parent);
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  if (ec) throw std::runtime_error(fmt::format("cannot create {}: {}", parent.string(), ec.message()));
+  // Staged under a hidden name with its fingerprint, then renamed into place.
+  fs::path staging = parent / fmt::format(".staging-{}-{}", stamp, getpid());
+  if (::mkdir(staging.c_str(), 0755) != 0)
+    throw std::runtime_error(fmt::format("cannot create {}: {}", staging.string(), errno_text(errno)));
+  try {
+    write_new_file(staging / "machine.json", machine_json);
+  } catch (...) {
+    fs::remove_all(staging, ec);
+    throw;
+  }
   std::string base = fmt::format("{}-{}", stamp, commit);
   for (int i = 1;; ++i) {
     fs::path p = parent / (i == 1 ? base : fmt::format("{}-{}", base, i));
-    // mkdir is the atomic claim: it fails if another run took the name first.
-    if (::mkdir(p.c_str(), 0755) == 0) {
+    // rename(2) of a directory onto an existing non-empty one fails: the atomic claim of the name.
+    // (Every run directory holds machine.json, so none is empty.)
+    if (fs::exists(p)) continue;
+    if (::rename(staging.c_str(), p.c_str()) == 0) {
       RunDirectory d;
       d.path_ = p;
       return d;
     }
-    if (errno != EEXIST) throw std::runtime_error(fmt::format("cannot create {}: {}", p.string(), std::strerror(errno)));
+    if (errno == EEXIST || errno == ENOTEMPTY) continue;  // another run took the name meanwhile
+    int err = errno;
+    fs::remove_all(staging, ec);
+    throw std::runtime_error(fmt::format("cannot create {}: {}", p.string(), errno_text(err)));
   }
 }
 
@@ -173,6 +255,12 @@ RunDirectory RunDirectory::open(const fs::path& dir) {
 
 void RunDirectory::write(const std::string& file_name, const std::string& content) const {
   write_file_atomically(path_ / file_name, content);
+}
+
+void RunDirectory::check_can_write(const std::vector<std::string>& file_names) const {
+  for (const auto& n : file_names) refuse_existing(path_ / n);
+  if (::access(path_.c_str(), W_OK) != 0)
+    throw std::runtime_error(fmt::format("cannot write into {}: {}", path_.string(), errno_text(errno)));
 }
 
 }  // namespace dlab

@@ -4,6 +4,11 @@
 #include <fstream>
 #include <sstream>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <csignal>
+
 #include <gtest/gtest.h>
 
 namespace dlab {
@@ -62,9 +67,9 @@ TEST(WriteFileAtomically, WritesAndNeverOverwrites) {
 TEST(RunDirectory, NamesByCpuTimeAndCommitAndNeverReuses) {
   fs::path root = fresh_dir("runs");
   auto when = std::chrono::system_clock::from_time_t(1796000000);  // 2026-11-30T00:53:20Z
-  RunDirectory a = RunDirectory::create(root, "icx-6-106", "0123456789abcdef0123", when);
-  RunDirectory b = RunDirectory::create(root, "icx-6-106", "0123456789abcdef0123", when);
-  RunDirectory c = RunDirectory::create(root, "icx-6-106", "0123456789abcdef0123+dirty", when);
+  RunDirectory a = RunDirectory::create(root, "icx-6-106", "0123456789abcdef0123", when, "{}\n");
+  RunDirectory b = RunDirectory::create(root, "icx-6-106", "0123456789abcdef0123", when, "{}\n");
+  RunDirectory c = RunDirectory::create(root, "icx-6-106", "0123456789abcdef0123+dirty", when, "{}\n");
   EXPECT_EQ(a.path().parent_path(), root / "icx-6-106");
   EXPECT_EQ(a.run_id(), "20261130T005320Z-0123456789ab");
   EXPECT_EQ(b.run_id(), "20261130T005320Z-0123456789ab-2");
@@ -72,7 +77,53 @@ TEST(RunDirectory, NamesByCpuTimeAndCommitAndNeverReuses) {
   a.write("x.json", "{}\n");
   EXPECT_THROW(a.write("x.json", "{}\n"), std::runtime_error);
   EXPECT_THROW(RunDirectory::open(root / "missing"), std::runtime_error);
+  // Every run directory holds its fingerprint from the moment it has a name; no staging is left.
+  EXPECT_EQ(slurp(a.path() / "machine.json"), "{}\n");
+  for (const auto& e : fs::directory_iterator(root / "icx-6-106")) EXPECT_NE(e.path().filename().string()[0], '.');
+  EXPECT_THROW(a.check_can_write({"x.json"}), std::runtime_error);
+  EXPECT_NO_THROW(a.check_can_write({"y.json"}));
+  EXPECT_THROW(RunDirectory::create("", "icx-6-106", "0123", when, "{}\n"), std::runtime_error);
   fs::remove_all(root);
+}
+
+TEST(ResultFiles, ASetAppearsWholeOrNotAtAll) {
+  fs::path dir = fresh_dir("set");
+  write_file_atomically(dir / "e.json", "old\n");
+  // One of the set exists: refused before anything is written.
+  EXPECT_THROW(write_files_atomically(dir, {{"e.samples.csv", "s\n"}, {"e.summary.csv", "m\n"}, {"e.json", "new\n"}}),
+               std::runtime_error);
+  EXPECT_FALSE(fs::exists(dir / "e.samples.csv"));
+  EXPECT_FALSE(fs::exists(dir / "e.summary.csv"));
+  EXPECT_EQ(slurp(dir / "e.json"), "old\n");
+  write_files_atomically(dir, {{"f.samples.csv", "s\n"}, {"f.json", "j\n"}});
+  EXPECT_EQ(slurp(dir / "f.samples.csv"), "s\n");
+  EXPECT_EQ(slurp(dir / "f.json"), "j\n");
+  for (const auto& e : fs::directory_iterator(dir)) EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST(ResultFiles, AFailedWriteIsAnErrorWithItsReasonAndLeavesNothing) {
+  // A file-size limit makes write(2) fail part-way (EFBIG), as a full disk does (ENOSPC): the
+  // error names the file and the reason, and neither the target nor a temporary is left.
+  fs::path dir = fresh_dir("full");
+  rlimit old{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
+  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit small = old;
+  small.rlim_cur = 16;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  std::string error;
+  try {
+    write_files_atomically(dir, {{"h.samples.csv", std::string(4096, 'x')}, {"h.json", "{}"}});
+  } catch (const std::runtime_error& e) {
+    error = e.what();
+  }
+  setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_NE(error.find("writing"), std::string::npos) << error;
+  EXPECT_NE(error.find("File too large"), std::string::npos) << error;
+  EXPECT_TRUE(fs::is_empty(dir));
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -11,6 +11,9 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include "../../harness/cli/commands.h"
 #include "dispatchlab/harness/cachegrind.h"
 #include "dispatchlab/harness/counter_plan.h"
@@ -133,22 +136,26 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
   cmd->callback([o, cmd] {
     if (o->quick) apply_quick_protocol(cmd, o->protocol);
     if (!std::filesystem::exists(o->module))
-      throw std::runtime_error(o->module + " not found: it is built with the project when wasi-libc is installed (run ./tools/bootstrap, then just build)");
+      throw std::runtime_error(o->module == default_module()
+                                   ? o->module + " not found: it is built with the project when wasi-libc is installed (run "
+                                                 "./tools/bootstrap, then just build)"
+                                   : o->module + " not found (--module)");
     std::ifstream in(o->module, std::ios::binary);
+    if (!in) throw std::runtime_error(fmt::format("cannot read {}: {}", o->module, std::strerror(errno)));
     std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
     wasm::Module module = wasm::decode_module(bytes);
     wasm::validate_module(module);
     std::vector<wasm::Dispatch> modes;
-    for (const auto& d : split_commas(o->dispatch)) {
-      auto mode = wasm::parse_dispatch(d);
-      if (!mode) throw std::runtime_error("unknown dispatch mode " + d + " (switch, tail, tail_pn, goto)");
-      modes.push_back(*mode);
-    }
+    std::vector<std::string> mode_names;
+    for (auto d : wasm::dispatch_modes()) mode_names.push_back(wasm::dispatch_name(d));
+    for (const auto& d : choose_from(o->dispatch, mode_names, "--dispatch", false)) modes.push_back(*wasm::parse_dispatch(d));
     std::vector<Workload> workloads;
-    std::vector<std::string> wanted = split_commas(o->workloads);
+    std::vector<std::string> workload_names;
+    for (const auto& w : kWorkloads) workload_names.push_back(w.name);
+    std::vector<std::string> wanted = choose_from(o->workloads, workload_names, "--workloads");
     const bool small = o->quick || o->valgrind;  // cachegrind runs ~50x slower
     for (const auto& w : kWorkloads)
-      if (wanted.empty() || std::find(wanted.begin(), wanted.end(), w.name) != wanted.end())
+      if (std::find(wanted.begin(), wanted.end(), w.name) != wanted.end())
         workloads.push_back({w.name, small ? std::max<uint32_t>(1, w.size / 4) : w.size});
     if (workloads.empty()) throw std::runtime_error("no workload selected; known: fib, sieve, sort, crc32, mandel, bytecode");
     if (small)
@@ -157,19 +164,19 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
 
     if (o->valgrind) {
       std::optional<RunDirectory> dir;
-      if (!o->no_save) dir = o->out.resolve(this_machine());
+      if (!o->no_save) dir = o->out.resolve(this_machine(), experiment_files("wasm_valgrind"));
       run_valgrind(o->module, workloads, modes, o->valgrind_calls, dir);
       return;
     }
     const auto& machine = this_machine();
+    std::optional<RunDirectory> dir;
+    if (!o->no_save) dir = o->out.resolve(machine, experiment_files("wasm"));
     BackendSet backends = BackendSet::for_this_machine();
     CounterPlan plan = plan_counters(MetricCatalog::builtin(), backends, this_host_cpu());
     Meter meter(plan, backends);
     std::vector<std::unique_ptr<Prepared>> prepared;
     for (auto d : modes) prepared.push_back(prepare(module, d));
 
-    std::optional<RunDirectory> dir;
-    if (!o->no_save) dir = o->out.resolve(machine);
     std::string run_id = dir ? dir->run_id() : "unsaved";
     ExperimentTables all;
     nlohmann::json groups = nlohmann::json::array();

@@ -9,6 +9,11 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstring>
+
 #include "../../harness/cli/commands.h"
 #include "dispatchlab/interpreter/module.h"
 #include "dispatchlab/interpreter/spec_runner.h"
@@ -21,10 +26,19 @@ namespace {
 
 std::vector<uint8_t> read_module(const std::string& file) {
   std::ifstream in(file, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (!in) throw std::runtime_error(fmt::format("cannot read {}: {}", file, std::strerror(errno)));
+  std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad()) throw std::runtime_error(fmt::format("cannot read {}: {}", file, std::strerror(errno)));
+  return bytes;
 }
 
+// One --invoke argument, strictly: the whole text is the number, and it fits the parameter's type
+// (an i32 accepts -2^31..2^32-1, so both signed and unsigned spellings of a 32-bit value work).
 wasm::Value parse_arg(const std::string& text, wasm::ValType t, size_t i) {
+  auto fail = [&](const std::string& why) {
+    return CLI::ValidationError("--invoke", fmt::format("argument {} '{}': {}", i + 1, text, why));
+  };
+  if (text.empty()) throw fail("empty");
   errno = 0;
   char* end = nullptr;
   wasm::Value v;
@@ -32,16 +46,33 @@ wasm::Value parse_arg(const std::string& text, wasm::ValType t, size_t i) {
   switch (t) {
     case wasm::ValType::kI32:
     case wasm::ValType::kI64: {
-      bool neg = !text.empty() && text[0] == '-';
+      bool neg = text[0] == '-';
       uint64_t x = neg ? static_cast<uint64_t>(std::strtoll(text.c_str(), &end, 0)) : std::strtoull(text.c_str(), &end, 0);
+      if (*end) throw fail("is not an integer");
+      if (errno == ERANGE) throw fail(t == wasm::ValType::kI32 ? "out of range for i32" : "out of range for i64");
+      if (t == wasm::ValType::kI32) {
+        int64_t sx = static_cast<int64_t>(x);
+        if (neg ? sx < INT32_MIN : x > UINT32_MAX) throw fail("out of range for i32 (-2147483648..4294967295)");
+      }
       v.lo = t == wasm::ValType::kI32 ? static_cast<uint32_t>(x) : x;
       break;
     }
-    case wasm::ValType::kF32: v.lo = std::bit_cast<uint32_t>(std::strtof(text.c_str(), &end)); break;
-    case wasm::ValType::kF64: v.lo = std::bit_cast<uint64_t>(std::strtod(text.c_str(), &end)); break;
-    default: throw std::runtime_error(fmt::format("argument {}: only i32, i64, f32 and f64 parameters can be given on the command line", i + 1));
+    case wasm::ValType::kF32: {
+      float f = std::strtof(text.c_str(), &end);
+      if (*end) throw fail("is not a number");
+      if (errno == ERANGE && std::isinf(f)) throw fail("out of range for f32");
+      v.lo = std::bit_cast<uint32_t>(f);
+      break;
+    }
+    case wasm::ValType::kF64: {
+      double d = std::strtod(text.c_str(), &end);
+      if (*end) throw fail("is not a number");
+      if (errno == ERANGE && std::isinf(d)) throw fail("out of range for f64");
+      v.lo = std::bit_cast<uint64_t>(d);
+      break;
+    }
+    default: throw fail("only i32, i64, f32 and f64 parameters can be given on the command line");
   }
-  if (text.empty() || errno || *end) throw std::runtime_error(fmt::format("argument {}: '{}' is not a number", i + 1, text));
   return v;
 }
 
@@ -75,7 +106,13 @@ void add_run_command(CLI::App& cmd) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   run->add_option("--env", o->env, "KEY=VALUE for the program's environment (none by default; repeat for more)")
-      ->allow_extra_args(false);
+      ->allow_extra_args(false)
+      ->check(CLI::Validator(
+          [](std::string& s) {
+            auto eq = s.find('=');
+            return eq == std::string::npos || eq == 0 ? std::string("'" + s + "' is not KEY=VALUE") : std::string();
+          },
+          "KEY=VALUE"));
   run->callback([o] {
     wasm::Module m;
     try {
@@ -193,7 +230,7 @@ void add_wasm_command(CLI::App& app) {
     if (st != wasm::SpecStage::kExecute) modes = {wasm::Dispatch::kTail};  // earlier stages run no code
     else if (*dispatch == "all") modes = wasm::dispatch_modes();
     else modes = {*wasm::parse_dispatch(*dispatch)};
-    int total_failed = 0, total_errors = 0;
+    int total_failed = 0, total_errors = 0, total_passed = 0;
     for (wasm::Dispatch mode : modes) {
       int passed = 0, failed = 0, errors = 0;
       std::map<std::string, int> skipped;
@@ -237,7 +274,11 @@ void add_wasm_command(CLI::App& app) {
                  total_skipped);
       total_failed += failed;
       total_errors += errors;
+      total_passed += passed + total_skipped;
     }
+    if (total_passed == 0 && total_failed == 0 && total_errors == 0)
+      throw std::runtime_error(only->empty() ? fmt::format("no .wast files in {}", *suite)
+                                             : fmt::format("no spec file's path contains '{}'", *only));
     if (total_failed || total_errors)
       throw std::runtime_error(fmt::format("{} spec commands failed, {} files could not be converted", total_failed, total_errors));
   });

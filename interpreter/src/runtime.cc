@@ -108,6 +108,9 @@ FuncInst* Runtime::host_function(FuncType type, HostFunction fn) {
 }
 
 TableInst* Runtime::table(TableType type) {
+  if (type.limits.min > kMaxTableElements)
+    throw ImplementationLimit(fmt::format("a table of at least {} elements; this interpreter's limit is {}", type.limits.min,
+                                          kMaxTableElements));
   auto t = std::make_unique<TableInst>();
   t->type = type;
   t->elements.assign(type.limits.min, 0);
@@ -283,13 +286,18 @@ std::vector<Value> Runtime::invoke(FuncInst* f, const std::vector<Value>& args) 
   m.load_memory();
   m.frame_top = m.frames.get();
   m.running = true;
+  // Handlers report failures through m.trap, never by throwing; should anything still unwind,
+  // the runtime must not stay marked as running, or every later invoke would be refused.
+  struct NotRunningOnExit {
+    Machine& m;
+    ~NotRunningOnExit() { m.running = false; }
+  } guard{m};
   switch (dispatch_) {
     case Dispatch::kSwitch: run_switch(entry, sp, base, &m); break;
     case Dispatch::kTail: run_tail(entry, sp, base, &m); break;
     case Dispatch::kTailPreserveNone: run_tail_pn(entry, sp, base, &m); break;
     case Dispatch::kGoto: run_goto(entry, sp, base, &m); break;
   }
-  m.running = false;
   if (m.exited) throw ProcExit(m.exit_code);
   if (m.trap) throw Trap(m.trap);
   std::vector<Value> out;

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dispatchlab/harness/files.h"
+#include "dispatchlab/harness/process.h"
 #include "dispatchlab/interpreter/linker.h"
 #include "dispatchlab/interpreter/module.h"
 #include "dispatchlab/interpreter/validator.h"
@@ -46,10 +47,11 @@ SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage, Disp
   fs::create_directories(dir);
   fs::path json = dir / "commands.json";
   // The tail-call proposal's files need the feature enabled in wabt.
-  std::string cmd = fmt::format("wast2json --enable-tail-call {} -o {} 2>{}", shell_quote(wast_path), shell_quote(json.string()),
-                                shell_quote((dir / "err.txt").string()));
-  if (std::system(cmd.c_str()) != 0) {
-    res.error = "wast2json failed: " + read_text_file((dir / "err.txt").string()).substr(0, 300);
+  ProcessOptions po;
+  po.stderr_file = (dir / "err.txt").string();
+  ProcessResult rc = run_process({"wast2json", "--enable-tail-call", wast_path, "-o", json.string()}, po);
+  if (!rc.ok()) {
+    res.error = rc.describe("wast2json") + ": " + read_text_file((dir / "err.txt").string()).substr(0, 300);
     fs::remove_all(dir);
     return res;
   }

@@ -3,6 +3,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include <cerrno>
 #include <cstring>
 #include <memory>
 #include <set>
@@ -14,7 +15,17 @@ namespace dlab::wasm {
 namespace {
 
 // preview1 errno values
-constexpr uint32_t kSuccess = 0, kBadf = 8, kFault = 21, kInval = 28, kNosys = 52, kSpipe = 70;
+constexpr uint32_t kSuccess = 0, kBadf = 8, kFault = 21, kInval = 28, kIo = 29, kNospc = 51, kNosys = 52, kPipe = 64, kSpipe = 70;
+
+// The host's errno of a failed write, as WASI preview1's errno.
+uint32_t wasi_errno_of(int err) {
+  switch (err) {
+    case ENOSPC: return kNospc;
+    case EPIPE: return kPipe;
+    case EBADF: return kBadf;
+    default: return kIo;
+  }
+}
 
 // Guest memory access with the bounds check every host function needs.
 struct Guest {
@@ -120,11 +131,25 @@ const std::map<std::string, Entry>& implementations() {
          std::FILE* f = fd == 1 ? o.out : fd == 2 ? o.err : nullptr;
          if (!f) return set(hc, kBadf);
          if (!g.ok(iovs, 8ull * n) || !g.ok(written_ptr, 4)) return set(hc, kFault);
+         // Every buffer is checked before anything is written, as writev(2) does: a bad one is
+         // EFAULT with nothing written, not a half-done write.
+         for (uint32_t i = 0; i < n; ++i)
+           if (!g.ok(g.u32(iovs + 8 * i), g.u32(iovs + 8 * i + 4))) {
+             g.put_u32(written_ptr, 0);
+             return set(hc, kFault);
+           }
          uint64_t total = 0;
          for (uint32_t i = 0; i < n; ++i) {
            uint32_t buf = g.u32(iovs + 8 * i), len = g.u32(iovs + 8 * i + 4);
-           if (!g.ok(buf, len)) return set(hc, kFault);
            total += std::fwrite(g.at(buf), 1, len, f);
+         }
+         // The guest is told what reached the host: a full disk or a closed pipe is its errno.
+         errno = 0;
+         if (std::fflush(f) != 0 || std::ferror(f)) {
+           int err = errno;
+           std::clearerr(f);
+           g.put_u32(written_ptr, static_cast<uint32_t>(total));
+           return set(hc, wasi_errno_of(err));
          }
          g.put_u32(written_ptr, static_cast<uint32_t>(total));
          set(hc, kSuccess);

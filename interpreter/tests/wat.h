@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "dispatchlab/harness/process.h"
 #include "dispatchlab/interpreter/module.h"
 #include "dispatchlab/interpreter/validator.h"
 
@@ -22,8 +23,8 @@ inline Module assemble(const std::string& wat) {
   fs::path dir = fs::temp_directory_path() / fmt::format("dlab-wat-{}", getpid());
   fs::create_directories(dir);
   std::ofstream(dir / "m.wat") << wat;
-  std::string cmd = fmt::format("{} --enable-tail-call {} -o {}", DLAB_WAT2WASM, (dir / "m.wat").string(), (dir / "m.wasm").string());
-  if (std::system(cmd.c_str()) != 0) throw std::runtime_error("wat2wasm failed on:\n" + wat);
+  if (!run_process({DLAB_WAT2WASM, "--enable-tail-call", (dir / "m.wat").string(), "-o", (dir / "m.wasm").string()}).ok())
+    throw std::runtime_error("wat2wasm failed on:\n" + wat);
   std::ifstream in(dir / "m.wasm", std::ios::binary);
   std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   fs::remove_all(dir);

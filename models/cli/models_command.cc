@@ -9,11 +9,13 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "../../harness/cli/commands.h"
 #include "dispatchlab/harness/cachegrind.h"
 #include "dispatchlab/harness/counter_plan.h"
 #include "dispatchlab/harness/meter.h"
+#include "dispatchlab/harness/process.h"
 #include "dispatchlab/harness/result_rows.h"
 #include "dispatchlab/harness/run_protocol.h"
 #include "dispatchlab/models/model_case.h"
@@ -64,6 +66,26 @@ Grid make_grid(GridOptions o, bool valgrind) {
   // Program lengths default to the research's (4,096 K-copy elements, 64 statements); the stack
   // model also runs at 16-2000 statements, the predictability sweep (where mispredicts take over),
   // and at 17 copies per kind: 171 handlers, the research's configuration.
+  // Options of one model family given with --model for the other would be silently ignored:
+  // refused instead.
+  if (o.which == "stack")
+    for (auto [given, name] : {std::pair{&o.kinds, "--kinds"}, {&o.copies, "--copies"}, {&o.orders, "--orders"},
+                               {&o.dispatch, "--dispatch"}, {&o.lengths, "--length"}})
+      if (!given->empty())
+        throw CLI::ValidationError(name, "applies to the K-copy models, not --model stack (the stack model's dispatch modes "
+                                         "are --stack-dispatch and --mode-variants)");
+  if (o.which == "kcopy")
+    for (auto [given, name] : {std::pair{&o.stack_copies, "--stack-copies"}, {&o.statements, "--statements"},
+                               {&o.stack_dispatch, "--stack-dispatch"}, {&o.variants, "--variants"},
+                               {&o.mode_variants, "--mode-variants"}})
+      if (!given->empty()) throw CLI::ValidationError(name, "applies to the stack model, not --model kcopy");
+  if (o.which != "all" && o.which != "kcopy" && o.which != "stack")
+    throw CLI::ValidationError("--model", fmt::format("unknown '{}' (valid: kcopy, stack, all)", o.which));
+  std::vector<std::string> modes;
+  for (const auto& d : models::dispatch_docs()) modes.push_back(d.name);
+  std::vector<std::string> stack_variants;
+  for (const auto& e : models::all_entries())
+    if (e.model == "stack" && e.dispatch == "tail") stack_variants.push_back(e.variant);
   bool small = o.quick || valgrind;
   if (o.kinds.empty()) o.kinds = small ? "u,o" : "u,o,p";
   if (o.copies.empty()) o.copies = valgrind ? "1,16,512" : o.quick ? "1,8,32,128,512" : "1,2,4,8,16,24,32,48,64,128,256,512";
@@ -88,37 +110,47 @@ Grid make_grid(GridOptions o, bool valgrind) {
     }
   };
   if (o.which == "all" || o.which == "kcopy") {
+    std::vector<models::Order> orders;
+    std::vector<std::string> order_names;
+    for (const auto& name : split_commas(o.orders)) {
+      try {
+        orders.push_back(models::Order::parse(name));
+      } catch (const std::invalid_argument& e) {
+        throw CLI::ValidationError("--orders", e.what());
+      }
+      if (std::find(order_names.begin(), order_names.end(), name) != order_names.end())
+        throw CLI::ValidationError("--orders", fmt::format("'{}' is listed twice", name));
+      order_names.push_back(name);
+    }
+    auto kinds = choose_from(o.kinds, {"u", "o", "p"}, "--kinds", false);
+    auto dispatch = choose_from(o.dispatch, modes, "--dispatch", false);
+    auto copies = parse_list(o.copies, "--copies", 1, 512);
     for (auto len : parse_list(o.lengths, "--length", 1, 1u << 22))
-      for (const auto& order : split_commas(o.orders))
-        for (const auto& d : split_commas(o.dispatch)) {
-          Group g{fmt::format("kcopy {} {} L{}", order, d, len), {}, {}};
-          for (const auto& k : split_commas(o.kinds))
-            for (auto c : parse_list(o.copies, "--copies", 1, 512)) {
-              if (k.size() != 1) throw CLI::ValidationError("--kinds", "K-copy kinds are u, p and o");
-              add(g, {models::kcopy_model(k[0]), "sp", d, static_cast<int>(c), models::Order::parse(order), o.seed, len});
-            }
+      for (const auto& order : orders)
+        for (const auto& d : dispatch) {
+          Group g{fmt::format("kcopy {} {} L{}", order.name(), d, len), {}, {}};
+          for (const auto& k : kinds)
+            for (auto c : copies) add(g, {models::kcopy_model(k[0]), "sp", d, static_cast<int>(c), order, o.seed, len});
           groups.push_back(std::move(g));
         }
   }
   if (o.which == "all" || o.which == "stack") {
-    std::vector<std::string> variants = split_commas(o.variants);
-    if (variants.empty())
-      for (const auto& e : models::all_entries())
-        if (e.model == "stack" && e.dispatch == "tail") variants.push_back(e.variant);
-    std::vector<std::string> modes;
-    for (const auto& d : models::dispatch_docs()) modes.push_back(d.name);
+    auto variants = choose_from(o.variants, stack_variants, "--variants");
+    auto stack_dispatch = choose_from(o.stack_dispatch, modes, "--stack-dispatch", false);
+    auto mode_variants = o.mode_variants == "none" ? std::vector<std::string>{}
+                                                   : choose_from(o.mode_variants, stack_variants, "--mode-variants", false);
     // switch first: the baseline of a mode group, as in `dlab wasm bench`.
     std::stable_partition(modes.begin(), modes.end(), [](const std::string& m) { return m == "switch"; });
     for (auto c : parse_list(o.stack_copies, "--stack-copies", 1, 64))
       for (auto n : parse_list(o.statements, "--statements", 1, 1'000'000)) {
         // Variant groups: every state placement in one dispatch mode, against vec.
-        for (const auto& d : split_commas(o.stack_dispatch)) {
+        for (const auto& d : stack_dispatch) {
           Group g{fmt::format("stack x{} s{} {}", c, n, d), {}, {}};
           for (const auto& v : variants) add(g, {"stack", v, d, static_cast<int>(c), {}, o.seed, n});
           groups.push_back(std::move(g));
         }
         // Mode groups: one state placement in every dispatch mode, against switch.
-        for (const auto& v : o.mode_variants == "none" ? std::vector<std::string>{} : split_commas(o.mode_variants)) {
+        for (const auto& v : mode_variants) {
           Group g{fmt::format("stack modes {} x{} s{}", v, c, n), {}, {}};
           for (const auto& d : modes) add(g, {"stack", v, d, static_cast<int>(c), {}, o.seed, n});
           if (g.cases.size() < 2 || g.cases.front().dispatch != "switch") {
@@ -132,7 +164,7 @@ Grid make_grid(GridOptions o, bool valgrind) {
         }
       }
   }
-  if (groups.empty()) throw CLI::ValidationError("--model", "must be kcopy, stack or all");
+  if (groups.empty()) throw std::invalid_argument("the grid is empty: nothing to measure");
   for (const auto& g : groups) {
     if (g.cases.empty()) throw std::invalid_argument("group " + g.label + " has no generated case: " + g.not_generated.front());
     for (const auto& why : g.not_generated) fmt::print(stderr, "[models] {}: skipped: {}\n", g.label, why);
@@ -215,7 +247,7 @@ void run_harness_sweep(ModelsOptions& o) {
   CounterPlan plan = plan_counters(MetricCatalog::builtin(), backends, this_host_cpu());
   Meter meter(plan, backends);
   std::optional<RunDirectory> dir;
-  if (!o.no_save) dir = o.out.resolve(machine);
+  if (!o.no_save) dir = o.out.resolve(machine, experiment_files("models"));
   std::string run_id = dir ? dir->run_id() : "unsaved";
   ExperimentTables all;
   nlohmann::json group_log = nlohmann::json::array();
@@ -285,6 +317,8 @@ void run_valgrind_sweep(ModelsOptions& o) {
   std::string exec = (std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "dlab-model-exec").string();
   if (!std::filesystem::exists(exec)) throw std::runtime_error(exec + " not found: build it (`just build`)");
   const auto& cat = MetricCatalog::builtin();
+  std::optional<RunDirectory> dir;
+  if (!o.no_save) dir = o.out.resolve(machine, experiment_files("models_valgrind"));
   RunResult r = cachegrind_result(cat);
   std::vector<Variant> variants;
   size_t n_cases = 0, done = 0;
@@ -310,8 +344,6 @@ void run_valgrind_sweep(ModelsOptions& o) {
       r.variants.push_back(std::move(vs));
       variants.push_back({c.name(), nullptr, static_cast<double>(n * per_run), "dispatch", case_params(c, per_run, sites)});
     }
-  if (o.no_save) return;
-  auto dir = o.out.resolve(machine);
   if (!dir) return;
   auto t = experiment_tables(dir->run_id(), "models_valgrind", r, variants, machine);
   auto sidecar = sidecar_json(dir->run_id(), machine, &r, {"summary", "samples"});
@@ -337,13 +369,11 @@ void run_gbench(ModelsOptions& o) {
   std::vector<std::string> args = {bench, "--benchmark_repetitions=" + std::to_string(o.protocol.samples),
                                    "--benchmark_enable_random_interleaving=true", "--benchmark_report_aggregates_only=true"};
   std::optional<RunDirectory> dir;
-  if (!o.no_save) dir = o.out.resolve(this_machine());
+  if (!o.no_save) dir = o.out.resolve(this_machine(), {"models.gbench.json"});
   if (dir) args.push_back("--benchmark_out=" + (dir->path() / "models.gbench.json").string());
-  std::string cmd;
-  for (const auto& a : args) cmd += "'" + a + "' ";
-  fmt::print(stderr, "[models --gbench] {}\n", cmd);
-  int rc = std::system(cmd.c_str());
-  if (rc != 0) throw std::runtime_error("models_bench failed");
+  fmt::print(stderr, "[models --gbench] {}\n", fmt::join(args, " "));
+  ProcessResult rc = run_process(args);
+  if (!rc.ok()) throw std::runtime_error(rc.describe("models_bench"));
   if (dir) fmt::print(stderr, "wrote {}/models.gbench.json\n", dir->path().string());
 }
 

@@ -1,3 +1,4 @@
+#include <charconv>
 #include <random>
 #include <set>
 #include <stdexcept>
@@ -10,8 +11,10 @@ Order Order::parse(const std::string& s) {
   if (s == "cyclic") return {kCyclic, 0};
   if (s == "random") return {kRandom, 0};
   if (s.rfind("block", 0) == 0 && s.size() > 5) {
-    int n = std::stoi(s.substr(5));
-    if (n < 1) throw std::invalid_argument("block size must be at least 1: " + s);
+    int n = 0;
+    auto [end, ec] = std::from_chars(s.data() + 5, s.data() + s.size(), n);
+    if (ec != std::errc() || end != s.data() + s.size() || n < 1 || n > 512)
+      throw std::invalid_argument("block size must be a number in 1..512: " + s);
     return {kBlock, n};
   }
   throw std::invalid_argument("unknown order '" + s + "' (cyclic, random, blockN)");

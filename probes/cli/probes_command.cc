@@ -7,7 +7,11 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include "../../harness/cli/commands.h"
+#include "dispatchlab/harness/result_writer.h"
 #include "dispatchlab/models/models.h"
 #include "dispatchlab/probes/clang_runner.h"
 #include "dispatchlab/probes/probe_report.h"
@@ -16,18 +20,18 @@ namespace dlab::cli {
 
 namespace {
 
-std::vector<std::string> split_list(const std::string& s, const std::vector<std::string>& all) {
-  if (s.empty() || s == "all") return all;
-  return split_commas(s);
-}
-
 // Probe outputs are facts about a compiler, not measurements of a machine: the same compiler
-// gives the same files, so they are rewritten in place (atomically) and git shows any change.
-void replace_file(const std::filesystem::path& p, const std::string& content) {
-  auto tmp = p;
-  tmp += fmt::format(".tmp.{}", getpid());
-  std::ofstream(tmp) << content;
-  std::filesystem::rename(tmp, p);
+// gives the same files, so they are rewritten in place (atomically, every write checked) and git
+// shows any change.
+void replace_file(const std::filesystem::path& p, const std::string& content) { replace_file_atomically(p, content); }
+
+// Checked before probing, so a read-only or impossible --out fails at once with its reason.
+void check_output_folder(const std::filesystem::path& out) {
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (ec) throw std::runtime_error(fmt::format("cannot create {}: {}", out.string(), ec.message()));
+  if (::access(out.c_str(), W_OK) != 0)
+    throw std::runtime_error(fmt::format("cannot write into {}: {}", out.string(), std::strerror(errno)));
 }
 
 std::string compiler_name() { return this_machine().build.compiler; }
@@ -51,7 +55,9 @@ void add_probes_command(CLI::App& app) {
   }() + ")";
   cmd->add_option("--targets", o->targets, target_help);
   cmd->add_option("--conventions", o->conventions, "default, preserve_none, preserve_most, ms_abi, sysv_abi, regcall (default all)");
-  cmd->add_option("--count", o->count, "integer and float arguments per probe")->capture_default_str();
+  cmd->add_option("--count", o->count, fmt::format("integer and float arguments per probe (1..{})", probes::kMaxProbeArguments))
+      ->check(CLI::Range(1, static_cast<int>(probes::kMaxProbeArguments)))
+      ->capture_default_str();
   cmd->add_option("--variants", o->variants, "stack-state variants for the placement report (default all)");
   cmd->add_flag("--verbose", o->verbose, "also list the register of every argument");
   cmd->add_flag("--skip-placement", o->skip_placement, "register budget only");
@@ -63,9 +69,14 @@ void add_probes_command(CLI::App& app) {
   fit->add_option("--args", o->args, "argument types, e.g. \"ptr,ptr,u64,u64,u32,u32\" (ptr u64 i64 u32 f64 f32)")->required();
 
   fit->callback([o] {
-    auto sig = probes::parse_signature(o->args);
-    auto targets = split_list(o->targets, probes::all_targets());
-    auto conventions = split_list(o->conventions, probes::all_conventions());
+    probes::Signature sig;
+    try {
+      sig = probes::parse_signature(o->args);
+    } catch (const std::invalid_argument& e) {
+      throw CLI::ValidationError("--args", e.what());
+    }
+    auto targets = choose_from(o->targets, probes::all_targets(), "--targets");
+    auto conventions = choose_from(o->conventions, probes::all_conventions(), "--conventions");
     std::vector<probes::BudgetRow> rows;
     for (const auto& t : targets)
       for (const auto& c : conventions) rows.push_back({"fit", {t, c, sig, "", "", {}, {}, false}});
@@ -76,8 +87,13 @@ void add_probes_command(CLI::App& app) {
 
   cmd->callback([o, cmd] {
     if (cmd->got_subcommand("fit")) return;
-    auto targets = split_list(o->targets, probes::all_targets());
-    auto conventions = split_list(o->conventions, probes::all_conventions());
+    auto targets = choose_from(o->targets, probes::all_targets(), "--targets");
+    auto conventions = choose_from(o->conventions, probes::all_conventions(), "--conventions");
+    std::vector<std::string> all_variants;
+    for (const auto& e : models::all_entries())
+      if (e.model == "stack1") all_variants.push_back(e.variant);
+    auto variants = choose_from(o->variants, all_variants, "--variants");
+    if (!o->no_save) check_output_folder(o->out);
     auto t0 = std::chrono::steady_clock::now();
     fmt::print(stderr, "[probes] register budget: {} targets x {} conventions x 3 shapes\n", targets.size(), conventions.size());
     auto budget = probes::run_register_budget(targets, conventions, o->count);
@@ -86,10 +102,6 @@ void add_probes_command(CLI::App& app) {
     std::vector<probes::HandlerPlacement> placement;
     std::string placement_md;
     if (!o->skip_placement) {
-      std::vector<std::string> all_variants;
-      for (const auto& e : models::all_entries())
-        if (e.model == "stack1") all_variants.push_back(e.variant);
-      auto variants = split_list(o->variants, all_variants);
       std::vector<std::string> place_conventions;
       for (const auto& c : {"default", "preserve_none", "sysv_abi"})
         if (std::find(conventions.begin(), conventions.end(), c) != conventions.end()) place_conventions.push_back(c);
@@ -102,7 +114,6 @@ void add_probes_command(CLI::App& app) {
     fmt::print(stderr, "[probes] done in {:.1f} s\n",
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     if (o->no_save) return;
-    std::filesystem::create_directories(o->out);
     std::filesystem::path out = o->out;
     std::string head = fmt::format("<!-- generated by `dlab probes` with {}; facts about the compiler, not this machine -->\n\n",
                                    compiler_name());

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "dispatchlab/harness/files.h"
+#include "dispatchlab/harness/process.h"
 
 namespace dlab::probes {
 
@@ -28,15 +29,17 @@ fs::path scratch(const std::string& suffix) {
 CompileResult compile_file(const std::string& path, const std::string& triple, Output what,
                            const std::vector<std::string>& extra_flags) {
   fs::path out = scratch(what == Output::kAsm ? ".s" : ".mir"), err = scratch(".err");
-  std::string cmd = fmt::format("{} --target={} -std=c++20 -O2 -S -x c++ {}", shell_quote(DLAB_CLANG), shell_quote(triple), shell_quote(path));
-  if (what == Output::kMir) cmd += " -mllvm -stop-after=finalize-isel";
-  for (const auto& f : extra_flags) cmd += " " + shell_quote(f);
-  cmd += fmt::format(" -o {} 2>{}", shell_quote(out.string()), shell_quote(err.string()));
-  int rc = std::system(cmd.c_str());
+  std::vector<std::string> cmd = {DLAB_CLANG, "--target=" + triple, "-std=c++20", "-O2", "-S", "-x", "c++", path};
+  if (what == Output::kMir) cmd.insert(cmd.end(), {"-mllvm", "-stop-after=finalize-isel"});
+  cmd.insert(cmd.end(), extra_flags.begin(), extra_flags.end());
+  cmd.insert(cmd.end(), {"-o", out.string()});
+  ProcessOptions po;
+  po.stderr_file = err.string();
+  ProcessResult rc = run_process(cmd, po);
   CompileResult r;
-  r.exit_code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  r.exit_code = rc.exit_code;
   r.output = read_text_file(out.string());
-  r.diagnostics = read_text_file(err.string());
+  r.diagnostics = rc.spawn_error.empty() ? read_text_file(err.string()) : rc.describe(DLAB_CLANG);
   fs::remove(out);
   fs::remove(err);
   return r;

@@ -3,6 +3,8 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <exception>
+#include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -14,15 +16,26 @@ namespace dlab::probes {
 namespace {
 
 // Runs fn(i) for i in [0, n) on all cores; each call is an independent compiler run.
+// Runs fn(0..n-1) on every core. An exception in a worker stops the others taking new items and
+// is rethrown on the calling thread after all have joined: none may escape a thread.
 void parallel_for(size_t n, const std::function<void(size_t)>& fn) {
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   std::atomic<size_t> next{0};
+  std::mutex failed_mutex;
+  std::exception_ptr failed;
   std::vector<std::thread> pool;
   for (unsigned t = 0; t < threads; ++t)
     pool.emplace_back([&] {
-      for (size_t i = next++; i < n; i = next++) fn(i);
+      try {
+        for (size_t i = next++; i < n; i = next++) fn(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(failed_mutex);
+        if (!failed) failed = std::current_exception();
+        next = n;
+      }
     });
   for (auto& th : pool) th.join();
+  if (failed) std::rethrow_exception(failed);
 }
 
 std::string cell_escape(std::string s) {

@@ -1,6 +1,8 @@
 #include "dispatchlab/probes/signature.h"
 
 #include <sstream>
+
+#include <fmt/format.h>
 #include <stdexcept>
 
 namespace dlab::probes {
@@ -30,6 +32,10 @@ Signature parse_signature(const std::string& s) {
     if (!found) throw std::invalid_argument("unknown argument type '" + item + "' (ptr, u64, i64, u32, f64, f32)");
   }
   if (sig.empty()) throw std::invalid_argument("empty signature");
+  // Past a few dozen arguments every one is on the stack on every target; the probe's generated
+  // source and clang's time grow with the square of the count.
+  if (sig.size() > kMaxProbeArguments)
+    throw std::invalid_argument(fmt::format("{} arguments: a signature has at most {}", sig.size(), kMaxProbeArguments));
   return sig;
 }
 

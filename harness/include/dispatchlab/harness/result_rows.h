@@ -30,7 +30,10 @@ ResultTable counters_table(const CounterPlan& plan);
 nlohmann::json sidecar_json(const std::string& run_id, const MachineFingerprint& machine, const RunResult* result,
                             const std::vector<std::string>& tables);
 
-// Writes <experiment>.summary.csv, <experiment>.samples.csv and <experiment>.json.
+// The files write_experiment writes, for RunDirectory::check_can_write before measuring.
+std::vector<std::string> experiment_files(const std::string& experiment);
+// Writes <experiment>.summary.csv, <experiment>.samples.csv and <experiment>.json as one set: all
+// of them or none.
 void write_experiment(const RunDirectory& dir, const std::string& experiment, const ExperimentTables& t,
                       const nlohmann::json& sidecar);
 

@@ -178,6 +178,9 @@ class Runtime {
   static constexpr size_t kStackSlots = 1 << 20;
   static constexpr size_t kMaxCallDepth = 1 << 16;
   static constexpr uint64_t kMaxLocals = 50000;  // per function, parameters included (V8's limit)
+  // Table elements: V8's limit. table.grow past it returns -1 (the spec's "cannot grow"); a table
+  // whose minimum is past it cannot be instantiated (ImplementationLimit).
+  static constexpr uint64_t kMaxTableElements = 10'000'000;
 
  private:
   Dispatch dispatch_;

@@ -17,6 +17,8 @@ struct ArgInfo {
 const ArgInfo& info(ArgType t);
 
 using Signature = std::vector<ArgType>;
+// The most arguments a probe signature may have (`dlab probes --count`, `probes fit --args`).
+inline constexpr size_t kMaxProbeArguments = 256;
 Signature parse_signature(const std::string& s);  // throws std::invalid_argument
 std::string to_string(const Signature& s);
 
