@@ -74,12 +74,12 @@ plots RUN="": build
     echo "== notebook"
     DLAB_BIN="$PWD/{{dlab}}" DLAB_RUN="$PWD/$run" {{python}} -m nbconvert --to notebook --execute analysis/notebooks/run_overview.ipynb --output-dir "$run/notebooks"
 
-# fuzz the WebAssembly decoder, validator and instantiation for SECONDS (default 60), seeded with the spec suite's binary modules
+# fuzz the WebAssembly decoder, validator, instantiation and execution (under fuel) for SECONDS (default 60), seeded with the spec suite's binary modules
 fuzz SECONDS="60":
     #!/usr/bin/env bash
     set -euo pipefail
     [ -f build/fuzz/build.ninja ] || cmake --preset fuzz
-    cmake --build --preset fuzz
+    cmake --build build/fuzz --target wasm_decode_fuzzer
     corpus=build/fuzz/corpus; mkdir -p "$corpus"
     if [ -z "$(ls -A "$corpus")" ]; then
       for f in ../shared/wasm-testsuite/core/binary*.wast ../shared/wasm-testsuite/core/{call,br_table,memory,global}.wast; do

@@ -17,6 +17,7 @@
 #include "../../harness/cli/commands.h"
 #include "dispatchlab/harness/cachegrind.h"
 #include "dispatchlab/harness/counter_plan.h"
+#include "dispatchlab/harness/files.h"
 #include "dispatchlab/harness/meter.h"
 #include "dispatchlab/harness/result_rows.h"
 #include "dispatchlab/harness/run_protocol.h"
@@ -140,9 +141,8 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
                                    ? o->module + " not found: it is built with the project when wasi-libc is installed (run "
                                                  "./tools/bootstrap, then just build)"
                                    : o->module + " not found (--module)");
-    std::ifstream in(o->module, std::ios::binary);
-    if (!in) throw std::runtime_error(fmt::format("cannot read {}: {}", o->module, std::strerror(errno)));
-    std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    std::string text = read_input_file(o->module);
+    std::vector<uint8_t> bytes(text.begin(), text.end());
     wasm::Module module = wasm::decode_module(bytes);
     wasm::validate_module(module);
     std::vector<wasm::Dispatch> modes;

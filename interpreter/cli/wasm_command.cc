@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "../../harness/cli/commands.h"
+#include "dispatchlab/harness/files.h"
 #include "dispatchlab/interpreter/module.h"
 #include "dispatchlab/interpreter/spec_runner.h"
 #include "dispatchlab/interpreter/validator.h"
@@ -25,11 +26,8 @@ namespace dlab::cli {
 namespace {
 
 std::vector<uint8_t> read_module(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw std::runtime_error(fmt::format("cannot read {}: {}", file, std::strerror(errno)));
-  std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) throw std::runtime_error(fmt::format("cannot read {}: {}", file, std::strerror(errno)));
-  return bytes;
+  std::string text = read_input_file(file);
+  return {text.begin(), text.end()};
 }
 
 // One --invoke argument, strictly: the whole text is the number, and it fits the parameter's type
@@ -163,7 +161,7 @@ void add_run_command(CLI::App& cmd) {
     } catch (const wasm::Unsupported& e) {
       throw std::runtime_error(fmt::format("{}: cannot run: {}", o->file, e.what()));
     } catch (const wasm::ImplementationLimit& e) {
-      throw std::runtime_error(fmt::format("{}: cannot run: {}", o->file, e.what()));
+      throw std::runtime_error(fmt::format("{}: cannot run: implementation limit: {}", o->file, e.what()));
     }
     std::fflush(stdout);
     std::fflush(stderr);

@@ -1,10 +1,11 @@
-// libFuzzer target: arbitrary bytes through decoding, validation and instantiation (import
+// libFuzzer target: arbitrary bytes through decoding, validation, instantiation (import
 // resolution, allocation, lowering of every function in every dispatch mode, element and data
-// segments). Each input ends in an instance or in DecodeError, ValidationError, LinkError, Trap or
-// ImplementationLimit;
+// segments) and execution: the start function and every exported function (called with zero
+// arguments) run in every dispatch mode under a fuel limit (this build defines DLAB_FUEL: every
+// branch and call spends a unit), so a program that loops forever ends in a trap. Each input ends
+// in an instance or in DecodeError, ValidationError, LinkError, Trap or ImplementationLimit;
 // anything else (a crash, a sanitizer report, another exception, Unsupported for a valid module)
-// is a bug. Every import is satisfied by a host object of the imported type. The start
-// function is not run: with no fuel limit a valid module may loop forever.
+// is a bug. Every import is satisfied by a host object of the imported type.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -61,15 +62,32 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (mem.min > 256) return 0;
   for (const auto& t : m.tables)
     if (t.limits.min > (1u << 16)) return 0;
+  constexpr uint64_t kFuel = 20'000;  // branches and calls per invocation: milliseconds, not forever
   for (Dispatch d : dispatch_modes()) {
     Runtime rt(d);
     provide_imports(rt, m);
+    Instance* inst = nullptr;
     try {
-      rt.instantiate(m, /*run_start=*/false);
+      inst = &rt.instantiate(m, /*run_start=*/false);
+      if (m.start) {
+        rt.set_fuel(kFuel);
+        rt.invoke(inst->funcs.at(*m.start), {});
+      }
     } catch (const LinkError&) {
     } catch (const Trap&) {
     } catch (const ImplementationLimit&) {
     }  // Unsupported escapes: every valid instruction has a handler, so it is a bug.
+    if (!inst) continue;
+    for (const auto& [name, ex] : inst->exports) {
+      if (ex.kind != ExternKind::kFunc) continue;
+      std::vector<Value> args;
+      for (ValType t : ex.func->type.params) args.push_back(Value{t, 0, 0});
+      rt.set_fuel(kFuel);
+      try {
+        rt.invoke(ex.func, args);
+      } catch (const Trap&) {
+      }
+    }
   }
   return 0;
 }

@@ -37,6 +37,7 @@ struct Machine {
   bool exited = false;
   int exit_code = 0;
   bool running = false;          // one invocation at a time: a host function may not re-enter
+  uint64_t fuel = ~0ull;         // spent by branches and calls in the fuzzing build only (DLAB_FUEL)
   std::string host_error;        // the message of a host function's exception (the trap's text)
 
   std::unique_ptr<uint64_t[]> stack;

@@ -265,6 +265,8 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
   return inst;
 }
 
+void Runtime::set_fuel(uint64_t units) { machine_->fuel = units; }
+
 std::vector<Value> Runtime::invoke(FuncInst* f, const std::vector<Value>& args) {
   if (args.size() != f->type.params.size())
     throw std::invalid_argument(fmt::format("expected {} arguments, got {}", f->type.params.size(), args.size()));

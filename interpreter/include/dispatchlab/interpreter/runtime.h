@@ -164,6 +164,9 @@ class Runtime {
   // Runs f to completion: its results, or Trap / ProcExit. Not re-entrant: a host function called
   // by wasm code may not invoke (that, like any exception a host function raises, becomes a trap).
   std::vector<Value> invoke(FuncInst* f, const std::vector<Value>& args);
+  // Branches and calls an invocation may still make before it traps with "fuel exhausted". Only
+  // the fuzzing build (DLAB_FUEL) spends fuel; elsewhere this has no effect.
+  void set_fuel(uint64_t units);
 
   // Host objects (the spec tests' `spectest` module, WASI).
   FuncInst* host_function(FuncType type, HostFunction fn);
