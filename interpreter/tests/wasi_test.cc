@@ -101,6 +101,29 @@ TEST_F(WasiTest, FdWriteGathersIovecsAndRejectsBadFdsAndBuffers) {
   EXPECT_EQ(call(inst, "bad_iovec"), 21u);              // EFAULT
 }
 
+TEST_F(WasiTest, FdWriteChecksEveryBufferFirstAndReportsFailedWrites) {
+  auto& inst = load(R"((module
+    (import "wasi_snapshot_preview1" "fd_write" (func $w (param i32 i32 i32 i32) (result i32)))
+    (memory (export "memory") 1)
+    (data (i32.const 100) "hello")
+    ;; a good iovec ("hello"), then one past the end of memory
+    (data (i32.const 0) "\64\00\00\00\05\00\00\00\f0\ff\00\00\00\10\00\00")
+    (data (i32.const 32) "\ff\ff\ff\ff")
+    (func (export "good_then_bad") (result i32) (call $w (i32.const 1) (i32.const 0) (i32.const 2) (i32.const 32)))
+    (func (export "good") (result i32) (call $w (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 32)))))");
+  EXPECT_EQ(call(inst, "good_then_bad"), 21u);  // EFAULT, and nothing of the good buffer written
+  EXPECT_EQ(u32_at(inst, 32), 0u);             // nwritten is set, to 0
+  EXPECT_EQ(read_all(out_), "");
+  // A stream that cannot be written (here: opened read-only, as a full disk or closed pipe fails):
+  // the guest gets an errno, not "success".
+  std::FILE* ro = std::fopen("/dev/null", "r");
+  ASSERT_NE(ro, nullptr);
+  options_.out = ro;
+  EXPECT_NE(call(inst, "good"), 0u);
+  options_.out = out_;
+  std::fclose(ro);
+}
+
 TEST_F(WasiTest, ClocksRandomAndUnsupportedFunctions) {
   auto& inst = load(R"((module
     (import "wasi_snapshot_preview1" "clock_time_get" (func $t (param i32 i64 i32) (result i32)))

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "dispatchlab/probes/clang_runner.h"
+#include "dispatchlab/probes/probe_report.h"
+#include "dispatchlab/probes/signature.h"
 
 namespace dlab::probes {
 namespace {
@@ -115,6 +117,25 @@ TEST(Fit, FiveAndSixArgumentHandlersSpillOnWindowsX64UnlessSysV) {
   EXPECT_EQ(probe("x86_64-pc-windows-msvc", "sysv_abi", sig).on_stack(), 0);
   EXPECT_EQ(probe("aarch64-pc-windows-msvc", "default", sig).on_stack(), 0);
   EXPECT_THROW(parse_signature("ptr,bool"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace dlab::probes
+
+namespace dlab::probes {
+namespace {
+
+TEST(RegisterBudget, AFailureInAWorkerThreadReachesTheCaller) {
+  // An unknown convention throws inside the worker threads; it must come back as an exception
+  // on this thread (it used to abort the process: "terminate called recursively").
+  EXPECT_THROW(run_register_budget({"x86_64-linux-gnu", "aarch64-linux-gnu"}, {"no_such_convention"}, 4), std::exception);
+}
+
+TEST(Signature, HasALimit) {
+  EXPECT_EQ(parse_signature("u64,u64").size(), 2u);
+  std::string many = "u64";
+  for (size_t i = 1; i <= kMaxProbeArguments; ++i) many += ",u64";
+  EXPECT_THROW(parse_signature(many), std::invalid_argument);
 }
 
 }  // namespace
