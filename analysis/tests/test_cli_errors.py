@@ -38,6 +38,8 @@ USAGE_ERRORS = [
     (["probes", "fit", "--args", ",".join(["u64"] * 5000)], 2, "at most 256"),
     (["wasm", "bench", "--workloads", "fib,foo", "--no-save"], 2, "unknown 'foo'"),
     (["wasm", "bench", "--dispatch", "tail,tail", "--no-save"], 2, "listed twice"),
+    (["wasm", "bench", "--valgrind-calls", "9" * 300, "--no-save"], 2, "--valgrind-calls"),
+    (["calibrate", "--samples", "9" * 300, "--no-save"], 2, "--samples"),
 ]
 
 

@@ -131,7 +131,9 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
   cmd->add_flag("--valgrind", o->valgrind,
                 "instead of timing: instructions, loads, stores and simulated mispredicts per call under cachegrind "
                 "(quick sizes; N vs 2N calls) into wasm_valgrind.summary.csv");
-  cmd->add_option("--valgrind-calls", o->valgrind_calls, "N for --valgrind")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--valgrind-calls", o->valgrind_calls, "N for --valgrind (1..100000)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{100000}))
+      ->capture_default_str();
   cmd->add_flag("--no-save", o->no_save, "print only, write no files");
   o->out.add_to(cmd, "results");
   cmd->callback([o, cmd] {

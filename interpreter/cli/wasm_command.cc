@@ -101,7 +101,7 @@ void add_run_command(CLI::App& cmd) {
   run->add_option("--dispatch", o->dispatch, "switch, tail, tail_pn or goto")->check(CLI::IsMember({"switch", "tail", "tail_pn", "goto"}))->capture_default_str();
   run->add_option("--repeat", o->repeat, "with --invoke: call the export this many times (results printed once); "
                                          "cachegrind runs N and 2N calls and keeps the difference")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1'000'000'000}))
       ->capture_default_str();
   run->add_option("--env", o->env, "KEY=VALUE for the program's environment (none by default; repeat for more)")
       ->allow_extra_args(false)
