@@ -98,6 +98,10 @@ probes *ARGS: build
 bench *ARGS: build
     {{build_dir}}/models_bench {{ARGS}}
 
+# run a job (default `./tools/bootstrap && just rfc`) on every host of an Ansible INVENTORY over SSH and merge their runs into results/ (see README)
+fleet INVENTORY *ARGS: build
+    {{dlab}} fleet {{INVENTORY}} {{ARGS}}
+
 # regenerate models/generated and the generator's golden files from their specs
 generate: build
     {{build_dir}}/models/generate_models models/spec/handlers.json models/generated

@@ -154,15 +154,16 @@ def change_cell(r) -> str:
     return ""
 
 
-def rfc_change_table(runs, copies: int | None = None, statements: int | None = None) -> str:
+def rfc_change_table(runs, copies: int | None = None, statements: int | None = None, labels: list[str] | None = None) -> str:
     """RFC-ready: change of each stack variant against `vec` (tail dispatch), one column per CPU
     (the latest run of each CPU that has models), at the configuration nearest the research's
-    (64 statements, ~171 handlers) unless given; each column names its regime. Changes are ratios
+    (64 statements, ~171 handlers) unless given; each column names its regime (and `labels`, one per
+    run, name the columns instead of the CPU, as the fleet report does). Changes are ratios
     within one interleaved run, so they do not depend on any calibration. The baseline's absolute
     cycles are shown only where cycles were counted, or estimated with a TSC calibration that
     passed its cross-check; elsewhere the cell says why not."""
     columns, cells, variants, notes = [], {}, [], []
-    for run in runs:
+    for i, run in enumerate(runs):
         found = stack_variant_rows(run, copies, statements)
         if found is None:
             continue
@@ -170,7 +171,8 @@ def rfc_change_table(runs, copies: int | None = None, statements: int | None = N
         if s.empty:
             continue
         handlers = int(s["handlers"].iloc[0]) + 1
-        cpu = f"{run.machine.get('cpu_slug', run.path.parent.name)} ({handlers} handlers, {n} statements)"
+        name = labels[i] if labels else run.machine.get('cpu_slug', run.path.parent.name)
+        cpu = f"{name} ({handlers} handlers, {n} statements)"
         columns.append(cpu)
         trusted, why = cycle_estimate_status(run.machine)
         absolute = metric == "cycles" or (metric == "cycles_tsc_estimate" and trusted)

@@ -20,6 +20,7 @@ void add_calibrate_command(CLI::App& app);
 void add_schema_command(CLI::App& app);
 void add_knee_command(CLI::App& app);
 void add_new_run_command(CLI::App& app);
+void add_fleet_command(CLI::App& app);  // hands over to analysis/dispatchlab_analysis/fleet.py
 void add_models_command(CLI::App& app);  // models/cli/models_command.cc
 void add_probes_command(CLI::App& app);  // probes/cli/probes_command.cc
 void add_wasm_command(CLI::App& app);    // interpreter/cli/wasm_command.cc

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   dlab::cli::add_wasm_command(app);
   dlab::cli::add_knee_command(app);
   dlab::cli::add_new_run_command(app);
+  dlab::cli::add_fleet_command(app);
   dlab::cli::add_schema_command(app);
   // Exit status, for scripts: 0 done; 1 the command failed (a file, a measurement, bad data, a
   // write that did not reach its file); 2 the command line is wrong (nothing was run).

@@ -1,0 +1,42 @@
+// `dlab fleet INVENTORY`: the RFC table from many machines. Ansible does the remote work
+// (fleet/playbook.yml); the Python analysis package drives it and merges the results
+// (analysis/dispatchlab_analysis/fleet.py), so this command only hands over to it.
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "build_info.h"
+#include "dispatchlab/harness/process.h"
+
+namespace dlab::cli {
+
+void add_fleet_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("fleet",
+                                 "run a job (default: ./tools/bootstrap && just rfc) on every host of an Ansible inventory over "
+                                 "SSH, bring each host's run directories back into results/ and write results/fleet/<id>/report.md");
+  struct Options {
+    std::string inventory, job, commit = "HEAD", results;
+    int forks = 16;
+  };
+  auto o = std::make_shared<Options>();
+  cmd->add_option("inventory", o->inventory, "Ansible inventory (INI or YAML; see the README)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--job", o->job, "command each host runs in its checkout (default: ./tools/bootstrap && just rfc)");
+  cmd->add_option("--commit", o->commit, "commit each host runs (a git archive of it)")->capture_default_str();
+  cmd->add_option("--results", o->results, "results root (default: the checkout's results/)");
+  cmd->add_option("--forks", o->forks, "hosts run at once (1..1000)")->check(CLI::Range(1, 1000))->capture_default_str();
+  cmd->callback([o] {
+    std::filesystem::path python = std::filesystem::path(DLAB_SOURCE_DIR) / ".venv" / "bin" / "python";
+    if (!std::filesystem::exists(python))
+      throw std::runtime_error(python.string() + " not found: run ./tools/bootstrap (it makes the venv the fleet runs in)");
+    std::vector<std::string> argv = {python.string(), "-m", "dispatchlab_analysis.fleet", o->inventory, "--commit", o->commit,
+                                     "--forks", std::to_string(o->forks)};
+    if (!o->job.empty()) argv.insert(argv.end(), {"--job", o->job});
+    if (!o->results.empty()) argv.insert(argv.end(), {"--results", o->results});
+    ProcessResult r = run_process(argv);
+    if (!r.ok()) throw std::runtime_error(r.spawn_error.empty() ? "the fleet did not complete on every host (see above)"
+                                                                 : r.describe("the fleet driver"));
+  });
+}
+
+}  // namespace dlab::cli
