@@ -90,7 +90,7 @@ void add_run_command(CLI::App& cmd) {
                                  "run a module: a WASI command's _start (C built with clang-19 --target=wasm32-wasi), or one export with "
                                  "--invoke. Program arguments go after the module (after `--` when they start with '-')");
   struct Options {
-    std::string file, invoke, dispatch = "tail";
+    std::string file, invoke, dispatch = "tail", variant = "sp";
     std::vector<std::string> args, env;
     uint64_t repeat = 1;
   };
@@ -99,6 +99,9 @@ void add_run_command(CLI::App& cmd) {
   run->add_option("args", o->args, "the program's arguments (WASI argv[1..]), or the export's arguments with --invoke");
   run->add_option("--invoke", o->invoke, "call this export with the arguments (i32/i64 decimal or 0x hex, f32/f64) and print its results");
   run->add_option("--dispatch", o->dispatch, "switch, tail, tail_pn or goto")->check(CLI::IsMember({"switch", "tail", "tail_pn", "goto"}))->capture_default_str();
+  run->add_option("--variant", o->variant, "stack placement: sp, vec or sp_spill (engines.def lists which modes have which)")
+      ->check(CLI::IsMember({"sp", "vec", "sp_spill"}))
+      ->capture_default_str();
   run->add_option("--repeat", o->repeat, "with --invoke: call the export this many times (results printed once); "
                                          "cachegrind runs N and 2N calls and keeps the difference")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1'000'000'000}))
@@ -121,7 +124,10 @@ void add_run_command(CLI::App& cmd) {
     } catch (const wasm::ValidationError& e) {
       throw std::runtime_error(fmt::format("{}: invalid: {}", o->file, e.what()));
     }
-    wasm::Runtime rt(*wasm::parse_dispatch(o->dispatch));
+    auto mode = *wasm::parse_dispatch(o->dispatch);
+    auto place = *wasm::parse_placement(o->variant);
+    if (std::string why = wasm::engine_unavailable(mode, place); !why.empty()) throw CLI::ValidationError("--variant", why);
+    wasm::Runtime rt(mode, place);
     wasm::WasiOptions wasi;
     wasi.args.push_back(std::filesystem::path(o->file).filename().string());
     if (o->invoke.empty()) wasi.args.insert(wasi.args.end(), o->args.begin(), o->args.end());
@@ -205,6 +211,7 @@ void add_wasm_command(CLI::App& app) {
   auto verbose = std::make_shared<bool>(false);
   auto stage = std::make_shared<std::string>("execute");
   auto dispatch = std::make_shared<std::string>("all");
+  auto variant = std::make_shared<std::string>("sp");
   auto only = std::make_shared<std::string>();
   spec->add_option("--stage", *stage,
                    "decode; validate (also the validator); link (also import resolution, register, assert_unlinkable); "
@@ -214,10 +221,13 @@ void add_wasm_command(CLI::App& app) {
   spec->add_option("--dispatch", *dispatch, "execute stage: switch, tail, tail_pn, goto, or all (each mode in turn)")
       ->check(CLI::IsMember({"all", "switch", "tail", "tail_pn", "goto"}))
       ->capture_default_str();
+  spec->add_option("--variant", *variant, "execute stage: stack placement sp, vec, sp_spill, or all (each in turn)")
+      ->check(CLI::IsMember({"all", "sp", "vec", "sp_spill"}))
+      ->capture_default_str();
   spec->add_option("--suite", *suite, "folder of .wast files (searched recursively)")->capture_default_str();
   spec->add_option("--only", *only, "run only files whose path contains this text");
   spec->add_flag("--verbose", *verbose, "list every failure");
-  spec->callback([suite, verbose, stage, dispatch, only] {
+  spec->callback([suite, verbose, stage, dispatch, variant, only] {
     if (!std::filesystem::is_directory(*suite))
       throw std::runtime_error(*suite + " not found: pass --suite (the spec tests live in ../shared/wasm-testsuite)");
     wasm::SpecStage st = *stage == "link"       ? wasm::SpecStage::kLink
@@ -228,15 +238,31 @@ void add_wasm_command(CLI::App& app) {
     if (st != wasm::SpecStage::kExecute) modes = {wasm::Dispatch::kTail};  // earlier stages run no code
     else if (*dispatch == "all") modes = wasm::dispatch_modes();
     else modes = {*wasm::parse_dispatch(*dispatch)};
+    std::vector<wasm::Placement> places;
+    if (st != wasm::SpecStage::kExecute) places = {wasm::Placement::kSp};
+    else if (*variant == "all") places = wasm::placements();
+    else places = {*wasm::parse_placement(*variant)};
+    std::vector<std::pair<wasm::Dispatch, wasm::Placement>> engines;
+    for (auto mode : modes)
+      for (auto place : places) {
+        // A pair that cannot exist is said, not silently dropped; asked for alone, it is an error.
+        if (std::string why = wasm::engine_unavailable(mode, place); !why.empty()) {
+          if (modes.size() == 1 && places.size() == 1) throw CLI::ValidationError("--variant", why);
+          fmt::print("== not run: {} ==\n\n", why);
+          continue;
+        }
+        engines.emplace_back(mode, place);
+      }
     int total_failed = 0, total_errors = 0, total_passed = 0;
-    for (wasm::Dispatch mode : modes) {
+    for (auto [mode, place] : engines) {
       int passed = 0, failed = 0, errors = 0;
       std::map<std::string, int> skipped;
       std::map<std::string, int> skipped_files;  // reason -> files with such skips
-      if (st == wasm::SpecStage::kExecute) fmt::print("== dispatch {} ==\n", wasm::dispatch_name(mode));
+      std::string engine = fmt::format("{} dispatch, {} placement", wasm::dispatch_name(mode), wasm::placement_name(place));
+      if (st == wasm::SpecStage::kExecute) fmt::print("== {} ==\n", engine);
       for (const auto& f : wasm::spec_files(*suite)) {
         if (!only->empty() && f.find(*only) == std::string::npos) continue;
-        auto r = wasm::run_spec_file(f, st, mode);
+        auto r = wasm::run_spec_file(f, st, mode, place);
         int sk = 0;
         for (const auto& [why, n] : r.skipped) {
           skipped[why] += n;
@@ -268,7 +294,7 @@ void add_wasm_command(CLI::App& app) {
       fmt::print("\nskipped, by reason:\n");
       for (const auto& [why, n] : skipped) fmt::print("  {:>6} commands in {:>3} files  {}\n", n, skipped_files[why], why);
       fmt::print("\nspec{}: {} passed, {} failed, {} skipped\n\n",
-                 st == wasm::SpecStage::kExecute ? fmt::format(" ({} dispatch)", wasm::dispatch_name(mode)) : "", passed, failed,
+                 st == wasm::SpecStage::kExecute ? fmt::format(" ({})", engine) : "", passed, failed,
                  total_skipped);
       total_failed += failed;
       total_errors += errors;

@@ -1,9 +1,9 @@
 // Tail-call handlers in clang's preserve_none convention: callee-saved registers become argument
-// registers, so the handler state (and later, stack-placement variants with more state in
-// arguments) stays in registers without spills around every dispatch.
+// registers, so the handler state stays in registers without spills around every dispatch.
 #if defined(__clang__) && (defined(__x86_64__) || defined(__aarch64__)) && __has_attribute(preserve_none)
 #define DLW_CC __attribute__((preserve_none))
 #define DLW_MODE tail_pn
+#define DLW_PLACE_SP 1
 #include "dispatch_tail.inc"
 #else
 #include "machine.h"

@@ -1,12 +1,12 @@
 // The state a running handler sees, and the handler signature: defined here once for every
 // dispatch mode.
 //
-// Stack placement (the axis the models vary as sp / vec / tos): today the operand-stack pointer
-// `sp` and the frame pointer `fp` travel as handler arguments, so with tail-call dispatch they
-// stay in registers from handler to handler; memory base and size are read through `m`. Moving
-// the height or the top of stack into memory, or another value into an argument, is a change of
-// DLW_HANDLER_PARAMS / DLW_HANDLER_ARGS and of the stack macros in handlers.def, not of the
-// handlers.
+// Stack placement (the axis the models vary as sp / vec / sp_spill): in the `sp` placement the
+// operand-stack pointer `sp` and the frame pointer `fp` travel as handler arguments, so with
+// tail-call dispatch they stay in registers from handler to handler; memory base and size are
+// read through `m`. The other placements (placement.h) change only how `sp` arrives at and leaves
+// a handler: `vec` keeps it in Machine::vsp, `sp_spill` passes it past the register budget. A
+// cached top of stack would change the bodies in handlers.def, and is not a placement yet.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +37,7 @@ struct Machine {
   bool exited = false;
   int exit_code = 0;
   bool running = false;          // one invocation at a time: a host function may not re-enter
+  uint64_t* vsp = nullptr;       // the operand-stack pointer of the `vec` placement, between handlers
   uint64_t fuel = ~0ull;         // spent by branches and calls in the fuzzing build only (DLAB_FUEL)
   std::string host_error;        // the message of a host function's exception (the trap's text)
 
@@ -53,18 +54,17 @@ struct Machine {
 #define DLW_HANDLER_PARAMS const uint64_t *ip, uint64_t *sp, uint64_t *fp, ::dlab::wasm::Machine *m
 #define DLW_HANDLER_ARGS ip, sp, fp, m
 
-// Entry points of the dispatch modes: run from `ip` until `halt` or a trap.
-void run_switch(DLW_HANDLER_PARAMS);
-void run_goto(DLW_HANDLER_PARAMS);
-void run_tail(DLW_HANDLER_PARAMS);
-void run_tail_pn(DLW_HANDLER_PARAMS);
-
-// The word each mode expects at the head of an instruction, indexed by op number: the op number
-// itself (switch), the handler's address (tail modes) or the label's address (goto). Lowering
-// writes these directly.
-const uint64_t* switch_op_words();
-const uint64_t* goto_op_words();
-const uint64_t* tail_op_words();
-const uint64_t* tail_pn_op_words();  // null when this build has no preserve_none
+// Per engine of engines.def: run_<name> runs from `ip` until `halt` or a trap (the same entry
+// signature for every placement), and <name>_op_words gives the word the engine expects at the
+// head of an instruction, indexed by op number: the op number itself (switch), the handler's
+// address (tail modes) or the label's address (goto), which lowering writes directly. The
+// preserve_none engines' words are null when this build has no preserve_none.
+#define ENGINE(name, dispatch, placement) \
+  void run_##name(DLW_HANDLER_PARAMS);    \
+  const uint64_t* name##_op_words();
+#define NOT_GENERATED(dispatch, placement, why)
+#include "engines.def"
+#undef ENGINE
+#undef NOT_GENERATED
 
 }  // namespace dlab::wasm

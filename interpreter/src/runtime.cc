@@ -35,6 +35,70 @@ std::vector<Dispatch> dispatch_modes() {
   return out;
 }
 
+const char* placement_name(Placement p) {
+  switch (p) {
+    case Placement::kSp: return "sp";
+    case Placement::kVec: return "vec";
+    case Placement::kSpSpill: return "sp_spill";
+  }
+  return "?";
+}
+
+std::optional<Placement> parse_placement(std::string_view name) {
+  for (Placement p : placements())
+    if (name == placement_name(p)) return p;
+  return std::nullopt;
+}
+
+std::vector<Placement> placements() { return {Placement::kSp, Placement::kVec, Placement::kSpSpill}; }
+
+namespace {
+
+// The engines of engines.def, as a table.
+struct Engine {
+  Dispatch dispatch;
+  Placement placement;
+  const uint64_t* (*op_words)();
+  void (*run)(DLW_HANDLER_PARAMS);
+};
+constexpr Engine kEngines[] = {
+#define ENGINE(name, d, p) {Dispatch::d, Placement::p, &name##_op_words, &run_##name},
+#define NOT_GENERATED(d, p, why)
+#include "engines.def"
+#undef ENGINE
+#undef NOT_GENERATED
+};
+struct Missing {
+  Dispatch dispatch;
+  Placement placement;
+  const char* why;
+};
+constexpr Missing kNotGenerated[] = {
+#define ENGINE(name, d, p)
+#define NOT_GENERATED(d, p, why) {Dispatch::d, Placement::p, why},
+#include "engines.def"
+#undef ENGINE
+#undef NOT_GENERATED
+};
+
+const Engine* find_engine(Dispatch d, Placement p) {
+  for (const auto& e : kEngines)
+    if (e.dispatch == d && e.placement == p) return &e;
+  return nullptr;
+}
+
+}  // namespace
+
+std::string engine_unavailable(Dispatch d, Placement p) {
+  for (const auto& n : kNotGenerated)
+    if (n.dispatch == d && n.placement == p)
+      return fmt::format("{} x {} is not built: {}", dispatch_name(d), placement_name(p), n.why);
+  const Engine* e = find_engine(d, p);
+  if (!e) return fmt::format("{} x {} is not in interpreter/src/engines.def", dispatch_name(d), placement_name(p));
+  if (!e->op_words()) return fmt::format("dispatch mode {} needs clang's preserve_none (x86-64 or AArch64)", dispatch_name(d));
+  return "";
+}
+
 // ---- memory -------------------------------------------------------------------------------------
 
 MemoryInst::MemoryInst(uint32_t pages, std::optional<uint32_t> max_pages) : max(max_pages) {
@@ -78,9 +142,12 @@ ExternType ExternVal::type() const {
 
 // ---- runtime ------------------------------------------------------------------------------------
 
-Runtime::Runtime(Dispatch dispatch) : dispatch_(dispatch), machine_(std::make_unique<Machine>()) {
-  if (dispatch == Dispatch::kTailPreserveNone && !tail_pn_op_words())
-    throw std::runtime_error("dispatch mode tail_pn needs clang's preserve_none (x86-64 or AArch64); use switch or tail");
+Runtime::Runtime(Dispatch dispatch, Placement placement)
+    : dispatch_(dispatch), placement_(placement), machine_(std::make_unique<Machine>()) {
+  if (std::string why = engine_unavailable(dispatch, placement); !why.empty()) throw std::invalid_argument(why);
+  const Engine* e = find_engine(dispatch, placement);
+  op_words_ = e->op_words();
+  run_ = e->run;
   Machine& m = *machine_;
   // Not value-initialised: the stack is written before it is read, and untouched pages stay free.
   m.stack.reset(new uint64_t[kStackSlots]);
@@ -168,15 +235,6 @@ std::pair<uint64_t, uint64_t> eval_const(const Instance& inst, const Expr& e) {
   }
 }
 
-const uint64_t* op_words(Dispatch d) {
-  switch (d) {
-    case Dispatch::kSwitch: return switch_op_words();
-    case Dispatch::kTail: return tail_op_words();
-    case Dispatch::kTailPreserveNone: return tail_pn_op_words();
-    case Dispatch::kGoto: return goto_op_words();
-  }
-  return nullptr;
-}
 
 }  // namespace
 
@@ -225,7 +283,7 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
   }
   for (const auto& d : m.data) inst.datas.push_back(d.bytes);
 
-  const uint64_t* words = op_words(dispatch_);
+  const uint64_t* words = op_words_;
   for (uint32_t i = 0; i < m.code.size(); ++i) lower_function(inst, i, words);
 
   for (const auto& ex : m.exports) {
@@ -280,7 +338,7 @@ std::vector<Value> Runtime::invoke(FuncInst* f, const std::vector<Value>& args) 
     if (args[i].type == ValType::kV128) *sp++ = args[i].hi;
   }
   // A two-instruction trampoline: call f, then halt; the call's frame returns to the halt.
-  const uint64_t* words = op_words(dispatch_);
+  const uint64_t* words = op_words_;
   const uint64_t entry[] = {words[static_cast<size_t>(Op::call)], reinterpret_cast<uint64_t>(f), words[static_cast<size_t>(Op::halt)]};
   m.trap = nullptr;
   m.exited = false;
@@ -294,12 +352,7 @@ std::vector<Value> Runtime::invoke(FuncInst* f, const std::vector<Value>& args) 
     Machine& m;
     ~NotRunningOnExit() { m.running = false; }
   } guard{m};
-  switch (dispatch_) {
-    case Dispatch::kSwitch: run_switch(entry, sp, base, &m); break;
-    case Dispatch::kTail: run_tail(entry, sp, base, &m); break;
-    case Dispatch::kTailPreserveNone: run_tail_pn(entry, sp, base, &m); break;
-    case Dispatch::kGoto: run_goto(entry, sp, base, &m); break;
-  }
+  run_(entry, sp, base, &m);
   if (m.exited) throw ProcExit(m.exit_code);
   if (m.trap) throw Trap(m.trap);
   std::vector<Value> out;

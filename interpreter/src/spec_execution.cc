@@ -142,8 +142,8 @@ std::string outcome_of(const std::function<void()>& step) {
   }
 }
 
-void execute_commands(const json& doc, const std::filesystem::path& dir, Dispatch dispatch, SpecFileResult& res) {
-  Runtime rt(dispatch);
+void execute_commands(const json& doc, const std::filesystem::path& dir, Dispatch dispatch, Placement placement, SpecFileResult& res) {
+  Runtime rt(dispatch, placement);
   rt.register_module("spectest", spectest_module(rt));
   Instance* last = nullptr;
   std::map<std::string, Instance*> named;

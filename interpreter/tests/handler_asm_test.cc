@@ -1,5 +1,6 @@
 // The tail-call dispatch modes really dispatch by tail call: compiled with -S by CMake, every
-// handler reaches its successor through an indirect jump, and none calls another handler.
+// handler reaches its successor through an indirect jump, and none calls another handler; and
+// the stack placements are what they say (vec: through Machine::vsp; sp_spill: on the stack).
 // Unlike the models' handlers, interpreter handlers may return (a trap or `halt` stops the
 // machine) and call out (host functions, memmove), so the check is: an indirect jump present,
 // and indirect calls only in the handlers that call host functions.
@@ -11,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "dispatchlab/probes/asm_analysis.h"
+#include "machine.h"
 #include "ops.h"
 
 namespace dlab::probes {
@@ -26,7 +28,18 @@ std::string read(const std::string& path) {
 bool indirect_jump(const std::string& ins) { return mnemonic(ins).rfind("jmp", 0) == 0 && ins.find('*') != std::string::npos; }
 bool indirect_call(const std::string& ins) { return mnemonic(ins).rfind("call", 0) == 0 && ins.find('*') != std::string::npos; }
 
-void check_file(const std::string& path) {
+// What a handler's code must show besides its jump, per stack placement.
+enum class Placement { kSp, kVec, kSpill };
+
+// "24(%rdx)"-style operand of Machine::vsp: the vec placement's stack pointer in the machine.
+std::string vsp_operand() {
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Winvalid-offsetof"
+  return std::to_string(offsetof(wasm::Machine, vsp)) + "(%";
+#pragma clang diagnostic pop
+}
+
+void check_file(const std::string& path, Placement placement = Placement::kSp) {
   SCOPED_TRACE(path);
   const std::set<std::string> host_callers = {"call", "call_indirect", "return_call", "return_call_indirect"};
   const std::set<std::string> stoppers = {"halt", "unreachable"};
@@ -41,12 +54,19 @@ void check_file(const std::string& path) {
     }
     if (name.empty()) continue;
     ++handlers;
-    bool jumps = false;
+    bool jumps = false, machine_sp = false, stack_sp = false;
     for (const auto& ins : f.instructions) {
       jumps |= indirect_jump(ins);
       if (indirect_call(ins) && !host_callers.count(name)) ADD_FAILURE() << f.name << " calls indirectly: " << ins;
+      machine_sp |= ins.find(vsp_operand()) != std::string::npos;
+      stack_sp |= ins.find("(%rsp)") != std::string::npos;
     }
-    if (!stoppers.count(name)) EXPECT_TRUE(jumps) << f.name << " has no indirect jump to the next handler";
+    if (stoppers.count(name)) continue;
+    EXPECT_TRUE(jumps) << f.name << " has no indirect jump to the next handler";
+    // vec: the stack pointer goes through Machine::vsp in every handler; sp_spill: through the
+    // stack, where the ninth argument is passed.
+    if (placement == Placement::kVec) EXPECT_TRUE(machine_sp) << f.name << " does not touch Machine::vsp (" << vsp_operand() << ")";
+    if (placement == Placement::kSpill) EXPECT_TRUE(stack_sp) << f.name << " does not touch the stack-passed stack pointer";
   }
   EXPECT_EQ(handlers, static_cast<int>(wasm::Op::kCount));
 }
@@ -61,8 +81,23 @@ TEST(InterpreterAsm, GotoHandlersKeepTheirOwnIndirectJumps) {
   EXPECT_GT(jumps, static_cast<int>(wasm::Op::kCount) / 2) << "indirect jumps in run_goto";
 }
 
+TEST(InterpreterAsm, GotoVecHandlersKeepTheirOwnIndirectJumps) {
+  int jumps = 0;
+  for (const auto& f : parse_asm_functions(read(DLAB_WASM_ASM_DIR "/dispatch_goto_vec.s")))
+    if (f.name.find("run_goto_vec") != std::string::npos)
+      for (const auto& ins : f.instructions) jumps += indirect_jump(ins);
+  EXPECT_GT(jumps, static_cast<int>(wasm::Op::kCount) / 2) << "indirect jumps in run_goto_vec";
+}
+
 TEST(InterpreterAsm, TailHandlersJumpToTheirSuccessor) { check_file(DLAB_WASM_ASM_DIR "/dispatch_tail.s"); }
 TEST(InterpreterAsm, PreserveNoneHandlersJumpToTheirSuccessor) { check_file(DLAB_WASM_ASM_DIR "/dispatch_tail_pn.s"); }
+TEST(InterpreterAsm, VecHandlersKeepTheStackPointerInTheMachine) {
+  check_file(DLAB_WASM_ASM_DIR "/dispatch_tail_vec.s", Placement::kVec);
+  check_file(DLAB_WASM_ASM_DIR "/dispatch_tail_pn_vec.s", Placement::kVec);
+}
+TEST(InterpreterAsm, SpillHandlersPassTheStackPointerOnTheStack) {
+  check_file(DLAB_WASM_ASM_DIR "/dispatch_tail_spill.s", Placement::kSpill);
+}
 
 }  // namespace
 }  // namespace dlab::probes

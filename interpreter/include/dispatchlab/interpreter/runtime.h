@@ -35,6 +35,19 @@ std::optional<Dispatch> parse_dispatch(std::string_view name);
 // The modes this build has (tail_pn needs clang's preserve_none on x86-64 or AArch64).
 std::vector<Dispatch> dispatch_modes();
 
+// Where the operand-stack pointer lives between handlers (the models' state-placement axis):
+//   sp        a handler argument / a local of the one function (a register)
+//   vec       in the machine: loaded by every handler and stored back before it dispatches on
+//   sp_spill  the 9th integer argument of tail-call handlers: on the stack on every target
+// The (dispatch, placement) pairs that exist are listed, with the ones that cannot and why, in
+// interpreter/src/engines.def.
+enum class Placement : uint8_t { kSp, kVec, kSpSpill };
+const char* placement_name(Placement p);
+std::optional<Placement> parse_placement(std::string_view name);
+std::vector<Placement> placements();
+// "" when this build has the engine, else why not ("sp_spill is about how an argument is passed; ...").
+std::string engine_unavailable(Dispatch d, Placement p);
+
 class Trap : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -145,12 +158,14 @@ struct Machine;
 
 class Runtime {
  public:
-  explicit Runtime(Dispatch dispatch = Dispatch::kTail);
+  // Throws std::invalid_argument (with engine_unavailable's reason) for a pair this build lacks.
+  explicit Runtime(Dispatch dispatch = Dispatch::kTail, Placement placement = Placement::kSp);
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
   Dispatch dispatch() const { return dispatch_; }
+  Placement placement() const { return placement_; }
 
   // Makes `exports` importable as module `name` (an instance's exports or a host module).
   void register_module(const std::string& name, ExternMap exports) { registry_[name] = std::move(exports); }
@@ -187,6 +202,9 @@ class Runtime {
 
  private:
   Dispatch dispatch_;
+  Placement placement_;
+  const uint64_t* op_words_;                   // the engine's op words (machine.h)
+  void (*run_)(const uint64_t*, uint64_t*, uint64_t*, Machine*);  // the engine's entry
   std::map<std::string, ExternMap> registry_;
   std::deque<std::unique_ptr<Instance>> instances_;
   std::deque<std::unique_ptr<FuncInst>> funcs_;

@@ -31,7 +31,8 @@ struct SpecFileResult {
 //        given dispatch mode, and every assertion is checked against the results and traps.
 enum class SpecStage { kDecode, kValidate, kLink, kExecute };
 
-SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage = SpecStage::kDecode, Dispatch dispatch = Dispatch::kTail);
+SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage = SpecStage::kDecode, Dispatch dispatch = Dispatch::kTail,
+                             Placement placement = Placement::kSp);
 // Every .wast under `suite_dir` (recursively), sorted.
 std::vector<std::string> spec_files(const std::string& suite_dir);
 

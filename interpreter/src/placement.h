@@ -1,0 +1,52 @@
+// Where the operand-stack pointer lives between handlers: the placement axis of the engines
+// (engines.def). A dispatch file sets exactly one of DLW_PLACE_SP, DLW_PLACE_VEC, DLW_PLACE_SPILL
+// to 1 and includes this header; handler bodies (handlers.def) are written against `sp` and do
+// not change: only how `sp` arrives and leaves does.
+//
+//   DLW_P_PARAMS / DLW_P_ARGS  a tail-call handler's parameters and the arguments it passes on
+//   DLW_SP_IN                  at a handler's entry (vec: load the stack pointer from the machine)
+//   DLW_SP_OUT                 before dispatching on, trapping or returning (vec: store it back)
+//   DLW_RUN_FIRST(Handler)     how the entry (canonical signature ip, sp, fp, m) starts the first handler
+//
+// In one-function modes (goto, switch) the compiler would keep a machine field in a register, so
+// the vec placement there goes through volatile accesses: one real store and one real load per
+// instruction, as the tail-call handlers do across their function boundary.
+#pragma once
+
+#include "machine.h"
+
+#if DLW_PLACE_SP + DLW_PLACE_VEC + DLW_PLACE_SPILL != 1
+#error "placement.h: set exactly one of DLW_PLACE_SP, DLW_PLACE_VEC, DLW_PLACE_SPILL to 1"
+#endif
+
+#if DLW_PLACE_VEC
+#define DLW_P_PARAMS const uint64_t *ip, uint64_t *fp, ::dlab::wasm::Machine *m
+#define DLW_P_ARGS ip, fp, m
+#define DLW_SP_IN uint64_t* sp = *static_cast<uint64_t* volatile*>(&m->vsp);
+#define DLW_SP_OUT *static_cast<uint64_t* volatile*>(&m->vsp) = sp;
+#define DLW_RUN_FIRST(Handler)   \
+  m->vsp = sp;                   \
+  reinterpret_cast<Handler>(ip[0])(ip, fp, m);
+// One-function modes: `sp` stays the entry's parameter, written to and read back from the machine
+// around every dispatch.
+#define DLW_LOCAL_SP_OUT *static_cast<uint64_t* volatile*>(&m->vsp) = sp;
+#define DLW_LOCAL_SP_IN sp = *static_cast<uint64_t* volatile*>(&m->vsp);
+#elif DLW_PLACE_SPILL
+// Five unused integer arguments push `sp` to ninth place: past x86-64 System V's six and arm64's
+// eight integer argument registers, so every handler receives it on the stack and passes it on.
+#define DLW_P_PARAMS                                                                                \
+  const uint64_t *ip, uint64_t *fp, ::dlab::wasm::Machine *m, uint64_t pad0, uint64_t pad1, uint64_t pad2, \
+      uint64_t pad3, uint64_t pad4, uint64_t *sp
+#define DLW_P_ARGS ip, fp, m, pad0, pad1, pad2, pad3, pad4, sp
+#define DLW_SP_IN
+#define DLW_SP_OUT
+#define DLW_RUN_FIRST(Handler) reinterpret_cast<Handler>(ip[0])(ip, fp, m, 0, 0, 0, 0, 0, sp);
+#else
+#define DLW_P_PARAMS DLW_HANDLER_PARAMS
+#define DLW_P_ARGS DLW_HANDLER_ARGS
+#define DLW_SP_IN
+#define DLW_SP_OUT
+#define DLW_RUN_FIRST(Handler) reinterpret_cast<Handler>(ip[0])(DLW_HANDLER_ARGS);
+#define DLW_LOCAL_SP_OUT
+#define DLW_LOCAL_SP_IN
+#endif
