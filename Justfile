@@ -45,6 +45,9 @@ rfc: build
     echo "== interpreter dispatch modes on workload kernels (quick), and under cachegrind"
     {{dlab}} wasm bench --quick --run-dir "$run"
     {{dlab}} wasm bench --valgrind --run-dir "$run"
+    echo "== interpreter stack placements (tail dispatch, vec as baseline), and under cachegrind"
+    {{dlab}} wasm bench --quick --variants vec,sp,sp_spill --dispatch tail --name wasm_variants --run-dir "$run"
+    {{dlab}} wasm bench --valgrind --variants vec,sp,sp_spill --dispatch tail --name wasm_variants --run-dir "$run"
     echo "== probes (register budget and handler state placement, into results/probes)"
     {{dlab}} probes
     echo "== report"
@@ -61,6 +64,8 @@ models: build
     {{dlab}} models --valgrind --run-dir "$run"
     {{dlab}} wasm bench --run-dir "$run"
     {{dlab}} wasm bench --valgrind --run-dir "$run"
+    {{dlab}} wasm bench --variants vec,sp,sp_spill --dispatch tail,goto --name wasm_variants --run-dir "$run"
+    {{dlab}} wasm bench --valgrind --variants vec,sp,sp_spill --dispatch tail --name wasm_variants --run-dir "$run"
     DLAB_BIN="$PWD/{{dlab}}" {{python}} -m dispatchlab_analysis.report "$run"
 
 # figures and the executed overview notebook for a run directory (default: the newest run)

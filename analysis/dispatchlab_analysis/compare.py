@@ -77,3 +77,31 @@ def count_ratios(run: Run, metric: str = "cg_instructions") -> tuple[dict, dict]
                     if d != "switch":
                         interp.setdefault(d, {})[workload] = at[d] / at["switch"]
     return model, interp
+
+
+def variant_changes(run: Run) -> tuple[pd.DataFrame, pd.DataFrame, str, str]:
+    """Per stack placement, the model's change against vec (the stack model's variant group nearest
+    the research's configuration, tail dispatch, paired) and the interpreter's (the wasm_variants
+    bench, tail dispatch, paired per workload). Returns (model, interpreter, metric, label)."""
+    empty = pd.DataFrame()
+    if "wasm_variants" not in run.experiments or "models" not in run.experiments:
+        return empty, empty, "", ""
+    wv = with_params(run.experiments["wasm_variants"].summary)
+    from .results import pick_cycles
+    metric, _ = pick_cycles(wv)
+    wv = wv[(wv["metric"] == metric) & (wv["dispatch"] == "tail") & (wv["n"] > 0) & wv["ratio"].notna()]
+    wv = wv[wv["case"] != wv["baseline"]]
+    interp = pd.DataFrame({"variant": wv["variant"], "workload": wv["workload"], "interp_change": wv["ratio"] - 1,
+                           "interp_lo": wv["ratio_ci95_lo"] - 1, "interp_hi": wv["ratio_ci95_hi"] - 1})
+    models = with_params(run.experiments["models"].summary)
+    s = models[(models["model"] == "stack") & (models["dispatch"] == "tail") & models["baseline"].str.startswith("stack/vec/")
+               & (models["metric"] == metric) & (models["n"] > 0)]
+    if s.empty:
+        return empty, interp, metric, ""
+    copies, statements = research_stack_config(s)
+    g = s[(s["copies"] == copies) & (s["statements"] == statements) & s["variant"].isin(set(interp["variant"]))]
+    g = g[g["case"] != g["baseline"]]
+    model = pd.DataFrame({"variant": g["variant"], "model_change": g["ratio"] - 1, "model_lo": g["ratio_ci95_lo"] - 1,
+                          "model_hi": g["ratio_ci95_hi"] - 1})
+    handlers = int(g["handlers"].iloc[0]) + 1 if len(g) else 0
+    return model, interp, metric, f"stack model, {handlers} handlers, {int(statements)} statements, tail, paired against vec"

@@ -253,9 +253,42 @@ def model_vs_interpreter(run: Run, out_dir: Path) -> Path | None:
     return save(fig, data, out_dir, "model_vs_interpreter", notes)
 
 
+def variants_model_vs_interpreter(run: Run, out_dir: Path) -> Path | None:
+    """Per stack placement, the model's change against vec (x) against the interpreter's on every
+    workload (y), both with CIs; the diagonal is where the model predicts the interpreter."""
+    from .compare import variant_changes
+    model, interp, metric, label = variant_changes(run)
+    if model.empty or interp.empty:
+        return None
+    data = interp.merge(model, on="variant")
+    if data.empty:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 5.5))
+    variants = list(dict.fromkeys(data["variant"]))
+    workloads = list(dict.fromkeys(data["workload"]))
+    for (variant, workload), g in data.groupby(["variant", "workload"], sort=False):
+        ax.errorbar(g["model_change"] * 100, g["interp_change"] * 100,
+                    xerr=[(g["model_change"] - g["model_lo"]) * 100, (g["model_hi"] - g["model_change"]) * 100],
+                    yerr=[(g["interp_change"] - g["interp_lo"]) * 100, (g["interp_hi"] - g["interp_change"]) * 100],
+                    marker=MARKERS[variants.index(variant) % len(MARKERS)], color=f"C{workloads.index(workload) % 10}",
+                    linestyle="none", capsize=2, label=f"{variant}: {workload}")
+    lo = min(0.0, data["model_lo"].min(), data["interp_lo"].min()) * 100 - 5
+    hi = max(0.0, data["model_hi"].max(), data["interp_hi"].max()) * 100 + 5
+    ax.plot([lo, hi], [lo, hi], color="#888", linewidth=0.8, label="model = interpreter")
+    ax.axhline(0, color="#ccc", linewidth=0.6)
+    ax.axvline(0, color="#ccc", linewidth=0.6)
+    ax.set_xlabel(f"model change vs vec, % ({metric}/dispatch)")
+    ax.set_ylabel(f"interpreter change vs vec, % ({metric}/call)")
+    ax.set_title(f"Stack placements: model prediction vs WebAssembly interpreter\npredicted by: {label}", fontsize=9)
+    ax.legend(fontsize=6, ncol=2)
+    metric_note = [] if metric == "cycles" else ["cycles are TSC-based ESTIMATES (no counted cycles on this machine)"]
+    return save(fig, data, out_dir, "variants_model_vs_interpreter",
+                metric_note + ["both changes paired against vec within their own interleaved runs, tail dispatch"])
+
+
 def all_figures(run: Run, out_dir: Path, probes_csv: Path | None = None) -> list[Path]:
     made = [f(run, out_dir) for f in (flushes_vs_copies, cycles_vs_handlers, backend_vs_handlers, cycles_vs_statements,
-                                      valgrind_counts, model_vs_interpreter)]
+                                      valgrind_counts, model_vs_interpreter, variants_model_vs_interpreter)]
     if probes_csv is not None:
         made.append(register_budget(probes_csv, out_dir))
     return [m for m in made if m is not None]

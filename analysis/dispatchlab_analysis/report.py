@@ -16,7 +16,7 @@ from .knee import kcopy_knees
 from .results import Run, latest_runs, load_run, pick_cycles
 from .tables import (MODEL_COLUMNS, VALGRIND_COLUMNS, WASM_VALGRIND_COLUMNS, counters_markdown, length_sweep_table,
                      markdown_table, model_interpreter_markdown, rfc_change_table, summary_markdown, unavailable_markdown,
-                     wide_markdown)
+                     variants_markdown, wide_markdown)
 
 
 def calibration_rows(tsc: dict) -> list[list[str]]:
@@ -83,15 +83,15 @@ def experiment_markdown(exp) -> str:
                       "changes are against the group's first case.\n",
                       wide_markdown(sub, headline, MODEL_COLUMNS)]
         return "\n".join(parts)
-    if exp.name == "wasm":
+    if exp.name.startswith("wasm") and not exp.name.endswith("_valgrind"):
         parts = []
         for group in exp.sidecar.get("groups", []):
             sub = exp.summary[exp.summary["baseline"] == group["baseline"]]
             parts += [f"### {group['workload']} (size {group['size']}, checksum {group['checksum']} in every mode)\n",
-                      "Per call of the workload's export; changes are against switch dispatch, paired by round.\n",
+                      f"Per call of the workload's export; changes are against `{group['baseline']}`, paired by round.\n",
                       wide_markdown(sub, pick_cycles(sub)[0], MODEL_COLUMNS + [("task_clock", "task-clock ns", 1)])]
         return "\n".join(parts)
-    if exp.name == "wasm_valgrind":
+    if exp.name.startswith("wasm") and exp.name.endswith("_valgrind"):
         return ("Per call of the workload's export, from cachegrind runs of N and 2N calls (deterministic; decoding, "
                 "lowering and start-up cancel out; mispredicts are cachegrind's simulated predictor, not this CPU's).\n\n"
                 + wide_markdown(exp.summary, None, WASM_VALGRIND_COLUMNS))
@@ -163,6 +163,9 @@ def analysis_markdown(run: Run) -> str:
     comparison = model_interpreter_markdown(run)
     if comparison:
         parts += ["## Model vs interpreter: dispatch modes against switch\n", comparison]
+    placements = variants_markdown(run)
+    if placements:
+        parts += ["## Model vs interpreter: stack placements against vec\n", placements]
     return "\n".join(parts)
 
 

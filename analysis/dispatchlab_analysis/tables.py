@@ -285,3 +285,25 @@ def model_interpreter_markdown(run) -> str | None:
             + markdown_table(["mode", "model change", "interpreter change (workloads)", "workloads whose CI holds it",
                               "model instr. / switch", "interp. instr. / switch", "model sim. mispred. / switch",
                               "interp. sim. mispred. / switch", "verdict"], rows))
+
+
+def variants_markdown(run) -> str | None:
+    """Per stack placement: the model's predicted change against vec beside the interpreter's
+    measured change on every workload (tail dispatch, both paired in their own interleaved runs)."""
+    from .compare import variant_changes
+    model, interp, metric, label = variant_changes(run)
+    if interp.empty:
+        return None
+    workloads = list(dict.fromkeys(interp["workload"]))
+    rows = []
+    for variant in dict.fromkeys(interp["variant"]):
+        m = model[model["variant"] == variant]
+        row = [variant, (f"{fmt_change(m['model_change'].iloc[0] + 1)} [{fmt_change(m['model_lo'].iloc[0] + 1)}, "
+                         f"{fmt_change(m['model_hi'].iloc[0] + 1)}]") if len(m) else "(not in the model run)"]
+        for w in workloads:
+            r = interp[(interp["variant"] == variant) & (interp["workload"] == w)]
+            row.append(f"{fmt_change(r['interp_change'].iloc[0] + 1)} [{fmt_change(r['interp_lo'].iloc[0] + 1)}, "
+                       f"{fmt_change(r['interp_hi'].iloc[0] + 1)}]" if len(r) else "")
+        rows.append(row)
+    return (f"Change against `vec` ({metric}; model: {label or 'no stack variant group'}; interpreter: `dlab wasm bench "
+            f"--variants`, tail dispatch, per call).\n\n" + markdown_table(["placement", "model"] + workloads, rows))

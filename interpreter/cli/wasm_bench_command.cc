@@ -51,9 +51,16 @@ struct Prepared {
   wasm::WasiOptions wasi;
 };
 
-std::unique_ptr<Prepared> prepare(const wasm::Module& m, wasm::Dispatch d) {
+// An engine of the bench: a dispatch mode with a stack placement, and its case-name suffix.
+struct Engine {
+  wasm::Dispatch mode;
+  wasm::Placement placement;
+  std::string name;  // "tail", or "tail/vec" when more than one placement is compared
+};
+
+std::unique_ptr<Prepared> prepare(const wasm::Module& m, const Engine& e) {
   auto p = std::make_unique<Prepared>();
-  p->rt = std::make_unique<wasm::Runtime>(d);
+  p->rt = std::make_unique<wasm::Runtime>(e.mode, e.placement);
   p->wasi.args = {"kernels.wasm"};
   wasm::register_wasi(*p->rt, m, p->wasi);
   p->inst = &p->rt->instantiate(m);
@@ -64,8 +71,8 @@ std::unique_ptr<Prepared> prepare(const wasm::Module& m, wasm::Dispatch d) {
 // Each case under cachegrind: `dlab wasm run --invoke` with N and with 2N calls, the difference
 // kept, so start-up, decoding and lowering cancel out and what remains is N calls' work.
 // Deterministic: one sample per case.
-void run_valgrind(const std::string& module, const std::vector<Workload>& workloads, const std::vector<wasm::Dispatch>& modes,
-                  uint64_t n, const std::optional<RunDirectory>& dir) {
+void run_valgrind(const std::string& module, const std::vector<Workload>& workloads, const std::vector<Engine>& modes,
+                  uint64_t n, const std::optional<RunDirectory>& dir, const std::string& experiment) {
   std::error_code ec;
   std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   const auto& cat = MetricCatalog::builtin();
@@ -75,12 +82,13 @@ void run_valgrind(const std::string& module, const std::vector<Workload>& worklo
   fmt::print("{:<20} {:>14} {:>12} {:>12} {:>12}   (per call, cachegrind, {} vs {} calls)\n", "case", "instructions", "loads", "stores",
              "mispredicts", 2 * n, n);
   for (const auto& w : workloads)
-    for (auto mode : modes) {
-      std::string name = fmt::format("{}/{}", w.name, wasm::dispatch_name(mode));
+    for (const auto& e : modes) {
+      std::string name = fmt::format("{}/{}", w.name, e.name);
       fmt::print(stderr, "[wasm bench --valgrind] {}/{} {}\n", ++done, workloads.size() * modes.size(), name);
       auto argv = [&](uint64_t calls) {
-        return std::vector<std::string>{self, "wasm", "run", "--dispatch", wasm::dispatch_name(mode), "--invoke", w.name, "--repeat",
-                                        std::to_string(calls), module, std::to_string(w.size)};
+        return std::vector<std::string>{self, "wasm", "run", "--dispatch", wasm::dispatch_name(e.mode), "--variant",
+                                        wasm::placement_name(e.placement), "--invoke", w.name, "--repeat", std::to_string(calls),
+                                        module, std::to_string(w.size)};
       };
       auto diff = difference(run_cachegrind(argv(2 * n)), run_cachegrind(argv(n)));
       VariantSamples vs{name, {cachegrind_values(cat, diff)}};
@@ -94,15 +102,16 @@ void run_valgrind(const std::string& module, const std::vector<Workload>& worklo
       fmt::print("{:<20} {:>14} {:>12} {:>12} {:>12}\n", name, col("cg_instructions"), col("cg_loads"), col("cg_stores"), col("cg_mispredicts"));
       r.variants.push_back(std::move(vs));
       variants.push_back({name, nullptr, static_cast<double>(n), "call",
-                          {{"workload", w.name}, {"size", std::to_string(w.size)}, {"dispatch", wasm::dispatch_name(mode)},
+                          {{"workload", w.name}, {"size", std::to_string(w.size)}, {"dispatch", wasm::dispatch_name(e.mode)},
+                           {"variant", wasm::placement_name(e.placement)},
                            {"module", std::filesystem::path(module).filename().string()}}});
     }
   if (!dir) return;
-  auto t = experiment_tables(dir->run_id(), "wasm_valgrind", r, variants, this_machine());
+  auto t = experiment_tables(dir->run_id(), experiment, r, variants, this_machine());
   auto sidecar = sidecar_json(dir->run_id(), this_machine(), &r, {"summary", "samples"});
   sidecar["valgrind_calls"] = {n, 2 * n};
-  write_experiment(*dir, "wasm_valgrind", t, sidecar);
-  fmt::print(stderr, "wrote {}/wasm_valgrind.summary.csv\n", dir->path().string());
+  write_experiment(*dir, experiment, t, sidecar);
+  fmt::print(stderr, "wrote {}/{}.summary.csv\n", dir->path().string(), experiment);
 }
 
 }  // namespace
@@ -110,10 +119,10 @@ void run_valgrind(const std::string& module, const std::vector<Workload>& worklo
 void add_wasm_bench_command(CLI::App& wasm_cmd) {
   auto* cmd = wasm_cmd.add_subcommand(
       "bench",
-      "time the interpreter's dispatch modes on workload kernels under the run protocol (interleaved per workload, "
-      "switch as baseline) and write wasm.summary.csv / .samples.csv / .json");
+      "time the interpreter's engines (dispatch modes x stack placements) on workload kernels under the run protocol "
+      "(interleaved per workload, the first engine as baseline) and write wasm.summary.csv / .samples.csv / .json");
   struct Options {
-    std::string module, workloads, dispatch = "switch,tail,tail_pn,goto";
+    std::string module, workloads, dispatch = "switch,tail,tail_pn,goto", variants = "sp", name = "wasm";
     bool quick = false, no_save = false, valgrind = false;
     uint64_t valgrind_calls = 1;
     RunProtocol protocol;
@@ -126,6 +135,21 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
   cmd->add_option("--module", o->module, "the workload module (built from interpreter/workloads/kernels.c)")->capture_default_str();
   cmd->add_option("--workloads", o->workloads, "comma-separated subset of: " + names);
   cmd->add_option("--dispatch", o->dispatch, "comma-separated dispatch modes; the first is the baseline")->capture_default_str();
+  cmd->add_option("--variants", o->variants,
+                  "comma-separated stack placements (sp, vec, sp_spill); with several, every placement in every mode, "
+                  "the first placement in the first mode the baseline (e.g. --variants vec,sp,sp_spill)")
+      ->capture_default_str();
+  cmd->add_option("--name", o->name,
+                  "experiment name: the files are <name>.summary.csv ... (<name>_valgrind with --valgrind), so several "
+                  "benches can share a run directory")
+      ->check(CLI::Validator(
+          [](std::string& n) {
+            bool ok = !n.empty() && n.size() <= 40;
+            for (char c : n) ok = ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_');
+            return ok ? std::string() : std::string("'" + n + "': lower-case letters, digits and '_' only (1..40)");
+          },
+          "NAME"))
+      ->capture_default_str();
   cmd->add_flag("--quick", o->quick, "a quarter of each workload's size, 5 samples, 1 warm-up round");
   add_protocol_options(cmd, o->protocol);
   cmd->add_flag("--valgrind", o->valgrind,
@@ -147,10 +171,26 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
     std::vector<uint8_t> bytes(text.begin(), text.end());
     wasm::Module module = wasm::decode_module(bytes);
     wasm::validate_module(module);
-    std::vector<wasm::Dispatch> modes;
-    std::vector<std::string> mode_names;
+    std::vector<std::string> mode_names, placement_names;
     for (auto d : wasm::dispatch_modes()) mode_names.push_back(wasm::dispatch_name(d));
-    for (const auto& d : choose_from(o->dispatch, mode_names, "--dispatch", false)) modes.push_back(*wasm::parse_dispatch(d));
+    for (auto pl : wasm::placements()) placement_names.push_back(wasm::placement_name(pl));
+    auto chosen_modes = choose_from(o->dispatch, mode_names, "--dispatch", false);
+    auto chosen_placements = choose_from(o->variants, placement_names, "--variants", false);
+    std::vector<Engine> modes;
+    std::vector<std::string> not_built;
+    for (const auto& pl : chosen_placements)
+      for (const auto& d : chosen_modes) {
+        auto mode = *wasm::parse_dispatch(d);
+        auto place = *wasm::parse_placement(pl);
+        // A pair that cannot exist is said and recorded, never silently dropped.
+        if (std::string why = wasm::engine_unavailable(mode, place); !why.empty()) {
+          fmt::print(stderr, "[wasm bench] not run: {}\n", why);
+          not_built.push_back(why);
+          continue;
+        }
+        modes.push_back({mode, place, chosen_placements.size() > 1 ? d + "/" + pl : d});
+      }
+    if (modes.empty()) throw CLI::ValidationError("--variants", "no engine of these modes and placements is built: " + not_built.front());
     std::vector<Workload> workloads;
     std::vector<std::string> workload_names;
     for (const auto& w : kWorkloads) workload_names.push_back(w.name);
@@ -166,25 +206,25 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
 
     if (o->valgrind) {
       std::optional<RunDirectory> dir;
-      if (!o->no_save) dir = o->out.resolve(this_machine(), experiment_files("wasm_valgrind"));
-      run_valgrind(o->module, workloads, modes, o->valgrind_calls, dir);
+      if (!o->no_save) dir = o->out.resolve(this_machine(), experiment_files(o->name + "_valgrind"));
+      run_valgrind(o->module, workloads, modes, o->valgrind_calls, dir, o->name + "_valgrind");
       return;
     }
     const auto& machine = this_machine();
     std::optional<RunDirectory> dir;
-    if (!o->no_save) dir = o->out.resolve(machine, experiment_files("wasm"));
+    if (!o->no_save) dir = o->out.resolve(machine, experiment_files(o->name));
     BackendSet backends = BackendSet::for_this_machine();
     CounterPlan plan = plan_counters(MetricCatalog::builtin(), backends, this_host_cpu());
     Meter meter(plan, backends);
     std::vector<std::unique_ptr<Prepared>> prepared;
-    for (auto d : modes) prepared.push_back(prepare(module, d));
+    for (const auto& e : modes) prepared.push_back(prepare(module, e));
 
     std::string run_id = dir ? dir->run_id() : "unsaved";
     ExperimentTables all;
     nlohmann::json groups = nlohmann::json::array();
     RunResult last;
     bool tty = isatty(fileno(stderr));
-    fmt::print(stderr, "[wasm bench] {} workloads x {} dispatch modes, {} samples each (+{} warm-up), interleaved per workload\n",
+    fmt::print(stderr, "[wasm bench] {} workloads x {} engines, {} samples each (+{} warm-up), interleaved per workload\n",
                workloads.size(), modes.size(), o->protocol.samples, o->protocol.warmup_rounds);
     for (size_t wi = 0; wi < workloads.size(); ++wi) {
       const Workload& w = workloads[wi];
@@ -199,16 +239,17 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
         uint32_t got = static_cast<uint32_t>(p->rt->invoke(f, args).at(0).lo);
         if (mi == 0) checksum = got;
         else if (got != checksum)
-          throw std::runtime_error(fmt::format("{}: dispatch {} returned {:#x}, {} returned {:#x}", w.name, wasm::dispatch_name(modes[mi]), got,
-                                               wasm::dispatch_name(modes[0]), checksum));
+          throw std::runtime_error(fmt::format("{}: {} returned {:#x}, {} returned {:#x}", w.name, modes[mi].name, got, modes[0].name,
+                                               checksum));
         wasm::Runtime* rt = p->rt.get();
-        variants.push_back({fmt::format("{}/{}", w.name, wasm::dispatch_name(modes[mi])),
+        variants.push_back({fmt::format("{}/{}", w.name, modes[mi].name),
                             [rt, f, args] { rt->invoke(f, args); },
                             1,
                             "call",
                             {{"workload", w.name},
                              {"size", std::to_string(w.size)},
-                             {"dispatch", wasm::dispatch_name(modes[mi])},
+                             {"dispatch", wasm::dispatch_name(modes[mi].mode)},
+                             {"variant", wasm::placement_name(modes[mi].placement)},
                              {"checksum", fmt::format("{:08x}", got)},
                              {"module", std::filesystem::path(o->module).filename().string()}}});
       }
@@ -217,7 +258,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
       };
       last = run_protocol(o->protocol, meter, variants, progress);
       if (tty) fmt::print(stderr, "\r{:<100}\r", "");
-      auto t = experiment_tables(run_id, "wasm", last, variants, machine);
+      auto t = experiment_tables(run_id, o->name, last, variants, machine);
       for (size_t r = 0; r < t.summary.size(); ++r) {
         if (t.summary.at(r, "metric") != "cycles_tsc_estimate" && t.summary.at(r, "metric") != "task_clock") continue;
         if (t.summary.at(r, "median").empty()) continue;
@@ -237,8 +278,9 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
     if (dir) {
       auto sidecar = sidecar_json(run_id, machine, &last, {"summary", "samples"});
       sidecar["groups"] = groups;
-      write_experiment(*dir, "wasm", all, sidecar);
-      fmt::print(stderr, "wrote {}/wasm.summary.csv\n", dir->path().string());
+      sidecar["not_built"] = not_built;
+      write_experiment(*dir, o->name, all, sidecar);
+      fmt::print(stderr, "wrote {}/{}.summary.csv\n", dir->path().string(), o->name);
     }
   });
 }

@@ -1,0 +1,57 @@
+"""The interpreter's stack placements beside the stack model's: a small live run (seconds) of both,
+and what the report makes of them. No machine-specific number is asserted."""
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from dispatchlab_analysis import figures, tables
+from dispatchlab_analysis.results import load_run, with_params
+
+
+@pytest.fixture(scope="module")
+def variants_run(dlab_bin, tmp_path_factory):
+    root = tmp_path_factory.mktemp("results")
+    run_dir = subprocess.run([dlab_bin, "new-run", "--results", root], check=True, capture_output=True, text=True).stdout.strip()
+    subprocess.run([dlab_bin, "models", "--model", "stack", "--stack-copies", "17", "--statements", "64", "--variants",
+                    "vec,sp,sp_spill", "--mode-variants", "none", "--samples", "3", "--warmup", "1", "--dispatches", "20000",
+                    "--run-dir", run_dir], check=True, capture_output=True, text=True)
+    bench = subprocess.run([dlab_bin, "wasm", "bench", "--quick", "--variants", "vec,sp,sp_spill", "--dispatch", "tail,goto",
+                            "--workloads", "fib,crc32", "--samples", "3", "--name", "wasm_variants", "--run-dir", run_dir],
+                           check=True, capture_output=True, text=True)
+    return Path(run_dir), bench.stderr
+
+
+def test_every_built_engine_runs_with_equal_checksums_and_the_missing_one_is_named(variants_run):
+    run_dir, stderr = variants_run
+    run = load_run(run_dir)
+    df = with_params(run.experiments["wasm_variants"].summary)
+    engines = set(zip(df["dispatch"], df["variant"]))
+    assert engines == {("tail", "vec"), ("tail", "sp"), ("tail", "sp_spill"), ("goto", "vec"), ("goto", "sp")}
+    assert "not run: goto x sp_spill is not built" in stderr
+    sidecar = run.experiments["wasm_variants"].sidecar
+    assert any("goto x sp_spill" in why for why in sidecar["not_built"])
+    for g in sidecar["groups"]:
+        assert g["baseline"].endswith("/tail/vec")
+        assert len(set(df[df["workload"] == g["workload"]]["checksum"])) == 1
+
+
+def test_the_report_sets_each_placement_beside_the_models_prediction(variants_run, tmp_path):
+    run = load_run(variants_run[0])
+    md = tables.variants_markdown(run)
+    assert "| placement | model | fib | crc32 |" in md
+    assert "| sp |" in md and "| sp_spill |" in md
+    assert "171 handlers, 64 statements" in md
+    png = figures.variants_model_vs_interpreter(run, tmp_path)
+    assert png is not None and png.exists()
+    data = (tmp_path / "variants_model_vs_interpreter.csv").read_text()
+    assert "sp_spill" in data and "crc32" in data
+
+
+def test_bench_names_are_checked(dlab_bin):
+    out = subprocess.run([dlab_bin, "wasm", "bench", "--name", "Bad-Name", "--no-save"], capture_output=True, text=True)
+    assert out.returncode == 2 and "lower-case letters" in out.stderr
+    out = subprocess.run([dlab_bin, "wasm", "bench", "--variants", "sp_spill", "--dispatch", "switch", "--no-save"],
+                         capture_output=True, text=True)
+    assert out.returncode == 2 and "switch x sp_spill is not built" in out.stderr
