@@ -87,9 +87,12 @@ def experiment_markdown(exp) -> str:
         parts = []
         for group in exp.sidecar.get("groups", []):
             sub = exp.summary[exp.summary["baseline"] == group["baseline"]]
-            parts += [f"### {group['workload']} (size {group['size']}, checksum {group['checksum']} in every mode)\n",
-                      f"Per call of the workload's export; changes are against `{group['baseline']}`, paired by round.\n",
-                      wide_markdown(sub, pick_cycles(sub)[0], MODEL_COLUMNS + [("task_clock", "task-clock ns", 1)])]
+            native = f"{group['workload']}/native"
+            parts += [f"### {group['workload']} (size {group['size']}, checksum {group['checksum']} in every engine)\n",
+                      f"Per call of the workload's export; changes are against `{group['baseline']}`, paired by round; "
+                      "`native` is the same C compiled with clang -O2, timed in the same rounds.\n",
+                      wide_markdown(sub, pick_cycles(sub)[0], MODEL_COLUMNS + [("task_clock", "task-clock ns", 1)],
+                                    reference=native if (sub["variant"] == native).any() else None)]
         return "\n".join(parts)
     if exp.name.startswith("wasm") and exp.name.endswith("_valgrind"):
         return ("Per call of the workload's export, from cachegrind runs of N and 2N calls (deterministic; decoding, "

@@ -94,14 +94,20 @@ VALGRIND_COLUMNS = [
 ]
 
 
-def wide_markdown(summary: pd.DataFrame, headline: str | None, columns: list[tuple[str, str, float]]) -> str:
+def wide_markdown(summary: pd.DataFrame, headline: str | None, columns: list[tuple[str, str, float]],
+                  reference: str | None = None) -> str:
     """One row per case: the headline metric with its CI and change against the group's baseline,
-    then one column per other metric (empty where unavailable; see the unavailable list)."""
+    then one column per other metric (empty where unavailable; see the unavailable list). With a
+    `reference` case (the native build), a column says each case's speed relative to it."""
     cells = {(r.variant, r.metric): r for r in summary.itertuples()}
     variants = list(dict.fromkeys(summary["variant"]))
+    ref = cells.get((reference, headline)) if reference and headline else None
+    ref = ref if ref is not None and ref.n > 0 and ref.median > 0 else None
     header = ["case", "dispatch sites"]
     if headline:
         header += [f"{headline} [95% CI]", "vs group baseline"]
+    if ref is not None:
+        header.append("vs native")
     present = [c for c in columns if any(cells.get((v, c[0])) is not None and cells[(v, c[0])].n > 0 for v in variants)]
     header += [label for _, label, _ in present]
     rows = []
@@ -121,6 +127,9 @@ def wide_markdown(summary: pd.DataFrame, headline: str | None, columns: list[tup
                     row.append("")
             else:
                 row += ["", ""]
+        if ref is not None:
+            h = cells.get((v, headline))
+            row.append("" if h is None or h.n == 0 else "native" if v == reference else f"1/{h.median / ref.median:.1f}")
         for metric, _, scale in present:
             c = cells.get((v, metric))
             row.append(fmt_number(c.median * scale) if c is not None and c.n > 0 else "")

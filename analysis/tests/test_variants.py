@@ -28,13 +28,23 @@ def test_every_built_engine_runs_with_equal_checksums_and_the_missing_one_is_nam
     run = load_run(run_dir)
     df = with_params(run.experiments["wasm_variants"].summary)
     engines = set(zip(df["dispatch"], df["variant"]))
-    assert engines == {("tail", "vec"), ("tail", "sp"), ("tail", "sp_spill"), ("goto", "vec"), ("goto", "sp")}
+    assert engines == {("tail", "vec"), ("tail", "sp"), ("tail", "sp_spill"), ("goto", "vec"), ("goto", "sp"), ("native", "native")}
     assert "not run: goto x sp_spill is not built" in stderr
     sidecar = run.experiments["wasm_variants"].sidecar
     assert any("goto x sp_spill" in why for why in sidecar["not_built"])
     for g in sidecar["groups"]:
         assert g["baseline"].endswith("/tail/vec")
         assert len(set(df[df["workload"] == g["workload"]]["checksum"])) == 1
+
+
+def test_the_report_gives_every_engine_its_speed_against_native(variants_run):
+    from dispatchlab_analysis import report
+    run = load_run(variants_run[0])
+    md = report.experiment_markdown(run.experiments["wasm_variants"])
+    assert "vs native" in md
+    row = next(line for line in md.splitlines() if line.startswith("| crc32/tail/sp |"))
+    assert "| 1/" in row
+    assert "| native |" in next(line for line in md.splitlines() if line.startswith("| crc32/native |"))
 
 
 def test_the_report_sets_each_placement_beside_the_models_prediction(variants_run, tmp_path):
@@ -55,3 +65,13 @@ def test_bench_names_are_checked(dlab_bin):
     out = subprocess.run([dlab_bin, "wasm", "bench", "--variants", "sp_spill", "--dispatch", "switch", "--no-save"],
                          capture_output=True, text=True)
     assert out.returncode == 2 and "switch x sp_spill is not built" in out.stderr
+
+
+def test_every_workload_computes_the_native_checksum_in_every_engine(dlab_bin):
+    # The bench refuses to time an engine whose checksum differs from the first one's or from the
+    # native build's; one round of every workload in every engine is enough to check all of them.
+    out = subprocess.run([dlab_bin, "wasm", "bench", "--quick", "--samples", "1", "--warmup", "0", "--variants", "sp,vec,sp_spill",
+                          "--dispatch", "switch,tail,tail_pn,goto", "--no-save"], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-1000:]
+    for w in ("fib", "sieve", "sort", "crc32", "mandel", "bytecode", "matmul", "biquad", "bulkmem", "vdispatch", "statemach", "coremix"):
+        assert f"{w}/native" in out.stdout, w

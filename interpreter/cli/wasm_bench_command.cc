@@ -35,7 +35,25 @@ struct Workload {
   const char* name;
   uint32_t size;
 };
-constexpr Workload kWorkloads[] = {{"fib", 27}, {"sieve", 1000000}, {"sort", 40000}, {"crc32", 2000000}, {"mandel", 150}, {"bytecode", 300000}};
+constexpr Workload kWorkloads[] = {{"fib", 27},        {"sieve", 1000000},     {"sort", 40000},       {"crc32", 2000000},
+                                   {"mandel", 150},    {"bytecode", 300000},   {"matmul", 100},       {"biquad", 150000},
+                                   {"bulkmem", 10000}, {"vdispatch", 600000},  {"statemach", 500000}, {"coremix", 3000}};
+
+// The same kernels compiled natively into dlab (interpreter/workloads/kernels.c with DLAB_NATIVE).
+extern "C" {
+#define DLAB_NATIVE_KERNELS(X) X(fib) X(sieve) X(sort) X(crc32) X(mandel) X(bytecode) X(matmul) X(biquad) X(bulkmem) X(vdispatch) X(statemach) X(coremix)
+#define DLAB_DECLARE(name) uint32_t dlab_native_##name(uint32_t);
+DLAB_NATIVE_KERNELS(DLAB_DECLARE)
+#undef DLAB_DECLARE
+}
+using NativeKernel = uint32_t (*)(uint32_t);
+NativeKernel native_kernel(const std::string& name) {
+#define DLAB_MATCH(n) \
+  if (name == #n) return &dlab_native_##n;
+  DLAB_NATIVE_KERNELS(DLAB_MATCH)
+#undef DLAB_MATCH
+  return nullptr;
+}
 
 std::string default_module() {
   // Built next to the dlab binary (interpreter/workloads/kernels.wasm in the build tree).
@@ -123,7 +141,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
       "(interleaved per workload, the first engine as baseline) and write wasm.summary.csv / .samples.csv / .json");
   struct Options {
     std::string module, workloads, dispatch = "switch,tail,tail_pn,goto", variants = "sp", name = "wasm";
-    bool quick = false, no_save = false, valgrind = false;
+    bool quick = false, no_save = false, valgrind = false, no_native = false;
     uint64_t valgrind_calls = 1;
     RunProtocol protocol;
     RunDirectoryOptions out;
@@ -151,6 +169,8 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
           "NAME"))
       ->capture_default_str();
   cmd->add_flag("--quick", o->quick, "a quarter of each workload's size, 5 samples, 1 warm-up round");
+  cmd->add_flag("--no-native", o->no_native,
+                "leave out the `native` engine (the same C compiled with clang -O2 into dlab, timed in the same rounds)");
   add_protocol_options(cmd, o->protocol);
   cmd->add_flag("--valgrind", o->valgrind,
                 "instead of timing: instructions, loads, stores and simulated mispredicts per call under cachegrind "
@@ -252,6 +272,29 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
                              {"variant", wasm::placement_name(modes[mi].placement)},
                              {"checksum", fmt::format("{:08x}", got)},
                              {"module", std::filesystem::path(o->module).filename().string()}}});
+      }
+      // The native build of the same C, in the same rounds: the "vs native" of every engine.
+      if (!o->no_native) {
+        NativeKernel k = native_kernel(w.name);
+        if (!k) throw std::runtime_error(fmt::format("no native build of workload {}", w.name));
+        uint32_t got = k(w.size);
+        if (got != checksum)
+          throw std::runtime_error(fmt::format("{}: the native build returned {:#x}, {} returned {:#x}", w.name, got, modes[0].name,
+                                               checksum));
+        uint32_t size = w.size;
+        variants.push_back({fmt::format("{}/native", w.name),
+                            [k, size] {
+                              volatile uint32_t sink = k(size);  // kept: the call's result is used
+                              (void)sink;
+                            },
+                            1,
+                            "call",
+                            {{"workload", w.name},
+                             {"size", std::to_string(w.size)},
+                             {"dispatch", "native"},
+                             {"variant", "native"},
+                             {"checksum", fmt::format("{:08x}", got)},
+                             {"module", "native (clang -O2)"}}});
       }
       auto progress = [&](int done, int total, const std::string& v) {
         if (tty) fmt::print(stderr, "\r[wasm bench] {}/{} {:<10} sample {}/{} {:<22}", wi + 1, workloads.size(), w.name, done, total, v);
