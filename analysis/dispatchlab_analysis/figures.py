@@ -286,9 +286,32 @@ def variants_model_vs_interpreter(run: Run, out_dir: Path) -> Path | None:
                 metric_note + ["both changes paired against vec within their own interleaved runs, tail dispatch"])
 
 
+def dbinop_cycles(run: Run, out_dir: Path) -> Path | None:
+    """The D-binop family in the real interpreter: cycles per wasm instruction against the number
+    of distinct binop pairs in the hot loop, one line per engine."""
+    if "wasm_dbinop" not in run.experiments:
+        return None
+    df = with_params(run.experiments["wasm_dbinop"].summary)
+    metric, notes = pick_cycles(df)
+    data = df[(df["metric"] == metric) & (df["n"] > 0)][["dispatch", "variant", "binop_pairs", "median", "ci95_lo", "ci95_hi"]].copy()
+    if data.empty:
+        return None
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    for i, ((dispatch, variant), g) in enumerate(data.groupby(["dispatch", "variant"], sort=False)):
+        g = g.sort_values("binop_pairs")
+        ax.errorbar(g["binop_pairs"], g["median"], yerr=[g["median"] - g["ci95_lo"], g["ci95_hi"] - g["median"]], capsize=2,
+                    label=f"{dispatch}/{variant}", **style(i))
+    ax.axvspan(11, 19, color="#eee", label="the research's knee (11-19 pairs)")
+    ax.set_xlabel("distinct binop pairs D in the hot loop")
+    ax.set_ylabel(f"{metric} / wasm instruction")
+    ax.set_title("D-binop family in the WebAssembly interpreter", fontsize=10)
+    ax.legend(fontsize=7)
+    return save(fig, data, out_dir, "dbinop_cycles", notes)
+
+
 def all_figures(run: Run, out_dir: Path, probes_csv: Path | None = None) -> list[Path]:
     made = [f(run, out_dir) for f in (flushes_vs_copies, cycles_vs_handlers, backend_vs_handlers, cycles_vs_statements,
-                                      valgrind_counts, model_vs_interpreter, variants_model_vs_interpreter)]
+                                      valgrind_counts, model_vs_interpreter, variants_model_vs_interpreter, dbinop_cycles)]
     if probes_csv is not None:
         made.append(register_budget(probes_csv, out_dir))
     return [m for m in made if m is not None]

@@ -48,3 +48,18 @@ def kcopy_knees(samples: pd.DataFrame, summary: pd.DataFrame, metric: str) -> li
         found.append({"model": model, "order": order, "dispatch": dispatch, "length": int(length), "metric": metric,
                       "summary": k["summary"], "fit": k})
     return found
+
+
+def dbinop_knees(samples: pd.DataFrame, summary: pd.DataFrame, metric: str) -> list[dict]:
+    """Per engine (dispatch, placement) of the D-binop bench: where `metric` per instruction changes
+    with the number of distinct binop pairs D in the hot loop."""
+    params = with_params(summary)[["case", "dispatch", "variant", "binop_pairs"]].drop_duplicates("case")
+    s = samples[samples["metric"] == metric].merge(params, left_on="variant", right_on="case", suffixes=("_sample", ""))
+    s = s[s["binop_pairs"].notna() & s["value"].notna()]
+    found = []
+    for (dispatch, variant), g in s.groupby(["dispatch", "variant"]):
+        if g["binop_pairs"].nunique() < 3:
+            continue
+        k = detect(g["binop_pairs"], g["value"])
+        found.append({"dispatch": dispatch, "variant": variant, "metric": metric, "summary": k["summary"], "fit": k})
+    return found

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from .figures import all_figures
-from .knee import kcopy_knees
+from .knee import dbinop_knees, kcopy_knees
 from .results import Run, latest_runs, load_run, pick_cycles
 from .tables import (MODEL_COLUMNS, VALGRIND_COLUMNS, WASM_VALGRIND_COLUMNS, counters_markdown, length_sweep_table,
                      markdown_table, model_interpreter_markdown, rfc_change_table, summary_markdown, unavailable_markdown,
@@ -163,6 +163,18 @@ def analysis_markdown(run: Run) -> str:
                       "The same variants at other program lengths: short random programs let the indirect-branch predictor "
                       "learn the dispatch sequence; long ones are bound by mispredicted dispatches, where state placement "
                       "matters less.\n", sweep]
+    if "wasm_dbinop" in run.experiments:
+        exp = run.experiments["wasm_dbinop"]
+        metric = pick_cycles(exp.summary)[0]
+        try:
+            knees = dbinop_knees(exp.samples, exp.summary, metric)
+        except FileNotFoundError as e:
+            knees, parts = [], parts + [f"D-binop knee detection skipped: {e}\n"]
+        if knees:
+            parts += [f"## D-binop knee in the interpreter (`dlab knee`, {metric} per wasm instruction against D)\n",
+                      "D+1 i32 binops back to back in a loop, D distinct consecutive pairs (the loop adds 9 fixed pairs); "
+                      "the research found its knee between 11 and 19 pairs.\n",
+                      markdown_table(["dispatch", "placement", "result"], [[k["dispatch"], k["variant"], k["summary"]] for k in knees])]
     comparison = model_interpreter_markdown(run)
     if comparison:
         parts += ["## Model vs interpreter: dispatch modes against switch\n", comparison]

@@ -112,7 +112,7 @@ def parse_params(params: str) -> dict[str, str]:
     return dict(p.split("=", 1) for p in params.split(";") if "=" in p)
 
 
-NUMERIC_PARAMS = ("copies", "statements", "length", "distinct_handlers", "distinct_pairs", "dispatches_per_run")
+NUMERIC_PARAMS = ("copies", "statements", "length", "distinct_handlers", "distinct_pairs", "dispatches_per_run", "binop_pairs")
 
 
 def with_params(summary: pd.DataFrame) -> pd.DataFrame:

@@ -75,3 +75,26 @@ def test_every_workload_computes_the_native_checksum_in_every_engine(dlab_bin):
     assert out.returncode == 0, out.stderr[-1000:]
     for w in ("fib", "sieve", "sort", "crc32", "mandel", "bytecode", "matmul", "biquad", "bulkmem", "vdispatch", "statemach", "coremix"):
         assert f"{w}/native" in out.stdout, w
+
+
+def test_dbinop_family_is_timed_per_instruction_and_its_knee_is_fitted(dlab_bin, tmp_path):
+    from dispatchlab_analysis import knee
+    run_dir = subprocess.run([dlab_bin, "new-run", "--results", tmp_path], check=True, capture_output=True, text=True).stdout.strip()
+    subprocess.run([dlab_bin, "wasm", "bench", "--quick", "--dbinop", "5,13,21,29", "--dispatch", "tail", "--samples", "3",
+                    "--name", "wasm_dbinop", "--run-dir", run_dir], check=True, capture_output=True, text=True)
+    run = load_run(run_dir)
+    exp = run.experiments["wasm_dbinop"]
+    df = with_params(exp.summary)
+    assert set(df["binop_pairs"]) == {5, 13, 21, 29}
+    assert set(df["unit"]) >= {"ns/instruction"} or any(u.endswith("/instruction") for u in df["unit"])
+    assert not (df["dispatch"] == "native").any()  # generated code has no native build
+    metric = "cycles_tsc_estimate" if (df[df["metric"] == "cycles_tsc_estimate"]["n"] > 0).any() else "tsc_ticks"
+    knees = knee.dbinop_knees(exp.samples, exp.summary, metric)
+    assert len(knees) == 1 and knees[0]["dispatch"] == "tail" and knees[0]["summary"]
+    assert figures.dbinop_cycles(run, tmp_path / "fig").exists()
+
+
+def test_dbinop_refuses_bad_counts(dlab_bin):
+    for bad, text in (("0", "1..200"), ("5,5", "listed twice"), ("x", "not a pair count")):
+        out = subprocess.run([dlab_bin, "wasm", "bench", "--dbinop", bad, "--no-save"], capture_output=True, text=True)
+        assert out.returncode == 2 and text in out.stderr, out.stderr

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cerrno>
 #include <cstring>
 
@@ -19,6 +20,9 @@
 #include "dispatchlab/harness/counter_plan.h"
 #include "dispatchlab/harness/files.h"
 #include "dispatchlab/harness/meter.h"
+#include "dispatchlab/harness/process.h"
+#include "dispatchlab/harness/result_writer.h"
+#include "dbinop.h"
 #include "dispatchlab/harness/result_rows.h"
 #include "dispatchlab/harness/run_protocol.h"
 #include "dispatchlab/interpreter/runtime.h"
@@ -31,13 +35,22 @@ namespace {
 
 // The workloads: exports of interpreter/workloads/kernels.c with the size one call runs (about
 // 20-60 ms in tail mode on the development VM; --quick divides by four).
-struct Workload {
+struct KernelSize {
   const char* name;
   uint32_t size;
 };
-constexpr Workload kWorkloads[] = {{"fib", 27},        {"sieve", 1000000},     {"sort", 40000},       {"crc32", 2000000},
+constexpr KernelSize kWorkloads[] = {{"fib", 27},        {"sieve", 1000000},     {"sort", 40000},       {"crc32", 2000000},
                                    {"mandel", 150},    {"bytecode", 300000},   {"matmul", 100},       {"biquad", 150000},
                                    {"bulkmem", 10000}, {"vdispatch", 600000},  {"statemach", 500000}, {"coremix", 3000}};
+
+// One workload of a bench: an export taking one i32 (its size) and returning a checksum. Generated
+// ones (the D-binop family) count their work in instructions and have no native build.
+struct Workload {
+  std::string name;
+  uint32_t size = 0;
+  uint64_t instructions_per_size = 0;  // > 0: values per wasm instruction (size x this), else per call
+  int pairs = -1, distinct_pairs = -1;  // D-binop only
+};
 
 // The same kernels compiled natively into dlab (interpreter/workloads/kernels.c with DLAB_NATIVE).
 extern "C" {
@@ -121,6 +134,7 @@ void run_valgrind(const std::string& module, const std::vector<Workload>& worklo
       r.variants.push_back(std::move(vs));
       variants.push_back({name, nullptr, static_cast<double>(n), "call",
                           {{"workload", w.name}, {"size", std::to_string(w.size)}, {"dispatch", wasm::dispatch_name(e.mode)},
+                           {"binop_pairs", w.pairs >= 0 ? std::to_string(w.pairs) : ""},
                            {"variant", wasm::placement_name(e.placement)},
                            {"module", std::filesystem::path(module).filename().string()}}});
     }
@@ -140,7 +154,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
       "time the interpreter's engines (dispatch modes x stack placements) on workload kernels under the run protocol "
       "(interleaved per workload, the first engine as baseline) and write wasm.summary.csv / .samples.csv / .json");
   struct Options {
-    std::string module, workloads, dispatch = "switch,tail,tail_pn,goto", variants = "sp", name = "wasm";
+    std::string module, workloads, dispatch = "switch,tail,tail_pn,goto", variants = "sp", name = "wasm", dbinop;
     bool quick = false, no_save = false, valgrind = false, no_native = false;
     uint64_t valgrind_calls = 1;
     RunProtocol protocol;
@@ -169,6 +183,9 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
           "NAME"))
       ->capture_default_str();
   cmd->add_flag("--quick", o->quick, "a quarter of each workload's size, 5 samples, 1 warm-up round");
+  cmd->add_option("--dbinop", o->dbinop,
+                  "instead of the kernels: the D-binop family, one generated loop per D (e.g. 5,9,13,...,45): D+1 i32 binops "
+                  "back to back with D distinct consecutive pairs; values per wasm instruction, params binop_pairs");
   cmd->add_flag("--no-native", o->no_native,
                 "leave out the `native` engine (the same C compiled with clang -O2 into dlab, timed in the same rounds)");
   add_protocol_options(cmd, o->protocol);
@@ -182,6 +199,43 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
   o->out.add_to(cmd, "results");
   cmd->callback([o, cmd] {
     if (o->quick) apply_quick_protocol(cmd, o->protocol);
+    const bool small = o->quick || o->valgrind;  // cachegrind runs ~50x slower
+    std::vector<Workload> workloads;
+    std::optional<std::filesystem::path> generated;  // the D-binop module, removed at the end
+    struct RemoveGenerated {
+      std::optional<std::filesystem::path>& p;
+      ~RemoveGenerated() {
+        std::error_code ec;
+        if (p) std::filesystem::remove_all(p->parent_path(), ec);
+      }
+    } remove_generated{generated};
+    if (!o->dbinop.empty()) {
+      if (cmd->count("--workloads") || cmd->count("--module"))
+        throw CLI::ValidationError("--dbinop", "generates its own module and workloads: not with --module or --workloads");
+      std::vector<int> pairs;
+      for (const auto& x : split_commas(o->dbinop)) {
+        int d = 0;
+        auto [end, ec] = std::from_chars(x.data(), x.data() + x.size(), d);
+        if (ec != std::errc() || end != x.data() + x.size() || d < 1 || d > 200)
+          throw CLI::ValidationError("--dbinop", fmt::format("'{}' is not a pair count in 1..200", x));
+        if (std::find(pairs.begin(), pairs.end(), d) != pairs.end()) throw CLI::ValidationError("--dbinop", fmt::format("{} is listed twice", d));
+        pairs.push_back(d);
+      }
+      std::vector<DBinopFunction> functions;
+      std::string wat = dbinop_module_wat(pairs, functions);
+      auto dir = std::filesystem::temp_directory_path() / fmt::format("dlab-dbinop-{}", getpid());
+      std::filesystem::create_directories(dir);
+      generated = dir / "dbinop.wasm";
+      write_file_atomically(dir / "dbinop.wat", wat);
+      ProcessOptions po;
+      po.stderr_file = (dir / "wat2wasm.err").string();
+      ProcessResult r = run_process({"wat2wasm", (dir / "dbinop.wat").string(), "-o", generated->string()}, po);
+      if (!r.ok()) throw std::runtime_error(r.describe("wat2wasm") + ": " + read_text_file(po.stderr_file));
+      o->module = generated->string();
+      o->no_native = true;  // generated code has no C source
+      for (const auto& f : functions)
+        workloads.push_back({f.name, small ? 5000u : 20000u, f.instructions_per_iteration, f.pairs, f.distinct_pairs});
+    }
     if (!std::filesystem::exists(o->module))
       throw std::runtime_error(o->module == default_module()
                                    ? o->module + " not found: it is built with the project when wasi-libc is installed (run "
@@ -211,19 +265,15 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
         modes.push_back({mode, place, chosen_placements.size() > 1 ? d + "/" + pl : d});
       }
     if (modes.empty()) throw CLI::ValidationError("--variants", "no engine of these modes and placements is built: " + not_built.front());
-    std::vector<Workload> workloads;
-    std::vector<std::string> workload_names;
-    for (const auto& w : kWorkloads) workload_names.push_back(w.name);
-    std::vector<std::string> wanted = choose_from(o->workloads, workload_names, "--workloads");
-    const bool small = o->quick || o->valgrind;  // cachegrind runs ~50x slower
-    for (const auto& w : kWorkloads)
-      if (std::find(wanted.begin(), wanted.end(), w.name) != wanted.end())
-        workloads.push_back({w.name, small ? std::max<uint32_t>(1, w.size / 4) : w.size});
-    if (workloads.empty()) throw std::runtime_error("no workload selected; known: fib, sieve, sort, crc32, mandel, bytecode");
-    if (small)
-      for (auto& w : workloads)
-        if (std::string(w.name) == "fib") w.size = 24;  // fib's cost grows exponentially, not linearly
-
+    if (generated == std::nullopt) {
+      std::vector<std::string> workload_names;
+      for (const auto& w : kWorkloads) workload_names.push_back(w.name);
+      std::vector<std::string> wanted = choose_from(o->workloads, workload_names, "--workloads");
+      for (const auto& w : kWorkloads)
+        if (std::find(wanted.begin(), wanted.end(), w.name) != wanted.end())
+          // fib's cost grows exponentially with its size, not linearly: its quick size is 24
+          workloads.push_back({w.name, !small ? w.size : std::string(w.name) == "fib" ? 24u : std::max<uint32_t>(1, w.size / 4)});
+    }
     if (o->valgrind) {
       std::optional<RunDirectory> dir;
       if (!o->no_save) dir = o->out.resolve(this_machine(), experiment_files(o->name + "_valgrind"));
@@ -264,9 +314,11 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
         wasm::Runtime* rt = p->rt.get();
         variants.push_back({fmt::format("{}/{}", w.name, modes[mi].name),
                             [rt, f, args] { rt->invoke(f, args); },
-                            1,
-                            "call",
+                            w.instructions_per_size ? static_cast<double>(w.size) * static_cast<double>(w.instructions_per_size) : 1,
+                            w.instructions_per_size ? "instruction" : "call",
                             {{"workload", w.name},
+                             {"binop_pairs", w.pairs >= 0 ? std::to_string(w.pairs) : ""},
+                             {"distinct_pairs", w.distinct_pairs >= 0 ? std::to_string(w.distinct_pairs) : ""},
                              {"size", std::to_string(w.size)},
                              {"dispatch", wasm::dispatch_name(modes[mi].mode)},
                              {"variant", wasm::placement_name(modes[mi].placement)},
@@ -316,7 +368,8 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
       }
       all.summary.append(t.summary);
       all.samples.append(t.samples);
-      groups.push_back({{"workload", w.name}, {"size", w.size}, {"baseline", variants.front().name}, {"checksum", fmt::format("{:08x}", checksum)}});
+      groups.push_back({{"workload", w.name}, {"size", w.size}, {"baseline", variants.front().name}, {"checksum", fmt::format("{:08x}", checksum)},
+                        {"native", !o->no_native}});
     }
     if (dir) {
       auto sidecar = sidecar_json(run_id, machine, &last, {"summary", "samples"});
