@@ -88,6 +88,13 @@ def experiment_markdown(exp) -> str:
         for group in exp.sidecar.get("groups", []):
             sub = exp.summary[exp.summary["baseline"] == group["baseline"]]
             native = f"{group['workload']}/native"
+            if group.get("peers"):
+                notes = "; ".join(f"`{name}`: {note}" for name, note in group["peers"].items())
+                parts += [f"### {group['workload']} (size {group['size']}, checksum {group['checksum']} from every peer)\n",
+                          f"Other engines as whole processes (wall time: TSC ticks and the cycle estimate only), beside "
+                          f"`{group['baseline']}` making the same calls in process. {notes}.\n",
+                          wide_markdown(sub, pick_cycles(sub)[0], [("tsc_ticks", "TSC ticks", 1)])]
+                continue
             parts += [f"### {group['workload']} (size {group['size']}, checksum {group['checksum']} in every engine)\n",
                       f"Per call of the workload's export; changes are against `{group['baseline']}`, paired by round; "
                       "`native` is the same C compiled with clang -O2, timed in the same rounds.\n",

@@ -98,3 +98,34 @@ def test_dbinop_refuses_bad_counts(dlab_bin):
     for bad, text in (("0", "1..200"), ("5,5", "listed twice"), ("x", "not a pair count")):
         out = subprocess.run([dlab_bin, "wasm", "bench", "--dbinop", bad, "--no-save"], capture_output=True, text=True)
         assert out.returncode == 2 and text in out.stderr, out.stderr
+
+
+def test_peers_run_as_processes_with_their_start_up_said(dlab_bin, tmp_path):
+    # dlab itself as a peer process (always there), and Node.js's V8 when this machine has node.
+    import shutil
+    from dispatchlab_analysis import report
+    repo = Path(__file__).resolve().parents[2]
+    peers = ["--peer", f"dlabproc={dlab_bin} wasm run {{module}} {{workload}} {{size}} {{calls}}"]
+    if shutil.which("node"):
+        peers += ["--peer", f"node=node --no-warnings {repo / 'tools' / 'wasi-run.mjs'} {{module}} {{workload}} {{size}} {{calls}}"]
+    run_dir = subprocess.run([dlab_bin, "new-run", "--results", tmp_path], check=True, capture_output=True, text=True).stdout.strip()
+    out = subprocess.run([dlab_bin, "wasm", "bench", "--quick", "--dispatch", "tail", "--workloads", "crc32,statemach", "--samples", "2",
+                          "--peer-calls", "2", *peers, "--run-dir", run_dir], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-1000:]
+    assert "peer dlabproc: not run: the command build has no statemach" in out.stderr
+    run = load_run(run_dir)
+    df = with_params(run.experiments["wasm"].summary)
+    peer_rows = df[df["dispatch"] == "peer"]
+    assert set(peer_rows["variant"]) == ({"dlabproc", "node"} if shutil.which("node") else {"dlabproc"})
+    assert (peer_rows["peer_startup_ns"].astype(float) > 0).all()
+    assert set(peer_rows["metric"]) == {"tsc_ticks", "cycles_tsc_estimate"}  # no per-thread metric for another process
+    md = report.experiment_markdown(run.experiments["wasm"])
+    assert "crc32 (peers)" in md and "start-up" in md
+
+
+def test_a_peer_with_the_wrong_checksum_is_refused(dlab_bin, tmp_path):
+    out = subprocess.run([dlab_bin, "wasm", "bench", "--quick", "--dispatch", "tail", "--workloads", "crc32", "--samples", "1",
+                          "--peer", "liar=echo checksum 12345678", "--no-save"], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 1 and "peer liar on crc32: checksum 12345678 where dlab computed" in out.stderr
+    out = subprocess.run([dlab_bin, "wasm", "bench", "--peer", "nocommand", "--no-save"], capture_output=True, text=True)
+    assert out.returncode == 2 and "is not NAME=COMMAND" in out.stderr

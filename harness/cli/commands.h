@@ -39,6 +39,9 @@ struct RunDirectoryOptions {
 
 // "a,b,,c" -> {"a", "b", "c"}: the comma-separated lists of every command's options.
 std::vector<std::string> split_commas(const std::string& s);
+// "node  run.mjs {module}" -> {"node", "run.mjs", "{module}"}: a command given as one option, split
+// on blanks into an argument vector (no shell, no quoting).
+std::vector<std::string> split_blanks(const std::string& s);
 
 // A comma-separated choice from `valid` for `option`: "" or "all" is every name (when allowed);
 // an unknown or repeated name is a CLI::ValidationError that lists the valid ones.

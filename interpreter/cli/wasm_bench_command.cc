@@ -10,8 +10,11 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <charconv>
+#include <chrono>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 
@@ -146,6 +149,42 @@ void run_valgrind(const std::string& module, const std::vector<Workload>& worklo
   fmt::print(stderr, "wrote {}/{}.summary.csv\n", dir->path().string(), experiment);
 }
 
+// Another engine, run as a whole process per sample: NAME=COMMAND, the command split on blanks
+// (no shell: an argument vector), with {module}, {workload}, {size} and {calls} replaced.
+struct Peer {
+  std::string name;
+  std::vector<std::string> argv;  // with placeholders
+};
+
+Peer parse_peer(const std::string& spec) {
+  auto eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0) throw CLI::ValidationError("--peer", "'" + spec + "' is not NAME=COMMAND");
+  Peer p{spec.substr(0, eq), split_blanks(spec.substr(eq + 1))};
+  if (p.argv.empty()) throw CLI::ValidationError("--peer", p.name + ": an empty command");
+  for (char c : p.name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-')
+      throw CLI::ValidationError("--peer", "'" + p.name + "': a peer name is letters, digits, '_' and '-'");
+  return p;
+}
+
+std::vector<std::string> peer_argv(const Peer& p, const std::string& module, const Workload& w, uint64_t calls) {
+  std::vector<std::string> out;
+  for (std::string a : p.argv) {
+    for (auto [key, value] : {std::pair<std::string, std::string>{"{module}", module}, {"{workload}", w.name},
+                              {"{size}", std::to_string(w.size)}, {"{calls}", std::to_string(calls)}})
+      for (size_t at = a.find(key); at != std::string::npos; at = a.find(key, at + value.size())) a.replace(at, key.size(), value);
+    out.push_back(a);
+  }
+  return out;
+}
+
+// The checksum a peer printed ("checksum 0000ee6f"), or nullopt.
+std::optional<uint32_t> peer_checksum(const std::string& out) {
+  auto at = out.rfind("checksum ");
+  if (at == std::string::npos) return std::nullopt;
+  return static_cast<uint32_t>(std::strtoul(out.c_str() + at + 9, nullptr, 16));
+}
+
 }  // namespace
 
 void add_wasm_bench_command(CLI::App& wasm_cmd) {
@@ -155,6 +194,8 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
       "(interleaved per workload, the first engine as baseline) and write wasm.summary.csv / .samples.csv / .json");
   struct Options {
     std::string module, workloads, dispatch = "switch,tail,tail_pn,goto", variants = "sp", name = "wasm", dbinop;
+    std::vector<std::string> peers;
+    uint64_t peer_calls = 5;
     bool quick = false, no_save = false, valgrind = false, no_native = false;
     uint64_t valgrind_calls = 1;
     RunProtocol protocol;
@@ -186,6 +227,14 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
   cmd->add_option("--dbinop", o->dbinop,
                   "instead of the kernels: the D-binop family, one generated loop per D (e.g. 5,9,13,...,45): D+1 i32 binops "
                   "back to back with D distinct consecutive pairs; values per wasm instruction, params binop_pairs");
+  cmd->add_option("--peer", o->peers,
+                  "another engine, NAME=COMMAND (repeatable): COMMAND runs the workloads' WASI command module, e.g. "
+                  "node=\"node --no-warnings tools/wasi-run.mjs {module} {workload} {size} {calls}\" or a wasm3/wasmtime "
+                  "path; split on blanks, no shell. Timed as a whole process per sample beside dlab's first engine running "
+                  "the same calls in process; its start-up ({calls}=0) is measured separately and reported");
+  cmd->add_option("--peer-calls", o->peer_calls, "calls of the workload per peer process (1..1000)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1000}))
+      ->capture_default_str();
   cmd->add_flag("--no-native", o->no_native,
                 "leave out the `native` engine (the same C compiled with clang -O2 into dlab, timed in the same rounds)");
   add_protocol_options(cmd, o->protocol);
@@ -296,6 +345,84 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
     bool tty = isatty(fileno(stderr));
     fmt::print(stderr, "[wasm bench] {} workloads x {} engines, {} samples each (+{} warm-up), interleaved per workload\n",
                workloads.size(), modes.size(), o->protocol.samples, o->protocol.warmup_rounds);
+    // Peers: each its own process per sample, beside dlab's first engine making the same calls in
+    // process. Only wall-time metrics (TSC ticks and the cycle estimate) mean anything for another
+    // process, so this group has its own meter with just those.
+    std::vector<Peer> peers;
+    for (const auto& spec : o->peers) peers.push_back(parse_peer(spec));
+    std::string command_module = (std::filesystem::path(default_module()).parent_path() / "kernels_cmd.wasm").string();
+    if (!peers.empty() && !std::filesystem::exists(command_module))
+      throw std::runtime_error(command_module + " not found: it is built with the project when wasi-libc is installed");
+    if (!peers.empty() && generated) throw CLI::ValidationError("--peer", "runs the kernels' command module, not --dbinop");
+    std::unique_ptr<Meter> wall_meter;
+    if (!peers.empty()) wall_meter = std::make_unique<Meter>(plan, backends, std::vector<std::string>{"tsc_ticks", "cycles_tsc_estimate"});
+    auto run_peers = [&](const Workload& w, uint32_t checksum, const Variant& reference, const std::string& engine) -> nlohmann::json {
+      uint64_t n = o->peer_calls;
+      std::vector<Variant> pv;
+      Variant ref = reference;
+      ref.name = fmt::format("{}/{} in process x{}", w.name, engine, n);
+      auto inner = reference.run;
+      ref.run = [inner, n] {
+        for (uint64_t i = 0; i < n; ++i) inner();
+      };
+      ref.units = static_cast<double>(n);
+      pv.push_back(ref);
+      nlohmann::json notes = nlohmann::json::object();
+      for (const auto& peer : peers) {
+        ProcessOptions capture;
+        capture.capture_stdout = true;
+        capture.stderr_file = "/dev/null";
+        ProcessResult one = run_process(peer_argv(peer, command_module, w, 1), capture);
+        if (one.exit_code == 3) {  // the command module lacks this workload (statemach needs tail calls)
+          notes[peer.name] = fmt::format("not run: the command build has no {} (it needs tail calls)", w.name);
+          fmt::print(stderr, "[wasm bench] peer {}: {}\n", peer.name, notes[peer.name].get<std::string>());
+          continue;
+        }
+        if (!one.ok()) throw std::runtime_error(fmt::format("peer {}: {}", peer.name, one.describe(peer.argv.front())));
+        auto got = peer_checksum(one.output);
+        if (!got || *got != checksum)
+          throw std::runtime_error(fmt::format("peer {} on {}: checksum {} where dlab computed {:08x}", peer.name, w.name,
+                                               got ? fmt::format("{:08x}", *got) : std::string("missing from its output"), checksum));
+        // Start-up (decode, compile, instantiate, process): the fastest of three runs making no call.
+        double startup_ns = 1e300;
+        for (int i = 0; i < 3; ++i) {
+          auto t0 = std::chrono::steady_clock::now();
+          ProcessResult z = run_process(peer_argv(peer, command_module, w, 0), capture);
+          auto dt = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+          if (!z.ok()) throw std::runtime_error(fmt::format("peer {} (0 calls): {}", peer.name, z.describe(peer.argv.front())));
+          startup_ns = std::min(startup_ns, dt);
+        }
+        auto argv = peer_argv(peer, command_module, w, n);
+        pv.push_back({fmt::format("{}/peer:{} x{}", w.name, peer.name, n),
+                      [argv] {
+                        ProcessOptions quiet;
+                        quiet.quiet = true;
+                        run_process(argv, quiet);
+                      },
+                      static_cast<double>(n),
+                      "call",
+                      {{"workload", w.name},
+                       {"size", std::to_string(w.size)},
+                       {"dispatch", "peer"},
+                       {"variant", peer.name},
+                       {"peer_command", fmt::format("{}", fmt::join(peer.argv, " "))},
+                       {"peer_startup_ns", fmt::format("{:.0f}", startup_ns)},
+                       {"calls_per_process", std::to_string(n)},
+                       {"checksum", fmt::format("{:08x}", checksum)}}});
+        notes[peer.name] = fmt::format("start-up {:.1f} ms (no call); values include it, spread over {} calls", startup_ns / 1e6, n);
+      }
+      if (pv.size() < 2) return nullptr;
+      RunResult pr = run_protocol(o->protocol, *wall_meter, pv);
+      auto pt = experiment_tables(run_id, o->name, pr, pv, machine);
+      all.summary.append(pt.summary);
+      all.samples.append(pt.samples);
+      for (size_t r = 0; r < pt.summary.size(); ++r)
+        if (pt.summary.at(r, "metric") == "tsc_ticks" && !pt.summary.at(r, "median").empty())
+          fmt::print("{:<34} {:>14.4g} ticks/call {}\n", pt.summary.at(r, "variant"), std::stod(pt.summary.at(r, "median")),
+                     pt.summary.at(r, "ratio").empty() ? "baseline" : fmt::format("x{:.2f}", std::stod(pt.summary.at(r, "ratio"))));
+      return {{"workload", w.name + " (peers)"}, {"size", w.size}, {"baseline", ref.name}, {"checksum", fmt::format("{:08x}", checksum)},
+              {"peers", notes}};
+    };
     for (size_t wi = 0; wi < workloads.size(); ++wi) {
       const Workload& w = workloads[wi];
       std::vector<Variant> variants;
@@ -370,6 +497,10 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
       all.samples.append(t.samples);
       groups.push_back({{"workload", w.name}, {"size", w.size}, {"baseline", variants.front().name}, {"checksum", fmt::format("{:08x}", checksum)},
                         {"native", !o->no_native}});
+      if (!peers.empty()) {
+        nlohmann::json peer_log = run_peers(w, checksum, variants.front(), modes.front().name);
+        if (!peer_log.is_null()) groups.push_back(peer_log);
+      }
     }
     if (dir) {
       auto sidecar = sidecar_json(run_id, machine, &last, {"summary", "samples"});

@@ -203,7 +203,11 @@ KERNEL(vdispatch)(uint32_t n) {
 }
 
 // A state machine whose states tail-call each other (return_call in wasm): it scans a generated
-// byte stream for numbers, words and separators.
+// byte stream for numbers, words and separators. Only where tail calls exist: natively, and in
+// wasm builds with the tail-call feature (the peers' command build has none; without tail calls
+// the recursion would be as deep as the input).
+#if !defined(__wasm__) || defined(__wasm_tail_call__)
+#define DLAB_HAVE_STATEMACH 1
 static uint32_t st_space(const uint8_t* p, uint32_t n, uint32_t acc);
 static uint32_t st_number(const uint8_t* p, uint32_t n, uint32_t acc);
 static uint32_t st_word(const uint8_t* p, uint32_t n, uint32_t acc);
@@ -238,6 +242,7 @@ KERNEL(statemach)(uint32_t n) {
   free(text);
   return r;
 }
+#endif
 
 // CoreMark-style mix (written for this project, not EEMBC's code): per iteration, a linked list
 // is searched, reversed and summed; a small matrix is multiplied by a constant and a vector; a
