@@ -42,8 +42,10 @@ rfc: build
     {{dlab}} models --quick --run-dir "$run"
     echo "== models under cachegrind"
     {{dlab}} models --valgrind --run-dir "$run"
-    echo "== interpreter dispatch modes on workload kernels (quick), and under cachegrind"
-    {{dlab}} wasm bench --quick --run-dir "$run"
+    echo "== interpreter dispatch modes on workload kernels (quick), beside native and V8 (node), and under cachegrind"
+    peers=()
+    if command -v node >/dev/null; then peers=(--peer "node=node --no-warnings tools/wasi-run.mjs {module} {workload} {size} {calls}"); else echo "(no node here: the V8 peer is left out)"; fi
+    {{dlab}} wasm bench --quick --run-dir "$run" "${peers[@]}"
     {{dlab}} wasm bench --valgrind --run-dir "$run"
     echo "== interpreter stack placements (tail dispatch, vec as baseline), and under cachegrind"
     {{dlab}} wasm bench --quick --variants vec,sp,sp_spill --dispatch tail --name wasm_variants --run-dir "$run"
