@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .figures import all_figures
 from .knee import dbinop_knees, kcopy_knees
-from .results import Run, latest_runs, load_run, pick_cycles
+from .results import Run, latest_runs, load_run, parse_params, pick_cycles
 from .tables import (MODEL_COLUMNS, VALGRIND_COLUMNS, WASM_VALGRIND_COLUMNS, counters_markdown, length_sweep_table,
                      markdown_table, model_interpreter_markdown, rfc_change_table, summary_markdown, unavailable_markdown,
                      variants_markdown, wide_markdown)
@@ -90,6 +90,16 @@ def experiment_markdown(exp) -> str:
             native = f"{group['workload']}/native"
             if group.get("peers"):
                 notes = "; ".join(f"`{name}`: {note}" for name, note in group["peers"].items())
+                hz = exp.sidecar.get("machine", {}).get("tsc", {}).get("hz")
+                after = []
+                for r in sub[(sub["metric"] == "tsc_ticks") & (sub["n"] > 0)].itertuples():
+                    p = parse_params(r.params)
+                    if p.get("dispatch") == "peer" and hz:
+                        calls = int(p["calls_per_process"])
+                        per_call_ms = (r.median * calls / hz * 1e3 - float(p["peer_startup_ns"]) / 1e6) / calls
+                        after.append(f"`{p['variant']}` {per_call_ms:.3g} ms per call after its start-up")
+                if after:
+                    notes += ". Without start-up: " + ", ".join(after)
                 parts += [f"### {group['workload']} (size {group['size']}, checksum {group['checksum']} from every peer)\n",
                           f"Other engines as whole processes (wall time: TSC ticks and the cycle estimate only), beside "
                           f"`{group['baseline']}` making the same calls in process. {notes}.\n",
