@@ -72,6 +72,7 @@ alpha ansible_host=127.0.0.1 ansible_port={port}
 beta  ansible_host=127.0.0.1 ansible_port={port}
 gone  ansible_host=127.0.0.1 ansible_port={free_port()}
 broken ansible_host=127.0.0.1 ansible_port={port} dlab_job="echo 'bootstrap: cannot reach the mirror' >&2; exit 3"
+macmini ansible_host=127.0.0.1 ansible_port={port} dlab_os_family=Darwin
 
 [lab:vars]
 ansible_user={getpass.getuser()}
@@ -90,6 +91,7 @@ dlab_dir={remote}/{{{{ inventory_hostname }}}}
     assert by_host["gone"].status == "unreachable" and "Connection refused" in by_host["gone"].reason
     assert by_host["broken"].status == "failed"
     assert "at 'run the job'" in by_host["broken"].reason and "cannot reach the mirror" in by_host["broken"].reason
+    assert by_host["macmini"].status == "failed" and "not Debian" in by_host["macmini"].reason and "dlab_setup" in by_host["macmini"].reason
     # Both run directories came back unchanged, kept apart by host, each with its fingerprint.
     for host in ("alpha", "beta"):
         (rel,) = by_host[host].runs
@@ -107,7 +109,7 @@ dlab_dir={remote}/{{{{ inventory_hostname }}}}
     assert "2 runs (alpha, beta)" in report
     assert "| gone | unreachable |" in report and "| broken | failed |" in report
     record = json.loads((fleet_dir / "fleet.json").read_text())
-    assert [h["host"] for h in record["hosts"]] == ["alpha", "beta", "broken", "gone"]
+    assert [h["host"] for h in record["hosts"]] == ["alpha", "beta", "broken", "gone", "macmini"]
     assert not (fleet_dir / ".work").exists()
 
 
