@@ -87,13 +87,13 @@ def variant_changes(run: Run) -> tuple[pd.DataFrame, pd.DataFrame, str, str]:
     if "wasm_variants" not in run.experiments or "models" not in run.experiments:
         return empty, empty, "", ""
     wv = with_params(run.experiments["wasm_variants"].summary)
-    from .results import pick_cycles
-    metric, _ = pick_cycles(wv)
+    from .results import pick_common_cycles
+    models = with_params(run.experiments["models"].summary)
+    metric, _ = pick_common_cycles(wv, models)
     wv = wv[(wv["metric"] == metric) & (wv["dispatch"] == "tail") & (wv["n"] > 0) & wv["ratio"].notna()]
     wv = wv[wv["case"] != wv["baseline"]]
     interp = pd.DataFrame({"variant": wv["variant"], "workload": wv["workload"], "interp_change": wv["ratio"] - 1,
                            "interp_lo": wv["ratio_ci95_lo"] - 1, "interp_hi": wv["ratio_ci95_hi"] - 1})
-    models = with_params(run.experiments["models"].summary)
     s = models[(models["model"] == "stack") & (models["dispatch"] == "tail") & models["baseline"].str.startswith("stack/vec/")
                & (models["metric"] == metric) & (models["n"] > 0)]
     if s.empty:

@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from .compare import interpreter_changes, model_change_by_dispatch  # noqa: E402
-from .results import Run, nearest, pick_cycles, research_stack_config, with_params  # noqa: E402
+from .results import Run, nearest, pick_common_cycles, pick_cycles, research_stack_config, with_params  # noqa: E402
 
 # Thirteen variants on one axis stay readable only with both a distinct colour and a distinct
 # marker per line.
@@ -220,37 +220,44 @@ def model_vs_interpreter(run: Run, out_dir: Path) -> Path | None:
         return None
     wasm = with_params(run.experiments["wasm"].summary)
     models = with_params(run.experiments["models"].summary)
-    metric, notes = pick_cycles(wasm)
+    metric, notes = pick_common_cycles(wasm, models)
     model, label = model_change_by_dispatch(models, metric)
     if model.empty:
         return None
     data = interpreter_changes(run, metric).merge(model, on="dispatch")
     if data.empty:
         return None
+    notes = notes + [f"model: {label}; interpreter change: paired ratio with its bootstrap 95% CI, switch and the mode "
+                     "interleaved in one run per workload"]
+    return prediction_scatter(data, "dispatch", "switch", metric, f"Dispatch modes: model prediction vs WebAssembly interpreter\n"
+                              f"predicted by: {label}", notes, out_dir, "model_vs_interpreter")
+
+
+def prediction_scatter(data: pd.DataFrame, series: str, baseline: str, metric: str, title: str, notes: list[str],
+                       out_dir: Path, name: str) -> Path:
+    """x: the model's predicted change (with its CI where it has one), y: the interpreter's measured
+    change per workload with its CI; colour = workload, marker = `series`; the diagonal is agreement."""
     fig, ax = plt.subplots(figsize=(7, 5.5))
-    # Marker = dispatch mode, colour = workload, so each reads across the other.
-    markers = {"tail": "o", "tail_pn": "s", "goto": "^", "goto_nodup": "v"}
+    kinds = list(dict.fromkeys(data[series]))
     workloads = list(dict.fromkeys(data["workload"]))
-    colours = {w: f"C{i % 10}" for i, w in enumerate(workloads)}
-    for (dispatch, workload), g in data.groupby(["dispatch", "workload"], sort=False):
+    for (kind, workload), g in data.groupby([series, "workload"], sort=False):
         xerr = None if g["model_lo"].isna().any() else [(g["model_change"] - g["model_lo"]) * 100,
                                                         (g["model_hi"] - g["model_change"]) * 100]
         ax.errorbar(g["model_change"] * 100, g["interp_change"] * 100, xerr=xerr,
                     yerr=[(g["interp_change"] - g["interp_lo"]) * 100, (g["interp_hi"] - g["interp_change"]) * 100],
-                    marker=markers.get(dispatch, "D"), color=colours[workload], linestyle="none", capsize=2,
-                    label=f"{dispatch}: {workload}")
-    lo = min(0.0, data["model_change"].min(), data["interp_lo"].min()) * 100 - 5
-    hi = max(0.0, data["model_change"].max(), data["interp_hi"].max()) * 100 + 5
+                    marker=MARKERS[kinds.index(kind) % len(MARKERS)], color=f"C{workloads.index(workload) % 10}",
+                    linestyle="none", capsize=2, label=f"{kind}: {workload}")
+    lows = [data["model_change"].min(), data["interp_lo"].min()] + ([data["model_lo"].min()] if data["model_lo"].notna().any() else [])
+    highs = [data["model_change"].max(), data["interp_hi"].max()] + ([data["model_hi"].max()] if data["model_hi"].notna().any() else [])
+    lo, hi = min([0.0] + lows) * 100 - 5, max([0.0] + highs) * 100 + 5
     ax.plot([lo, hi], [lo, hi], color="#888", linewidth=0.8, label="model = interpreter")
     ax.axhline(0, color="#ccc", linewidth=0.6)
     ax.axvline(0, color="#ccc", linewidth=0.6)
-    ax.set_xlabel(f"model change vs switch, % ({metric}/dispatch)")
-    ax.set_ylabel(f"interpreter change vs switch, % ({metric}/call)")
-    ax.set_title(f"Dispatch modes: model prediction vs WebAssembly interpreter\npredicted by: {label}", fontsize=9)
+    ax.set_xlabel(f"model change vs {baseline}, % ({metric}/dispatch)")
+    ax.set_ylabel(f"interpreter change vs {baseline}, % ({metric}/call)")
+    ax.set_title(title, fontsize=9)
     ax.legend(fontsize=6, ncol=2)
-    notes = notes + [f"model: {label}; interpreter change: paired ratio with its bootstrap 95% CI, switch and the mode "
-                     "interleaved in one run per workload"]
-    return save(fig, data, out_dir, "model_vs_interpreter", notes)
+    return save(fig, data, out_dir, name, notes)
 
 
 def variants_model_vs_interpreter(run: Run, out_dir: Path) -> Path | None:
@@ -263,27 +270,10 @@ def variants_model_vs_interpreter(run: Run, out_dir: Path) -> Path | None:
     data = interp.merge(model, on="variant")
     if data.empty:
         return None
-    fig, ax = plt.subplots(figsize=(7, 5.5))
-    variants = list(dict.fromkeys(data["variant"]))
-    workloads = list(dict.fromkeys(data["workload"]))
-    for (variant, workload), g in data.groupby(["variant", "workload"], sort=False):
-        ax.errorbar(g["model_change"] * 100, g["interp_change"] * 100,
-                    xerr=[(g["model_change"] - g["model_lo"]) * 100, (g["model_hi"] - g["model_change"]) * 100],
-                    yerr=[(g["interp_change"] - g["interp_lo"]) * 100, (g["interp_hi"] - g["interp_change"]) * 100],
-                    marker=MARKERS[variants.index(variant) % len(MARKERS)], color=f"C{workloads.index(workload) % 10}",
-                    linestyle="none", capsize=2, label=f"{variant}: {workload}")
-    lo = min(0.0, data["model_lo"].min(), data["interp_lo"].min()) * 100 - 5
-    hi = max(0.0, data["model_hi"].max(), data["interp_hi"].max()) * 100 + 5
-    ax.plot([lo, hi], [lo, hi], color="#888", linewidth=0.8, label="model = interpreter")
-    ax.axhline(0, color="#ccc", linewidth=0.6)
-    ax.axvline(0, color="#ccc", linewidth=0.6)
-    ax.set_xlabel(f"model change vs vec, % ({metric}/dispatch)")
-    ax.set_ylabel(f"interpreter change vs vec, % ({metric}/call)")
-    ax.set_title(f"Stack placements: model prediction vs WebAssembly interpreter\npredicted by: {label}", fontsize=9)
-    ax.legend(fontsize=6, ncol=2)
-    metric_note = [] if metric == "cycles" else ["cycles are TSC-based ESTIMATES (no counted cycles on this machine)"]
-    return save(fig, data, out_dir, "variants_model_vs_interpreter",
-                metric_note + ["both changes paired against vec within their own interleaved runs, tail dispatch"])
+    notes = ([] if metric == "cycles" else ["cycles are TSC-based ESTIMATES (no counted cycles on this machine)"]) + [
+        "both changes paired against vec within their own interleaved runs, tail dispatch"]
+    return prediction_scatter(data, "variant", "vec", metric, f"Stack placements: model prediction vs WebAssembly interpreter\n"
+                              f"predicted by: {label}", notes, out_dir, "variants_model_vs_interpreter")
 
 
 def dbinop_cycles(run: Run, out_dir: Path) -> Path | None:

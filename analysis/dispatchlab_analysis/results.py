@@ -152,6 +152,17 @@ def pick_cycles(df: pd.DataFrame) -> tuple[str, list[str]]:
     return "tsc_ticks", ["TSC ticks, not cycles: no counted cycles and no cross-checked cycle estimate on this machine"]
 
 
+def pick_common_cycles(*frames: pd.DataFrame) -> tuple[str, list[str]]:
+    """pick_cycles for a comparison across experiments measured by different processes (each
+    calibrates the TSC on its own, and a busy machine can refuse the estimate in one and not the
+    other): the first of cycles, cycles_tsc_estimate and tsc_ticks that every frame measured."""
+    for metric, notes in (("cycles", []),
+                          ("cycles_tsc_estimate", ["cycles are TSC-based ESTIMATES (no counted cycles on this machine)"])):
+        if all((f[(f["metric"] == metric)]["n"] > 0).any() for f in frames):
+            return metric, notes
+    return "tsc_ticks", ["TSC ticks, not cycles: not every experiment compared has counted or estimated cycles"]
+
+
 def nearest(values, target: float) -> float | None:
     """The value closest to target (ties: the smaller), or None."""
     vals = sorted(set(v for v in values if pd.notna(v)))

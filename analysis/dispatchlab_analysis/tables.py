@@ -5,7 +5,8 @@ import math
 
 import pandas as pd
 
-from .results import cycle_estimate_status, parse_params, pick_cycles, research_stack_config, uarch_name, with_params
+from .results import (cycle_estimate_status, parse_params, pick_common_cycles, pick_cycles, research_stack_config, uarch_name,
+                      with_params)
 
 
 def fmt_number(x: float, digits: int = 4) -> str:
@@ -253,8 +254,9 @@ def model_interpreter_markdown(run) -> str | None:
     from .compare import count_ratios, interpreter_changes, model_change_by_dispatch
     if "wasm" not in run.experiments or "models" not in run.experiments:
         return None
-    metric, _ = pick_cycles(with_params(run.experiments["wasm"].summary))
-    model, label = model_change_by_dispatch(with_params(run.experiments["models"].summary), metric)
+    models = with_params(run.experiments["models"].summary)
+    metric, _ = pick_common_cycles(with_params(run.experiments["wasm"].summary), models)
+    model, label = model_change_by_dispatch(models, metric)
     if model.empty:
         return None
     interp = interpreter_changes(run, metric)

@@ -52,7 +52,11 @@ def test_end_to_end_run_from_the_real_binary(dlab_bin, tmp_path):
         else:
             assert not row.unavailable_reason and row.ci95_lo <= row.median <= row.ci95_hi, row.metric
     available = set(counters[counters.available].metric)
-    assert {"task_clock", "tsc_ticks", "cycles_tsc_estimate"} <= available
+    assert {"task_clock", "tsc_ticks"} <= available
+    # The cycle estimate is there exactly when that process's calibration passed its cross-check
+    # (a busy machine can make the chains disagree; then it is absent, with the reason).
+    tsc = json.loads((Path(run_dir) / "counters.json").read_text())["machine"]["tsc"]
+    assert ("cycles_tsc_estimate" in available) == (tsc["core_cycles_per_tick_estimate"] is not None), tsc["estimate_refused"]
     assert out.exists()
 
 
@@ -76,12 +80,13 @@ def test_dlab_counters_json_names_a_reason_for_every_unavailable_metric(dlab_bin
                        "pipeline_resyncs", "backend_bound", "frontend_bound"):
             assert not selected[metric]["available"], metric
             assert "no hardware PMU" in selected[metric]["reason"], selected[metric]
-    # The cycle estimate is there exactly when this machine's calibration passed its cross-check.
+    # The cycle estimate is available, or unavailable with the reason (each process calibrates on its
+    # own, and a busy machine can make its chains disagree: then there is no estimate).
+    est = selected["cycles_tsc_estimate"]
+    assert est["available"] or "calibration" in est["reason"], est
     machine = json.loads(run([dlab_bin, "machine", "--json"]).stdout)
     tsc = machine["tsc"]
-    assert selected["cycles_tsc_estimate"]["available"] == (tsc["core_cycles_per_tick_estimate"] is not None)
-    if tsc["core_cycles_per_tick_estimate"] is None:
-        assert tsc["estimate_refused"] and tsc["estimate_refused"] in selected["cycles_tsc_estimate"]["reason"]
+    assert (tsc["core_cycles_per_tick_estimate"] is None) == bool(tsc["estimate_refused"])
     assert len(tsc["cross_check"]["chains"]) == 2
 
 

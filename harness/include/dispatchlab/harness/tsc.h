@@ -34,8 +34,8 @@ struct ChainTiming {
 struct ChainCalibration {
   std::string chain, instruction;
   std::optional<double> latency_cycles;
-  double ticks_per_op = 0;                         // median over trials
-  std::optional<double> cycles_per_tick;           // median; absent when the latency is unknown
+  double ticks_per_op = 0;                         // the fastest trial's (interference only slows a trial)
+  std::optional<double> cycles_per_tick;           // from ticks_per_op; absent when the latency is unknown
   std::optional<double> cycles_per_tick_min, cycles_per_tick_max;
   int trials = 0;
 };
