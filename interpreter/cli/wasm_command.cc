@@ -25,6 +25,20 @@ namespace dlab::cli {
 
 namespace {
 
+// The names of the engines' axes, from the runtime (engines.def), optionally with "all".
+std::vector<std::string> mode_names(bool with_all = false) {
+  std::vector<std::string> out;
+  if (with_all) out.push_back("all");
+  for (auto d : wasm::dispatch_modes()) out.push_back(wasm::dispatch_name(d));
+  return out;
+}
+std::vector<std::string> placement_names(bool with_all = false) {
+  std::vector<std::string> out;
+  if (with_all) out.push_back("all");
+  for (auto p : wasm::placements()) out.push_back(wasm::placement_name(p));
+  return out;
+}
+
 std::vector<uint8_t> read_module(const std::string& file) {
   std::string text = read_input_file(file);
   return {text.begin(), text.end()};
@@ -98,9 +112,9 @@ void add_run_command(CLI::App& cmd) {
   run->add_option("module", o->file, "module.wasm")->required()->check(CLI::ExistingFile);
   run->add_option("args", o->args, "the program's arguments (WASI argv[1..]), or the export's arguments with --invoke");
   run->add_option("--invoke", o->invoke, "call this export with the arguments (i32/i64 decimal or 0x hex, f32/f64) and print its results");
-  run->add_option("--dispatch", o->dispatch, "switch, tail, tail_pn or goto")->check(CLI::IsMember({"switch", "tail", "tail_pn", "goto"}))->capture_default_str();
+  run->add_option("--dispatch", o->dispatch, "dispatch mode")->check(CLI::IsMember(mode_names()))->capture_default_str();
   run->add_option("--variant", o->variant, "stack placement: sp, vec or sp_spill (engines.def lists which modes have which)")
-      ->check(CLI::IsMember({"sp", "vec", "sp_spill"}))
+      ->check(CLI::IsMember(placement_names()))
       ->capture_default_str();
   run->add_option("--repeat", o->repeat, "with --invoke: call the export this many times (results printed once); "
                                          "cachegrind runs N and 2N calls and keeps the difference")
@@ -219,10 +233,10 @@ void add_wasm_command(CLI::App& app) {
       ->check(CLI::IsMember({"decode", "validate", "link", "execute"}))
       ->capture_default_str();
   spec->add_option("--dispatch", *dispatch, "execute stage: switch, tail, tail_pn, goto, or all (each mode in turn)")
-      ->check(CLI::IsMember({"all", "switch", "tail", "tail_pn", "goto"}))
+      ->check(CLI::IsMember(mode_names(true)))
       ->capture_default_str();
   spec->add_option("--variant", *variant, "execute stage: stack placement sp, vec, sp_spill, or all (each in turn)")
-      ->check(CLI::IsMember({"all", "sp", "vec", "sp_spill"}))
+      ->check(CLI::IsMember(placement_names(true)))
       ->capture_default_str();
   spec->add_option("--suite", *suite, "folder of .wast files (searched recursively)")->capture_default_str();
   spec->add_option("--only", *only, "run only files whose path contains this text");
