@@ -129,3 +129,17 @@ def test_a_peer_with_the_wrong_checksum_is_refused(dlab_bin, tmp_path):
     assert out.returncode == 1 and "peer liar on crc32: checksum 12345678 where dlab computed" in out.stderr
     out = subprocess.run([dlab_bin, "wasm", "bench", "--peer", "nocommand", "--no-save"], capture_output=True, text=True)
     assert out.returncode == 2 and "is not NAME=COMMAND" in out.stderr
+
+
+def test_profile_counts_ops_and_pairs_in_the_counting_engine(dlab_bin, tmp_path):
+    module = Path(dlab_bin).parent / "interpreter" / "workloads" / "kernels.wasm"
+    out = subprocess.run([dlab_bin, "wasm", "profile", str(module), "--invoke", "crc32", "--json", str(tmp_path / "p.json"), "--", "1000"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    plain = subprocess.run([dlab_bin, "wasm", "run", str(module), "--invoke", "crc32", "--", "1000"], capture_output=True, text=True)
+    assert out.stdout == plain.stdout  # the counting engine computes what every engine computes
+    assert "cover 90%" in out.stderr
+    p = json.loads((tmp_path / "p.json").read_text())
+    assert p["dispatches"] == sum(o["count"] for o in p["ops"]) > 1000
+    assert sum(x["count"] for x in p["pairs"]) == p["dispatches"]
+    assert 1 <= p["pairs_covering"]["50%"] <= p["pairs_covering"]["90%"] <= p["pairs_covering"]["99%"] <= p["distinct_pairs"]

@@ -1,6 +1,7 @@
 // `dlab wasm`: the WebAssembly interpreter's commands: decode (summary or why not), run (a WASI
 // command or one export) and spec (the spec suite, per stage and dispatch mode).
 #include <bit>
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 #include <cstdio>
@@ -8,6 +9,7 @@
 #include <fstream>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <cerrno>
 #include <climits>
@@ -16,6 +18,7 @@
 
 #include "../../harness/cli/commands.h"
 #include "dispatchlab/harness/files.h"
+#include "dispatchlab/harness/result_writer.h"
 #include "dispatchlab/interpreter/module.h"
 #include "dispatchlab/interpreter/spec_runner.h"
 #include "dispatchlab/interpreter/validator.h"
@@ -99,23 +102,86 @@ std::string format_value(const wasm::Value& v) {
   }
 }
 
-void add_run_command(CLI::App& cmd) {
-  auto* run = cmd.add_subcommand("run",
-                                 "run a module: a WASI command's _start (C built with clang-19 --target=wasm32-wasi), or one export with "
-                                 "--invoke. Program arguments go after the module (after `--` when they start with '-')");
+// How many of the most frequent pairs cover `share` of all dispatches.
+size_t pairs_covering(std::vector<uint64_t> counts, uint64_t total, double share) {
+  std::sort(counts.rbegin(), counts.rend());
+  uint64_t sum = 0;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    sum += counts[i];
+    if (static_cast<double>(sum) >= share * static_cast<double>(total)) return i + 1;
+  }
+  return counts.size();
+}
+
+// The counting engine's findings: the input for superinstructions and for the handler-pair knee.
+void report_profile(const wasm::Profile& p, size_t top, const std::string& json_path) {
+  std::vector<size_t> ops;
+  for (size_t i = 0; i < p.op_counts.size(); ++i)
+    if (p.op_counts[i]) ops.push_back(i);
+  std::sort(ops.begin(), ops.end(), [&](size_t a, size_t b) { return p.op_counts[a] > p.op_counts[b]; });
+  auto pairs = p.pairs;
+  std::sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<uint64_t> pair_counts;
+  uint64_t pair_total = 0;
+  for (const auto& [pr, c] : pairs) {
+    pair_counts.push_back(c);
+    pair_total += c;
+  }
+  size_t p50 = pairs_covering(pair_counts, pair_total, 0.5), p90 = pairs_covering(pair_counts, pair_total, 0.9),
+         p99 = pairs_covering(pair_counts, pair_total, 0.99);
+  auto pct = [&](uint64_t c) { return 100.0 * static_cast<double>(c) / static_cast<double>(std::max<uint64_t>(1, p.dispatches)); };
+  fmt::print(stderr, "\nprofile: {} dispatches, {} distinct ops, {} distinct pairs; the most frequent {} pairs cover 50%, {} cover 90%, "
+                     "{} cover 99% of dispatches\n",
+             p.dispatches, ops.size(), pairs.size(), p50, p90, p99);
+  fmt::print(stderr, "top ops:\n");
+  for (size_t i = 0; i < std::min(top, ops.size()); ++i)
+    fmt::print(stderr, "  {:>12} {:6.2f}%  {}\n", p.op_counts[ops[i]], pct(p.op_counts[ops[i]]), p.op_names[ops[i]]);
+  fmt::print(stderr, "top pairs:\n");
+  for (size_t i = 0; i < std::min(top, pairs.size()); ++i)
+    fmt::print(stderr, "  {:>12} {:6.2f}%  {} -> {}\n", pairs[i].second, pct(pairs[i].second), p.op_names[pairs[i].first.first],
+               p.op_names[pairs[i].first.second]);
+  if (json_path.empty()) return;
+  nlohmann::json j = {{"dispatches", p.dispatches}, {"distinct_ops", ops.size()}, {"distinct_pairs", pairs.size()},
+                      {"pairs_covering", {{"50%", p50}, {"90%", p90}, {"99%", p99}}}};
+  nlohmann::json jo = nlohmann::json::array(), jp = nlohmann::json::array();
+  for (size_t i : ops) jo.push_back({{"op", p.op_names[i]}, {"count", p.op_counts[i]}});
+  for (const auto& [pr, c] : pairs) jp.push_back({{"from", p.op_names[pr.first]}, {"to", p.op_names[pr.second]}, {"count", c}});
+  j["ops"] = jo;
+  j["pairs"] = jp;
+  replace_file_atomically(json_path, j.dump(2) + "\n");
+  fmt::print(stderr, "wrote {}\n", json_path);
+}
+
+// `dlab wasm run`, and `dlab wasm profile` (the same program in the counting engine).
+void add_run_command(CLI::App& cmd, bool profile) {
+  auto* run = profile ? cmd.add_subcommand("profile",
+                                           "run a module as `dlab wasm run` does, in the counting engine: dynamic counts per op "
+                                           "and per consecutive pair, and how many pairs cover 50/90/99% of dispatches (on stderr; "
+                                           "--json for all of it)")
+                      : cmd.add_subcommand("run",
+                                           "run a module: a WASI command's _start (C built with clang-19 --target=wasm32-wasi), or "
+                                           "one export with --invoke. Program arguments go after the module (after `--` when they "
+                                           "start with '-')");
   struct Options {
-    std::string file, invoke, dispatch = "tail", variant = "sp";
+    std::string file, invoke, dispatch = "tail", variant = "sp", json;
     std::vector<std::string> args, env;
     uint64_t repeat = 1;
+    size_t top = 15;
   };
   auto o = std::make_shared<Options>();
+  if (profile) {
+    run->add_option("--json", o->json, "also write every op's and pair's count to this JSON file");
+    run->add_option("--top", o->top, "ops and pairs listed (1..1000)")->check(CLI::Range(size_t{1}, size_t{1000}))->capture_default_str();
+  }
   run->add_option("module", o->file, "module.wasm")->required()->check(CLI::ExistingFile);
   run->add_option("args", o->args, "the program's arguments (WASI argv[1..]), or the export's arguments with --invoke");
   run->add_option("--invoke", o->invoke, "call this export with the arguments (i32/i64 decimal or 0x hex, f32/f64) and print its results");
-  run->add_option("--dispatch", o->dispatch, "dispatch mode")->check(CLI::IsMember(mode_names()))->capture_default_str();
-  run->add_option("--variant", o->variant, "stack placement: sp, vec or sp_spill (engines.def lists which modes have which)")
-      ->check(CLI::IsMember(placement_names()))
-      ->capture_default_str();
+  if (!profile) {
+    run->add_option("--dispatch", o->dispatch, "dispatch mode")->check(CLI::IsMember(mode_names()))->capture_default_str();
+    run->add_option("--variant", o->variant, "stack placement: sp, vec or sp_spill (engines.def lists which modes have which)")
+        ->check(CLI::IsMember(placement_names()))
+        ->capture_default_str();
+  }
   run->add_option("--repeat", o->repeat, "with --invoke: call the export this many times (results printed once); "
                                          "cachegrind runs N and 2N calls and keeps the difference")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1'000'000'000}))
@@ -128,7 +194,7 @@ void add_run_command(CLI::App& cmd) {
             return eq == std::string::npos || eq == 0 ? std::string("'" + s + "' is not KEY=VALUE") : std::string();
           },
           "KEY=VALUE"));
-  run->callback([o] {
+  run->callback([o, profile] {
     wasm::Module m;
     try {
       m = wasm::decode_module(read_module(o->file));
@@ -142,6 +208,7 @@ void add_run_command(CLI::App& cmd) {
     auto place = *wasm::parse_placement(o->variant);
     if (std::string why = wasm::engine_unavailable(mode, place); !why.empty()) throw CLI::ValidationError("--variant", why);
     wasm::Runtime rt(mode, place);
+    if (profile) rt.enable_profile();
     wasm::WasiOptions wasi;
     wasi.args.push_back(std::filesystem::path(o->file).filename().string());
     if (o->invoke.empty()) wasi.args.insert(wasi.args.end(), o->args.begin(), o->args.end());
@@ -175,6 +242,7 @@ void add_run_command(CLI::App& cmd) {
       exit_code = e.code();
     } catch (const wasm::Trap& e) {
       std::fflush(stdout);
+      if (profile) report_profile(rt.profile(), o->top, o->json);
       throw std::runtime_error(fmt::format("{}: trap: {}", o->file, e.what()));
     } catch (const wasm::LinkError& e) {
       throw std::runtime_error(fmt::format("{}: cannot link: {}", o->file, e.what()));
@@ -184,6 +252,7 @@ void add_run_command(CLI::App& cmd) {
       throw std::runtime_error(fmt::format("{}: cannot run: implementation limit: {}", o->file, e.what()));
     }
     std::fflush(stdout);
+    if (profile) report_profile(rt.profile(), o->top, o->json);
     std::fflush(stderr);
     if (exit_code) std::exit(exit_code);
   });
@@ -217,7 +286,8 @@ void add_wasm_command(CLI::App& app) {
     }
   });
 
-  add_run_command(*cmd);
+  add_run_command(*cmd, false);
+  add_run_command(*cmd, true);
   add_wasm_bench_command(*cmd);
 
   auto* spec = cmd->add_subcommand("spec", "run the WebAssembly spec tests (converted with wast2json at run time), per file and in total");

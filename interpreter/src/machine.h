@@ -38,6 +38,10 @@ struct Machine {
   int exit_code = 0;
   bool running = false;          // one invocation at a time: a host function may not re-enter
   uint64_t* vsp = nullptr;       // the operand-stack pointer of the `vec` placement, between handlers
+  // The counting engine's tables (dispatch_switch_profile.cc): per op, and per (previous, op) pair.
+  uint64_t* op_counts = nullptr;
+  uint64_t* pair_counts = nullptr;
+  uint64_t last_op = 0;
   uint64_t fuel = ~0ull;         // spent by branches and calls in the fuzzing build only (DLAB_FUEL)
   std::string host_error;        // the message of a host function's exception (the trap's text)
 
@@ -66,5 +70,8 @@ struct Machine {
 #include "engines.def"
 #undef ENGINE
 #undef NOT_GENERATED
+// The counting engine (never timed, so not in engines.def).
+void run_switch_profile(DLW_HANDLER_PARAMS);
+const uint64_t* switch_profile_op_words();
 
 }  // namespace dlab::wasm

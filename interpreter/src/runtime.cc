@@ -325,6 +325,28 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
 
 void Runtime::set_fuel(uint64_t units) { machine_->fuel = units; }
 
+void Runtime::enable_profile() {
+  if (!instances_.empty()) throw std::logic_error("enable_profile must come before instantiation");
+  constexpr size_t n = static_cast<size_t>(Op::kCount);
+  op_counts_.assign(n, 0);
+  pair_counts_.assign(n * n, 0);
+  machine_->op_counts = op_counts_.data();
+  machine_->pair_counts = pair_counts_.data();
+  op_words_ = switch_profile_op_words();
+  run_ = &run_switch_profile;
+}
+
+Profile Runtime::profile() const {
+  Profile p;
+  constexpr size_t n = static_cast<size_t>(Op::kCount);
+  for (size_t i = 0; i < n; ++i) p.op_names.push_back(kOpNames[i]);
+  p.op_counts = op_counts_;
+  for (uint64_t c : op_counts_) p.dispatches += c;
+  for (size_t i = 0; i < pair_counts_.size(); ++i)
+    if (pair_counts_[i]) p.pairs.push_back({{static_cast<uint32_t>(i / n), static_cast<uint32_t>(i % n)}, pair_counts_[i]});
+  return p;
+}
+
 std::vector<Value> Runtime::invoke(FuncInst* f, const std::vector<Value>& args) {
   if (args.size() != f->type.params.size())
     throw std::invalid_argument(fmt::format("expected {} arguments, got {}", f->type.params.size(), args.size()));

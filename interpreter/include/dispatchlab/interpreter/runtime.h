@@ -156,6 +156,14 @@ struct Instance {
 
 struct Machine;
 
+// What `dlab wasm profile` reports: dynamic counts per op and per pair of consecutive ops.
+struct Profile {
+  std::vector<std::string> op_names;                 // index = op number
+  std::vector<uint64_t> op_counts;                   // per op
+  std::vector<std::pair<std::pair<uint32_t, uint32_t>, uint64_t>> pairs;  // ((previous, op), count), non-zero only
+  uint64_t dispatches = 0;
+};
+
 class Runtime {
  public:
   // Throws std::invalid_argument (with engine_unavailable's reason) for a pair this build lacks.
@@ -182,6 +190,10 @@ class Runtime {
   // Branches and calls an invocation may still make before it traps with "fuel exhausted". Only
   // the fuzzing build (DLAB_FUEL) spends fuel; elsewhere this has no effect.
   void set_fuel(uint64_t units);
+  // Switches to the counting engine (a switch loop that counts every op and pair; never timed).
+  // Call before instantiating: lowering writes the engine's op words.
+  void enable_profile();
+  Profile profile() const;
 
   // Host objects (the spec tests' `spectest` module, WASI).
   FuncInst* host_function(FuncType type, HostFunction fn);
@@ -213,6 +225,7 @@ class Runtime {
   std::deque<std::unique_ptr<GlobalInst>> globals_;
   std::map<std::pair<std::vector<ValType>, std::vector<ValType>>, uint32_t> type_ids_;
   std::unique_ptr<Machine> machine_;
+  std::vector<uint64_t> op_counts_, pair_counts_;  // the counting engine's tables, when enabled
 };
 
 }  // namespace dlab::wasm
