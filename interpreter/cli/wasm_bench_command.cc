@@ -208,9 +208,12 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
   cmd->add_option("--module", o->module, "the workload module (built from interpreter/workloads/kernels.c)")->capture_default_str();
   cmd->add_option("--workloads", o->workloads, "comma-separated subset of: " + names);
   cmd->add_option("--dispatch", o->dispatch, "comma-separated dispatch modes; the first is the baseline")->capture_default_str();
+  std::string placements;
+  for (auto pl : wasm::placements()) placements += (placements.empty() ? "" : ",") + std::string(wasm::placement_name(pl));
   cmd->add_option("--variants", o->variants,
-                  "comma-separated stack placements (sp, vec, sp_spill); with several, every placement in every mode, "
-                  "the first placement in the first mode the baseline (e.g. --variants vec,sp,sp_spill)")
+                  "comma-separated subset of the stack placements " + placements +
+                      " (engines.def); with several, every placement in every mode, "
+                      "the first placement in the first mode the baseline (e.g. --variants vec,sp,sp_wt)")
       ->capture_default_str();
   cmd->add_option("--name", o->name,
                   "experiment name: the files are <name>.summary.csv ... (<name>_valgrind with --valgrind), so several "

@@ -178,7 +178,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
   run->add_option("--invoke", o->invoke, "call this export with the arguments (i32/i64 decimal or 0x hex, f32/f64) and print its results");
   if (!profile) {
     run->add_option("--dispatch", o->dispatch, "dispatch mode")->check(CLI::IsMember(mode_names()))->capture_default_str();
-    run->add_option("--variant", o->variant, "stack placement: sp, vec or sp_spill (engines.def lists which modes have which)")
+    run->add_option("--variant", o->variant, "stack placement (engines.def lists which modes have which)")
         ->check(CLI::IsMember(placement_names()))
         ->capture_default_str();
   }
@@ -305,7 +305,7 @@ void add_wasm_command(CLI::App& app) {
   spec->add_option("--dispatch", *dispatch, "execute stage: switch, tail, tail_pn, goto, or all (each mode in turn)")
       ->check(CLI::IsMember(mode_names(true)))
       ->capture_default_str();
-  spec->add_option("--variant", *variant, "execute stage: stack placement sp, vec, sp_spill, or all (each in turn)")
+  spec->add_option("--variant", *variant, "execute stage: a stack placement, or all (each in turn)")
       ->check(CLI::IsMember(placement_names(true)))
       ->capture_default_str();
   spec->add_option("--suite", *suite, "folder of .wast files (searched recursively)")->capture_default_str();

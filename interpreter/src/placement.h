@@ -15,14 +15,44 @@
 
 #include "machine.h"
 
-#if DLW_PLACE_SP + DLW_PLACE_VEC + DLW_PLACE_SPILL != 1
-#error "placement.h: set exactly one of DLW_PLACE_SP, DLW_PLACE_VEC, DLW_PLACE_SPILL to 1"
+#if DLW_PLACE_SP + DLW_PLACE_VEC + DLW_PLACE_SPILL + DLW_PLACE_WT != 1
+#error "placement.h: set exactly one of DLW_PLACE_SP, DLW_PLACE_VEC, DLW_PLACE_SPILL, DLW_PLACE_WT to 1"
+#endif
+
+// The cached top of stack (sp_wt). Handler bodies read the top with TOP_VALUE, replace it with
+// SET_TOP and push with PUSH_VALUE, and dispatch with NEXT_KEEP when they leave the cache right;
+// any other handler works on the slots (always current: written through) and dispatches with
+// NEXT/GOTO, which reload the cache from sp[-1] (the runtime keeps a slot below the stack base).
+#if DLW_PLACE_WT
+#define DLW_TOP_RELOAD top = sp[-1];
+#define TOP_VALUE (top)
+#define SET_TOP(v)      \
+  {                     \
+    uint64_t v_ = (v);  \
+    sp[-1] = v_;        \
+    top = v_;           \
+  }
+#define PUSH_VALUE(v)   \
+  {                     \
+    uint64_t v_ = (v);  \
+    *sp++ = v_;         \
+    top = v_;           \
+  }
+#else
+#define DLW_TOP_RELOAD
+#define TOP_VALUE (sp[-1])
+#define SET_TOP(v) \
+  { sp[-1] = (v); }
+#define PUSH_VALUE(v) \
+  { *sp++ = (v); }
 #endif
 
 #if DLW_PLACE_VEC
 #define DLW_P_PARAMS const uint64_t *ip, uint64_t *fp, ::dlab::wasm::Machine *m
 #define DLW_P_ARGS ip, fp, m
-#define DLW_SP_IN uint64_t* sp = *static_cast<uint64_t* volatile*>(&m->vsp);
+#define DLW_SP_IN                                           \
+  uint64_t* sp = *static_cast<uint64_t* volatile*>(&m->vsp); \
+  (void)sp;  /* halt and unreachable stop without it */
 #define DLW_SP_OUT *static_cast<uint64_t* volatile*>(&m->vsp) = sp;
 #define DLW_RUN_FIRST(Handler)   \
   m->vsp = sp;                   \
@@ -31,6 +61,7 @@
 // around every dispatch.
 #define DLW_LOCAL_SP_OUT *static_cast<uint64_t* volatile*>(&m->vsp) = sp;
 #define DLW_LOCAL_SP_IN sp = *static_cast<uint64_t* volatile*>(&m->vsp);
+#define DLW_LOCAL_TOP
 #elif DLW_PLACE_SPILL
 // Five unused integer arguments push `sp` to ninth place: past x86-64 System V's six and arm64's
 // eight integer argument registers, so every handler receives it on the stack and passes it on.
@@ -41,6 +72,17 @@
 #define DLW_SP_IN
 #define DLW_SP_OUT
 #define DLW_RUN_FIRST(Handler) reinterpret_cast<Handler>(ip[0])(ip, fp, m, 0, 0, 0, 0, 0, sp);
+#define DLW_LOCAL_TOP
+#elif DLW_PLACE_WT
+#define DLW_P_PARAMS const uint64_t *ip, uint64_t *sp, uint64_t *fp, ::dlab::wasm::Machine *m, uint64_t top
+#define DLW_P_ARGS ip, sp, fp, m, top
+#define DLW_SP_IN
+#define DLW_SP_OUT
+#define DLW_RUN_FIRST(Handler) reinterpret_cast<Handler>(ip[0])(ip, sp, fp, m, sp[-1]);
+// One-function modes: `top` is a local of the run function, loaded once at entry.
+#define DLW_LOCAL_SP_OUT
+#define DLW_LOCAL_SP_IN
+#define DLW_LOCAL_TOP uint64_t top = sp[-1];
 #else
 #define DLW_P_PARAMS DLW_HANDLER_PARAMS
 #define DLW_P_ARGS DLW_HANDLER_ARGS
@@ -49,4 +91,5 @@
 #define DLW_RUN_FIRST(Handler) reinterpret_cast<Handler>(ip[0])(DLW_HANDLER_ARGS);
 #define DLW_LOCAL_SP_OUT
 #define DLW_LOCAL_SP_IN
+#define DLW_LOCAL_TOP
 #endif

@@ -40,6 +40,7 @@ const char* placement_name(Placement p) {
     case Placement::kSp: return "sp";
     case Placement::kVec: return "vec";
     case Placement::kSpSpill: return "sp_spill";
+    case Placement::kSpWt: return "sp_wt";
   }
   return "?";
 }
@@ -50,7 +51,7 @@ std::optional<Placement> parse_placement(std::string_view name) {
   return std::nullopt;
 }
 
-std::vector<Placement> placements() { return {Placement::kSp, Placement::kVec, Placement::kSpSpill}; }
+std::vector<Placement> placements() { return {Placement::kSp, Placement::kVec, Placement::kSpSpill, Placement::kSpWt}; }
 
 namespace {
 
@@ -150,8 +151,11 @@ Runtime::Runtime(Dispatch dispatch, Placement placement)
   run_ = e->run;
   Machine& m = *machine_;
   // Not value-initialised: the stack is written before it is read, and untouched pages stay free.
-  m.stack.reset(new uint64_t[kStackSlots]);
-  m.stack_end = m.stack.get() + kStackSlots;
+  // One slot more than the stack holds, below its base: the sp_wt placement reloads its cached top
+  // from sp[-1] after every pop, also when the stack has just become empty.
+  m.stack.reset(new uint64_t[kStackSlots + 1]);
+  m.stack[0] = 0;
+  m.stack_end = m.stack.get() + 1 + kStackSlots;
   m.frames.reset(new CallFrame[kMaxCallDepth]);
   m.frames_end = m.frames.get() + kMaxCallDepth;
 }
@@ -352,7 +356,7 @@ std::vector<Value> Runtime::invoke(FuncInst* f, const std::vector<Value>& args) 
     throw std::invalid_argument(fmt::format("expected {} arguments, got {}", f->type.params.size(), args.size()));
   Machine& m = *machine_;
   if (m.running) throw std::logic_error("Runtime::invoke called from inside a running invocation (a host function may not re-enter)");
-  uint64_t* base = m.stack.get();
+  uint64_t* base = m.stack.get() + 1;
   uint64_t* sp = base;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i].type != f->type.params[i]) throw std::invalid_argument(fmt::format("argument {} has the wrong type", i));

@@ -1,6 +1,7 @@
 // The tail-call dispatch modes really dispatch by tail call: compiled with -S by CMake, every
 // handler reaches its successor through an indirect jump, and none calls another handler; and
-// the stack placements are what they say (vec: through Machine::vsp; sp_spill: on the stack).
+// the stack placements are what they say (vec: through Machine::vsp; sp_spill: on the stack;
+// sp_wt: the top of stack arrives in a register).
 // Unlike the models' handlers, interpreter handlers may return (a trap or `halt` stops the
 // machine) and call out (host functions, memmove), so the check is: an indirect jump present,
 // and indirect calls only in the handlers that call host functions.
@@ -71,6 +72,40 @@ void check_file(const std::string& path, Placement placement = Placement::kSp) {
   EXPECT_EQ(handlers, static_cast<int>(wasm::Op::kCount));
 }
 
+// The instructions of handler h_<op> in a tail-call file.
+std::vector<std::string> handler_code(const std::string& path, const std::string& op) {
+  std::string h = "h_" + op;
+  for (const auto& f : parse_asm_functions(read(path)))
+    if (f.name.find(std::to_string(h.size()) + h + "E") != std::string::npos) return f.instructions;
+  ADD_FAILURE() << "no handler " << h << " in " << path;
+  return {};
+}
+
+// A read of the top-of-stack slot: an instruction whose source (AT&T: first) operand is -8(%reg),
+// the slot below the operand-stack pointer (lea computes the new stack pointer, it reads nothing).
+bool reads_top_slot(const std::vector<std::string>& code) {
+  for (const auto& ins : code) {
+    if (mnemonic(ins).rfind("lea", 0) == 0) continue;
+    std::string rest = ins.substr(ins.find(mnemonic(ins)) + mnemonic(ins).size());
+    size_t first = rest.find_first_not_of(" \t");
+    if (first != std::string::npos && rest.compare(first, 4, "-8(%") == 0) return true;
+  }
+  return false;
+}
+
+// sp_wt: the handlers written against TOP_VALUE (a binop, a load, local.tee) take the top from
+// their argument register and never load its slot; the same handlers in the sp placement do
+// (which shows the check can fail).
+TEST(InterpreterAsm, WriteThroughHandlersTakeTheTopFromARegister) {
+  for (const char* op : {"local_tee", "i32_add", "i32_load8_u", "i64_mul"}) {
+    SCOPED_TRACE(op);
+    EXPECT_TRUE(reads_top_slot(handler_code(DLAB_WASM_ASM_DIR "/dispatch_tail.s", op)));
+    EXPECT_TRUE(reads_top_slot(handler_code(DLAB_WASM_ASM_DIR "/dispatch_tail_pn.s", op)));
+    EXPECT_FALSE(reads_top_slot(handler_code(DLAB_WASM_ASM_DIR "/dispatch_tail_wt.s", op)));
+    EXPECT_FALSE(reads_top_slot(handler_code(DLAB_WASM_ASM_DIR "/dispatch_tail_pn_wt.s", op)));
+  }
+}
+
 // Computed goto: clang may merge the handlers' `goto *` into one shared dispatch block (the
 // models' goto_nodup); this mode is meant to keep one indirect jump per handler, as `goto`.
 TEST(InterpreterAsm, GotoHandlersKeepTheirOwnIndirectJumps) {
@@ -81,16 +116,24 @@ TEST(InterpreterAsm, GotoHandlersKeepTheirOwnIndirectJumps) {
   EXPECT_GT(jumps, static_cast<int>(wasm::Op::kCount) / 2) << "indirect jumps in run_goto";
 }
 
-TEST(InterpreterAsm, GotoVecHandlersKeepTheirOwnIndirectJumps) {
-  int jumps = 0;
-  for (const auto& f : parse_asm_functions(read(DLAB_WASM_ASM_DIR "/dispatch_goto_vec.s")))
-    if (f.name.find("run_goto_vec") != std::string::npos)
-      for (const auto& ins : f.instructions) jumps += indirect_jump(ins);
-  EXPECT_GT(jumps, static_cast<int>(wasm::Op::kCount) / 2) << "indirect jumps in run_goto_vec";
+TEST(InterpreterAsm, GotoPlacementsKeepTheirOwnIndirectJumps) {
+  for (std::string engine : {"goto_vec", "goto_wt"}) {
+    int jumps = 0;
+    for (const auto& f : parse_asm_functions(read(DLAB_WASM_ASM_DIR "/dispatch_" + engine + ".s")))
+      if (f.name.find("run_" + engine) != std::string::npos)
+        for (const auto& ins : f.instructions) jumps += indirect_jump(ins);
+    EXPECT_GT(jumps, static_cast<int>(wasm::Op::kCount) / 2) << "indirect jumps in run_" << engine;
+  }
 }
 
-TEST(InterpreterAsm, TailHandlersJumpToTheirSuccessor) { check_file(DLAB_WASM_ASM_DIR "/dispatch_tail.s"); }
-TEST(InterpreterAsm, PreserveNoneHandlersJumpToTheirSuccessor) { check_file(DLAB_WASM_ASM_DIR "/dispatch_tail_pn.s"); }
+TEST(InterpreterAsm, TailHandlersJumpToTheirSuccessor) {
+  check_file(DLAB_WASM_ASM_DIR "/dispatch_tail.s");
+  check_file(DLAB_WASM_ASM_DIR "/dispatch_tail_wt.s");
+}
+TEST(InterpreterAsm, PreserveNoneHandlersJumpToTheirSuccessor) {
+  check_file(DLAB_WASM_ASM_DIR "/dispatch_tail_pn.s");
+  check_file(DLAB_WASM_ASM_DIR "/dispatch_tail_pn_wt.s");
+}
 TEST(InterpreterAsm, VecHandlersKeepTheStackPointerInTheMachine) {
   check_file(DLAB_WASM_ASM_DIR "/dispatch_tail_vec.s", Placement::kVec);
   check_file(DLAB_WASM_ASM_DIR "/dispatch_tail_pn_vec.s", Placement::kVec);

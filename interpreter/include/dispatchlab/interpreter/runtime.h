@@ -39,9 +39,10 @@ std::vector<Dispatch> dispatch_modes();
 //   sp        a handler argument / a local of the one function (a register)
 //   vec       in the machine: loaded by every handler and stored back before it dispatches on
 //   sp_spill  the 9th integer argument of tail-call handlers: on the stack on every target
+//   sp_wt     as sp, with the top of stack cached in a register too, written through to its slot
 // The (dispatch, placement) pairs that exist are listed, with the ones that cannot and why, in
 // interpreter/src/engines.def.
-enum class Placement : uint8_t { kSp, kVec, kSpSpill };
+enum class Placement : uint8_t { kSp, kVec, kSpSpill, kSpWt };
 const char* placement_name(Placement p);
 std::optional<Placement> parse_placement(std::string_view name);
 std::vector<Placement> placements();
