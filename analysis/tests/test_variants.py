@@ -15,9 +15,9 @@ def variants_run(dlab_bin, tmp_path_factory):
     root = tmp_path_factory.mktemp("results")
     run_dir = subprocess.run([dlab_bin, "new-run", "--results", root], check=True, capture_output=True, text=True).stdout.strip()
     subprocess.run([dlab_bin, "models", "--model", "stack", "--stack-copies", "17", "--statements", "64", "--variants",
-                    "vec,sp,sp_wt,sp_spill", "--mode-variants", "none", "--samples", "3", "--warmup", "1", "--dispatches", "20000",
+                    "vec,sp,sp_wt,sp_wb,sp_spill", "--mode-variants", "none", "--samples", "3", "--warmup", "1", "--dispatches", "20000",
                     "--run-dir", run_dir], check=True, capture_output=True, text=True)
-    bench = subprocess.run([dlab_bin, "wasm", "bench", "--quick", "--variants", "vec,sp,sp_wt,sp_spill", "--dispatch", "tail,goto",
+    bench = subprocess.run([dlab_bin, "wasm", "bench", "--quick", "--variants", "vec,sp,sp_wt,sp_wb,sp_spill", "--dispatch", "tail,goto",
                             "--workloads", "fib,crc32", "--samples", "3", "--name", "wasm_variants", "--run-dir", run_dir],
                            check=True, capture_output=True, text=True)
     return Path(run_dir), bench.stderr
@@ -28,8 +28,8 @@ def test_every_built_engine_runs_with_equal_checksums_and_the_missing_one_is_nam
     run = load_run(run_dir)
     df = with_params(run.experiments["wasm_variants"].summary)
     engines = set(zip(df["dispatch"], df["variant"]))
-    assert engines == {("tail", "vec"), ("tail", "sp"), ("tail", "sp_wt"), ("tail", "sp_spill"), ("goto", "vec"), ("goto", "sp"),
-                       ("goto", "sp_wt"), ("native", "native")}
+    assert engines == {("tail", "vec"), ("tail", "sp"), ("tail", "sp_wt"), ("tail", "sp_wb"), ("tail", "sp_spill"), ("goto", "vec"), ("goto", "sp"),
+                       ("goto", "sp_wt"), ("goto", "sp_wb"), ("native", "native")}
     assert "not run: goto x sp_spill is not built" in stderr
     sidecar = run.experiments["wasm_variants"].sidecar
     assert any("goto x sp_spill" in why for why in sidecar["not_built"])
@@ -52,7 +52,7 @@ def test_the_report_sets_each_placement_beside_the_models_prediction(variants_ru
     run = load_run(variants_run[0])
     md = tables.variants_markdown(run)
     assert "| placement | model | fib | crc32 |" in md
-    assert "| sp |" in md and "| sp_spill |" in md and "| sp_wt |" in md
+    assert "| sp |" in md and "| sp_spill |" in md and "| sp_wt |" in md and "| sp_wb |" in md
     assert "171 handlers, 64 statements" in md
     png = figures.variants_model_vs_interpreter(run, tmp_path)
     assert png is not None and png.exists()
@@ -71,7 +71,7 @@ def test_bench_names_are_checked(dlab_bin):
 def test_every_workload_computes_the_native_checksum_in_every_engine(dlab_bin):
     # The bench refuses to time an engine whose checksum differs from the first one's or from the
     # native build's; one round of every workload in every engine is enough to check all of them.
-    out = subprocess.run([dlab_bin, "wasm", "bench", "--quick", "--samples", "1", "--warmup", "0", "--variants", "sp,vec,sp_wt,sp_spill",
+    out = subprocess.run([dlab_bin, "wasm", "bench", "--quick", "--samples", "1", "--warmup", "0", "--variants", "sp,vec,sp_wt,sp_wb,sp_spill",
                           "--dispatch", "switch,tail,tail_pn,goto", "--no-save"], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-1000:]
     for w in ("fib", "sieve", "sort", "crc32", "mandel", "bytecode", "matmul", "biquad", "bulkmem", "vdispatch", "statemach", "coremix"):

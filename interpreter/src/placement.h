@@ -1,7 +1,7 @@
 // Where the operand-stack pointer lives between handlers: the placement axis of the engines
-// (engines.def). A dispatch file sets exactly one of DLW_PLACE_SP, DLW_PLACE_VEC, DLW_PLACE_SPILL
-// to 1 and includes this header; handler bodies (handlers.def) are written against `sp` and do
-// not change: only how `sp` arrives and leaves does.
+// (engines.def). A dispatch file sets exactly one DLW_PLACE_* to 1 and includes this header; handler
+// bodies (handlers.def) are written against `sp` and the top-of-stack vocabulary below, and do not
+// change: only how `sp` (and a cached top) arrive and leave does.
 //
 //   DLW_P_PARAMS / DLW_P_ARGS  a tail-call handler's parameters and the arguments it passes on
 //   DLW_SP_IN                  at a handler's entry (vec: load the stack pointer from the machine)
@@ -15,17 +15,30 @@
 
 #include "machine.h"
 
-#if DLW_PLACE_SP + DLW_PLACE_VEC + DLW_PLACE_SPILL + DLW_PLACE_WT != 1
-#error "placement.h: set exactly one of DLW_PLACE_SP, DLW_PLACE_VEC, DLW_PLACE_SPILL, DLW_PLACE_WT to 1"
+#if DLW_PLACE_SP + DLW_PLACE_VEC + DLW_PLACE_SPILL + DLW_PLACE_WT + DLW_PLACE_WB != 1
+#error "placement.h: set exactly one of DLW_PLACE_SP, DLW_PLACE_VEC, DLW_PLACE_SPILL, DLW_PLACE_WT, DLW_PLACE_WB to 1"
 #endif
 
-// The cached top of stack (sp_wt). Handler bodies read the top with TOP_VALUE, replace it with
-// SET_TOP and push with PUSH_VALUE, and dispatch with NEXT_KEEP when they leave the cache right;
-// any other handler works on the slots (always current: written through) and dispatches with
-// NEXT/GOTO, which reload the cache from sp[-1] (the runtime keeps a slot below the stack base).
-#if DLW_PLACE_WT
+// The cached top of stack (sp_wt, sp_wb): `top` is a handler argument (a local of the run function
+// in switch/goto). Bodies read it with TOP_VALUE, replace it with SET_TOP and push with PUSH_VALUE.
+//   sp_wt  written through: every slot is always current, SET_TOP and PUSH_VALUE also store it;
+//   sp_wb  written back: the top's slot is stale while the top is cached; PUSH_VALUE stores the
+//          old top into its slot (the push covers it), SET_TOP stores nothing.
+// The entry kinds of handlers.def say which bodies keep to that vocabulary: NUM, MEM and TOS
+// bodies touch the top only through it and slots below it through S(k >= 2), and dispatch with
+// NEXT_KEEP when they leave the cache right; OP and VEC bodies work on the slots, so in sp_wb they
+// begin with the top's slot made current (DLW_TOP_FLUSH). Every NEXT/GOTO reloads the cache from
+// the slot below sp (DLW_TOP_RELOAD; the runtime keeps a slot below the stack base for an empty
+// stack, and with an empty operand stack sp[-1] is a local or frame word the cache only mirrors).
+#if DLW_PLACE_WT || DLW_PLACE_WB
 #define DLW_TOP_RELOAD top = sp[-1];
 #define TOP_VALUE (top)
+#else
+#define DLW_TOP_RELOAD
+#define TOP_VALUE (sp[-1])
+#endif
+#if DLW_PLACE_WT
+#define DLW_TOP_FLUSH
 #define SET_TOP(v)      \
   {                     \
     uint64_t v_ = (v);  \
@@ -38,9 +51,19 @@
     *sp++ = v_;         \
     top = v_;           \
   }
+#elif DLW_PLACE_WB
+#define DLW_TOP_FLUSH sp[-1] = top;
+#define SET_TOP(v) \
+  { top = (v); }
+#define PUSH_VALUE(v)   \
+  {                     \
+    uint64_t v_ = (v);  \
+    sp[-1] = top;       \
+    ++sp;               \
+    top = v_;           \
+  }
 #else
-#define DLW_TOP_RELOAD
-#define TOP_VALUE (sp[-1])
+#define DLW_TOP_FLUSH
 #define SET_TOP(v) \
   { sp[-1] = (v); }
 #define PUSH_VALUE(v) \
@@ -73,7 +96,7 @@
 #define DLW_SP_OUT
 #define DLW_RUN_FIRST(Handler) reinterpret_cast<Handler>(ip[0])(ip, fp, m, 0, 0, 0, 0, 0, sp);
 #define DLW_LOCAL_TOP
-#elif DLW_PLACE_WT
+#elif DLW_PLACE_WT || DLW_PLACE_WB
 #define DLW_P_PARAMS const uint64_t *ip, uint64_t *sp, uint64_t *fp, ::dlab::wasm::Machine *m, uint64_t top
 #define DLW_P_ARGS ip, sp, fp, m, top
 #define DLW_SP_IN

@@ -41,6 +41,7 @@ const char* placement_name(Placement p) {
     case Placement::kVec: return "vec";
     case Placement::kSpSpill: return "sp_spill";
     case Placement::kSpWt: return "sp_wt";
+    case Placement::kSpWb: return "sp_wb";
   }
   return "?";
 }
@@ -51,7 +52,7 @@ std::optional<Placement> parse_placement(std::string_view name) {
   return std::nullopt;
 }
 
-std::vector<Placement> placements() { return {Placement::kSp, Placement::kVec, Placement::kSpSpill, Placement::kSpWt}; }
+std::vector<Placement> placements() { return {Placement::kSp, Placement::kVec, Placement::kSpSpill, Placement::kSpWt, Placement::kSpWb}; }
 
 namespace {
 
@@ -151,8 +152,8 @@ Runtime::Runtime(Dispatch dispatch, Placement placement)
   run_ = e->run;
   Machine& m = *machine_;
   // Not value-initialised: the stack is written before it is read, and untouched pages stay free.
-  // One slot more than the stack holds, below its base: the sp_wt placement reloads its cached top
-  // from sp[-1] after every pop, also when the stack has just become empty.
+  // One slot more than the stack holds, below its base: the cached-top placements (sp_wt, sp_wb)
+  // reload their top from sp[-1] after every pop, also when the stack has just become empty.
   m.stack.reset(new uint64_t[kStackSlots + 1]);
   m.stack[0] = 0;
   m.stack_end = m.stack.get() + 1 + kStackSlots;

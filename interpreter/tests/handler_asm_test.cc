@@ -1,7 +1,7 @@
 // The tail-call dispatch modes really dispatch by tail call: compiled with -S by CMake, every
 // handler reaches its successor through an indirect jump, and none calls another handler; and
 // the stack placements are what they say (vec: through Machine::vsp; sp_spill: on the stack;
-// sp_wt: the top of stack arrives in a register).
+// sp_wt, sp_wb: the top of stack arrives in a register; sp_wb: results stay there).
 // Unlike the models' handlers, interpreter handlers may return (a trap or `halt` stops the
 // machine) and call out (host functions, memmove), so the check is: an indirect jump present,
 // and indirect calls only in the handlers that call host functions.
@@ -106,6 +106,35 @@ TEST(InterpreterAsm, WriteThroughHandlersTakeTheTopFromARegister) {
   }
 }
 
+// A store to an operand slot: an instruction (not a compare) whose destination (AT&T: last operand)
+// is -N(%reg), a slot below the operand-stack pointer.
+bool writes_a_slot(const std::vector<std::string>& code) {
+  for (const auto& ins : code) {
+    std::string m = mnemonic(ins);
+    if (m.rfind("cmp", 0) == 0 || m.rfind("test", 0) == 0) continue;
+    size_t comma = ins.rfind(',');
+    if (comma == std::string::npos) continue;
+    std::string dst = ins.substr(comma + 1);
+    size_t first = dst.find_first_not_of(" \t");
+    if (first != std::string::npos && dst[first] == '-' && dst.find("(%") != std::string::npos) return true;
+  }
+  return false;
+}
+
+// sp_wb: the same handlers neither load the top's slot nor store a result to any slot: the new top
+// stays in the register (sp_wt stores it through, which shows the check can fail).
+TEST(InterpreterAsm, WriteBackHandlersKeepTheResultInARegister) {
+  for (const char* op : {"i32_add", "i32_load8_u", "i64_mul"}) {
+    SCOPED_TRACE(op);
+    EXPECT_TRUE(writes_a_slot(handler_code(DLAB_WASM_ASM_DIR "/dispatch_tail_wt.s", op)));
+    for (const char* file : {DLAB_WASM_ASM_DIR "/dispatch_tail_wb.s", DLAB_WASM_ASM_DIR "/dispatch_tail_pn_wb.s"}) {
+      auto code = handler_code(file, op);
+      EXPECT_FALSE(reads_top_slot(code)) << file;
+      EXPECT_FALSE(writes_a_slot(code)) << file;
+    }
+  }
+}
+
 // Computed goto: clang may merge the handlers' `goto *` into one shared dispatch block (the
 // models' goto_nodup); this mode is meant to keep one indirect jump per handler, as `goto`.
 TEST(InterpreterAsm, GotoHandlersKeepTheirOwnIndirectJumps) {
@@ -117,7 +146,7 @@ TEST(InterpreterAsm, GotoHandlersKeepTheirOwnIndirectJumps) {
 }
 
 TEST(InterpreterAsm, GotoPlacementsKeepTheirOwnIndirectJumps) {
-  for (std::string engine : {"goto_vec", "goto_wt"}) {
+  for (std::string engine : {"goto_vec", "goto_wt", "goto_wb"}) {
     int jumps = 0;
     for (const auto& f : parse_asm_functions(read(DLAB_WASM_ASM_DIR "/dispatch_" + engine + ".s")))
       if (f.name.find("run_" + engine) != std::string::npos)
@@ -129,10 +158,12 @@ TEST(InterpreterAsm, GotoPlacementsKeepTheirOwnIndirectJumps) {
 TEST(InterpreterAsm, TailHandlersJumpToTheirSuccessor) {
   check_file(DLAB_WASM_ASM_DIR "/dispatch_tail.s");
   check_file(DLAB_WASM_ASM_DIR "/dispatch_tail_wt.s");
+  check_file(DLAB_WASM_ASM_DIR "/dispatch_tail_wb.s");
 }
 TEST(InterpreterAsm, PreserveNoneHandlersJumpToTheirSuccessor) {
   check_file(DLAB_WASM_ASM_DIR "/dispatch_tail_pn.s");
   check_file(DLAB_WASM_ASM_DIR "/dispatch_tail_pn_wt.s");
+  check_file(DLAB_WASM_ASM_DIR "/dispatch_tail_pn_wb.s");
 }
 TEST(InterpreterAsm, VecHandlersKeepTheStackPointerInTheMachine) {
   check_file(DLAB_WASM_ASM_DIR "/dispatch_tail_vec.s", Placement::kVec);

@@ -40,9 +40,11 @@ std::vector<Dispatch> dispatch_modes();
 //   vec       in the machine: loaded by every handler and stored back before it dispatches on
 //   sp_spill  the 9th integer argument of tail-call handlers: on the stack on every target
 //   sp_wt     as sp, with the top of stack cached in a register too, written through to its slot
+//   sp_wb     as sp_wt, the cached top written back to its slot only when a push covers it (or a
+//             handler that works on the slots needs it there)
 // The (dispatch, placement) pairs that exist are listed, with the ones that cannot and why, in
 // interpreter/src/engines.def.
-enum class Placement : uint8_t { kSp, kVec, kSpSpill, kSpWt };
+enum class Placement : uint8_t { kSp, kVec, kSpSpill, kSpWt, kSpWb };
 const char* placement_name(Placement p);
 std::optional<Placement> parse_placement(std::string_view name);
 std::vector<Placement> placements();
