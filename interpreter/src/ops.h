@@ -1,5 +1,6 @@
 // The op numbers of the lowered instruction stream and the table the lowering uses for numeric
-// and memory instructions: both expanded from handlers.def, so they cannot drift from the handlers.
+// and memory instructions: both expanded from handlers.def, so they cannot drift from the handlers
+// (an expander that defines only OP gets every entry through handlers.def's kind fallbacks).
 #pragma once
 
 #include <cstdint>
@@ -8,14 +9,8 @@ namespace dlab::wasm {
 
 enum class Op : uint16_t {
 #define OP(name, ...) name,
-#define NUM(name, opcode, sig, ...) name,
-#define MEM(name, opcode, sig, ...) name,
-#define VEC(name, sub, imm, sig, ...) name,
 #include "handlers.def"
 #undef OP
-#undef NUM
-#undef MEM
-#undef VEC
   kCount
 };
 
@@ -52,14 +47,8 @@ inline constexpr SimpleOp kSimpleOps[] = {
 
 inline constexpr const char* kOpNames[] = {
 #define OP(name, ...) #name,
-#define NUM(name, opcode, sig, ...) #name,
-#define MEM(name, opcode, sig, ...) #name,
-#define VEC(name, sub, imm, sig, ...) #name,
 #include "handlers.def"
 #undef OP
-#undef NUM
-#undef MEM
-#undef VEC
 };
 
 }  // namespace dlab::wasm
