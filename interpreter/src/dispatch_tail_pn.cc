@@ -1,14 +1,5 @@
-// Tail-call handlers in clang's preserve_none convention: callee-saved registers become argument
-// registers, so the handler state stays in registers without spills around every dispatch.
-#if defined(__clang__) && (defined(__x86_64__) || defined(__aarch64__)) && __has_attribute(preserve_none)
-#define DLW_CC __attribute__((preserve_none))
+// Tail-call handlers in clang's preserve_none convention (dispatch_tail_pn.inc), stack pointer as an
+// argument (sp).
 #define DLW_MODE tail_pn
 #define DLW_PLACE_SP 1
-#include "dispatch_tail.inc"
-#else
-#include "machine.h"
-namespace dlab::wasm {
-const uint64_t* tail_pn_op_words() { return nullptr; }
-void run_tail_pn(DLW_HANDLER_PARAMS) { m->trap = "preserve_none dispatch is not available in this build"; }
-}  // namespace dlab::wasm
-#endif
+#include "dispatch_tail_pn.inc"
