@@ -89,12 +89,14 @@ struct Prepared {
 struct Engine {
   wasm::Dispatch mode;
   wasm::Placement placement;
-  std::string name;  // "tail", or "tail/vec" when more than one placement is compared
+  wasm::Lowering lowering;
+  std::string name;  // "tail", or "tail/vec" when more than one placement is compared, "tail/vec/plain" with lowerings
 };
 
 std::unique_ptr<Prepared> prepare(const wasm::Module& m, const Engine& e) {
   auto p = std::make_unique<Prepared>();
   p->rt = std::make_unique<wasm::Runtime>(e.mode, e.placement);
+  p->rt->set_lowering(e.lowering);
   p->wasi.args = {"kernels.wasm"};
   wasm::register_wasi(*p->rt, m, p->wasi);
   p->inst = &p->rt->instantiate(m);
@@ -121,7 +123,7 @@ void run_valgrind(const std::string& module, const std::vector<Workload>& worklo
       fmt::print(stderr, "[wasm bench --valgrind] {}/{} {}\n", ++done, workloads.size() * modes.size(), name);
       auto argv = [&](uint64_t calls) {
         return std::vector<std::string>{self, "wasm", "run", "--dispatch", wasm::dispatch_name(e.mode), "--variant",
-                                        wasm::placement_name(e.placement), "--invoke", w.name, "--repeat", std::to_string(calls),
+                                        wasm::placement_name(e.placement), "--lowering", wasm::lowering_name(e.lowering), "--invoke", w.name, "--repeat", std::to_string(calls),
                                         module, std::to_string(w.size)};
       };
       auto diff = difference(run_cachegrind(argv(2 * n)), run_cachegrind(argv(n)));
@@ -139,6 +141,7 @@ void run_valgrind(const std::string& module, const std::vector<Workload>& worklo
                           {{"workload", w.name}, {"size", std::to_string(w.size)}, {"dispatch", wasm::dispatch_name(e.mode)},
                            {"binop_pairs", w.pairs >= 0 ? std::to_string(w.pairs) : ""},
                            {"variant", wasm::placement_name(e.placement)},
+                           {"lowering", wasm::lowering_name(e.lowering)},
                            {"module", std::filesystem::path(module).filename().string()}}});
     }
   if (!dir) return;
@@ -193,7 +196,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
       "time the interpreter's engines (dispatch modes x stack placements) on workload kernels under the run protocol "
       "(interleaved per workload, the first engine as baseline) and write wasm.summary.csv / .samples.csv / .json");
   struct Options {
-    std::string module, workloads, dispatch = "switch,tail,tail_pn,goto", variants = "sp", name = "wasm", dbinop;
+    std::string module, workloads, dispatch = "switch,tail,tail_pn,goto", variants = "sp", lowerings = "fold+fuse", name = "wasm", dbinop;
     std::vector<std::string> peers;
     uint64_t peer_calls = 5;
     bool quick = false, no_save = false, valgrind = false, no_native = false;
@@ -214,6 +217,13 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
                   "comma-separated subset of the stack placements " + placements +
                       " (engines.def); with several, every placement in every mode, "
                       "the first placement in the first mode the baseline (e.g. --variants vec,sp,sp_wt)")
+      ->capture_default_str();
+  std::string lowering_list;
+  for (auto l : wasm::lowerings()) lowering_list += (lowering_list.empty() ? "" : ",") + wasm::lowering_name(l);
+  cmd->add_option("--lowerings", o->lowerings,
+                  "comma-separated subset of the lowering's technique sets " + lowering_list +
+                      " (fold: const / local.get operands folded into binops; fuse: compare-and-branch); with several, "
+                      "every set on every engine, the first the baseline (e.g. --lowerings plain,fold,fuse,fold+fuse)")
       ->capture_default_str();
   cmd->add_option("--name", o->name,
                   "experiment name: the files are <name>.summary.csv ... (<name>_valgrind with --valgrind), so several "
@@ -302,6 +312,9 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
     for (auto pl : wasm::placements()) placement_names.push_back(wasm::placement_name(pl));
     auto chosen_modes = choose_from(o->dispatch, mode_names, "--dispatch", false);
     auto chosen_placements = choose_from(o->variants, placement_names, "--variants", false);
+    std::vector<std::string> lowering_names;
+    for (auto l : wasm::lowerings()) lowering_names.push_back(wasm::lowering_name(l));
+    auto chosen_lowerings = choose_from(o->lowerings, lowering_names, "--lowerings", false);
     std::vector<Engine> modes;
     std::vector<std::string> not_built;
     for (const auto& pl : chosen_placements)
@@ -314,7 +327,9 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
           not_built.push_back(why);
           continue;
         }
-        modes.push_back({mode, place, chosen_placements.size() > 1 ? d + "/" + pl : d});
+        for (const auto& low : chosen_lowerings)
+          modes.push_back({mode, place, *wasm::parse_lowering(low),
+                           (chosen_placements.size() > 1 ? d + "/" + pl : d) + (chosen_lowerings.size() > 1 ? "/" + low : "")});
       }
     if (modes.empty()) throw CLI::ValidationError("--variants", "no engine of these modes and placements is built: " + not_built.front());
     if (generated == std::nullopt) {
@@ -452,6 +467,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
                              {"size", std::to_string(w.size)},
                              {"dispatch", wasm::dispatch_name(modes[mi].mode)},
                              {"variant", wasm::placement_name(modes[mi].placement)},
+                             {"lowering", wasm::lowering_name(modes[mi].lowering)},
                              {"checksum", fmt::format("{:08x}", got)},
                              {"module", std::filesystem::path(o->module).filename().string()}}});
       }

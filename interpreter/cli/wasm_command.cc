@@ -42,6 +42,16 @@ std::vector<std::string> placement_names(bool with_all = false) {
   return out;
 }
 
+std::vector<std::string> lowering_names() {
+  std::vector<std::string> out;
+  for (auto l : wasm::lowerings()) out.push_back(wasm::lowering_name(l));
+  return out;
+}
+// --lowering's help: the sets it takes and what each technique does.
+const char* const kLoweringHelp =
+    "the lowering's speed techniques: plain, fold (a const / local.get operand folded into the binop that consumes it), "
+    "fuse (an integer compare and the branch on it as one instruction), or fold+fuse";
+
 std::vector<uint8_t> read_module(const std::string& file) {
   std::string text = read_input_file(file);
   return {text.begin(), text.end()};
@@ -163,7 +173,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
                                            "one export with --invoke. Program arguments go after the module (after `--` when they "
                                            "start with '-')");
   struct Options {
-    std::string file, invoke, dispatch = "tail", variant = "sp", json;
+    std::string file, invoke, dispatch = "tail", variant = "sp", lowering = "fold+fuse", json;
     std::vector<std::string> args, env;
     uint64_t repeat = 1;
     size_t top = 15;
@@ -182,6 +192,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
         ->check(CLI::IsMember(placement_names()))
         ->capture_default_str();
   }
+  run->add_option("--lowering", o->lowering, kLoweringHelp)->check(CLI::IsMember(lowering_names()))->capture_default_str();
   run->add_option("--repeat", o->repeat, "with --invoke: call the export this many times (results printed once); "
                                          "cachegrind runs N and 2N calls and keeps the difference")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1'000'000'000}))
@@ -208,6 +219,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
     auto place = *wasm::parse_placement(o->variant);
     if (std::string why = wasm::engine_unavailable(mode, place); !why.empty()) throw CLI::ValidationError("--variant", why);
     wasm::Runtime rt(mode, place);
+    rt.set_lowering(*wasm::parse_lowering(o->lowering));
     if (profile) rt.enable_profile();
     wasm::WasiOptions wasi;
     wasi.args.push_back(std::filesystem::path(o->file).filename().string());
@@ -297,6 +309,7 @@ void add_wasm_command(CLI::App& app) {
   auto dispatch = std::make_shared<std::string>("all");
   auto variant = std::make_shared<std::string>("sp");
   auto only = std::make_shared<std::string>();
+  auto lowering = std::make_shared<std::string>("fold+fuse");
   spec->add_option("--stage", *stage,
                    "decode; validate (also the validator); link (also import resolution, register, assert_unlinkable); "
                    "execute (everything: instantiation, actions, every assertion)")
@@ -308,10 +321,13 @@ void add_wasm_command(CLI::App& app) {
   spec->add_option("--variant", *variant, "execute stage: a stack placement, or all (each in turn)")
       ->check(CLI::IsMember(placement_names(true)))
       ->capture_default_str();
+  spec->add_option("--lowering", *lowering, std::string("execute stage: ") + kLoweringHelp)
+      ->check(CLI::IsMember(lowering_names()))
+      ->capture_default_str();
   spec->add_option("--suite", *suite, "folder of .wast files (searched recursively)")->capture_default_str();
   spec->add_option("--only", *only, "run only files whose path contains this text");
   spec->add_flag("--verbose", *verbose, "list every failure");
-  spec->callback([suite, verbose, stage, dispatch, variant, only] {
+  spec->callback([suite, verbose, stage, dispatch, variant, only, lowering] {
     if (!std::filesystem::is_directory(*suite))
       throw std::runtime_error(*suite + " not found: pass --suite (the spec tests live in ../shared/wasm-testsuite)");
     wasm::SpecStage st = *stage == "link"       ? wasm::SpecStage::kLink
@@ -342,11 +358,11 @@ void add_wasm_command(CLI::App& app) {
       int passed = 0, failed = 0, errors = 0;
       std::map<std::string, int> skipped;
       std::map<std::string, int> skipped_files;  // reason -> files with such skips
-      std::string engine = fmt::format("{} dispatch, {} placement", wasm::dispatch_name(mode), wasm::placement_name(place));
+      std::string engine = fmt::format("{} dispatch, {} placement, {} lowering", wasm::dispatch_name(mode), wasm::placement_name(place), *lowering);
       if (st == wasm::SpecStage::kExecute) fmt::print("== {} ==\n", engine);
       for (const auto& f : wasm::spec_files(*suite)) {
         if (!only->empty() && f.find(*only) == std::string::npos) continue;
-        auto r = wasm::run_spec_file(f, st, mode, place);
+        auto r = wasm::run_spec_file(f, st, mode, place, *wasm::parse_lowering(*lowering));
         int sk = 0;
         for (const auto& [why, n] : r.skipped) {
           skipped[why] += n;

@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "dispatchlab/interpreter/module.h"
 #include "dispatchlab/interpreter/runtime.h"
@@ -63,31 +65,47 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const auto& t : m.tables)
     if (t.limits.min > (1u << 16)) return 0;
   constexpr uint64_t kFuel = 20'000;  // branches and calls per invocation: milliseconds, not forever
-  for (Dispatch d : dispatch_modes()) {
-    Runtime rt(d);
-    provide_imports(rt, m);
-    Instance* inst = nullptr;
-    try {
-      inst = &rt.instantiate(m, /*run_start=*/false);
-      if (m.start) {
-        rt.set_fuel(kFuel);
-        rt.invoke(inst->funcs.at(*m.start), {});
-      }
-    } catch (const LinkError&) {
-    } catch (const Trap&) {
-    } catch (const ImplementationLimit&) {
-    }  // Unsupported escapes: every valid instruction has a handler, so it is a bug.
-    if (!inst) continue;
-    for (const auto& [name, ex] : inst->exports) {
-      if (ex.kind != ExternKind::kFunc) continue;
-      std::vector<Value> args;
-      for (ValType t : ex.func->type.params) args.push_back(Value{t, 0, 0});
-      rt.set_fuel(kFuel);
+  // Every dispatch mode, with the plain lowering and with every technique (fold+fuse): differential,
+  // each export's outcome (results or trap message) must be the same in every configuration, so a
+  // peephole rewrite that changes meaning aborts here. Fuel is spent per branch and call, which the
+  // rewrites keep, so fuel traps land at the same point too.
+  std::vector<std::string> expected;
+  bool first = true;
+  for (Dispatch d : dispatch_modes())
+    for (Lowering lowering : {Lowering{false, false}, Lowering{true, true}}) {
+      Runtime rt(d);
+      rt.set_lowering(lowering);
+      provide_imports(rt, m);
+      Instance* inst = nullptr;
+      std::vector<std::string> outcomes;
       try {
-        rt.invoke(ex.func, args);
-      } catch (const Trap&) {
-      }
+        inst = &rt.instantiate(m, /*run_start=*/false);
+        if (m.start) {
+          rt.set_fuel(kFuel);
+          rt.invoke(inst->funcs.at(*m.start), {});
+        }
+      } catch (const LinkError&) {
+      } catch (const Trap& t) {
+        outcomes.push_back(std::string("start trap: ") + t.what());
+      } catch (const ImplementationLimit&) {
+      }  // Unsupported escapes: every valid instruction has a handler, so it is a bug.
+      if (inst)
+        for (const auto& [name, ex] : inst->exports) {
+          if (ex.kind != ExternKind::kFunc) continue;
+          std::vector<Value> args;
+          for (ValType t : ex.func->type.params) args.push_back(Value{t, 0, 0});
+          rt.set_fuel(kFuel);
+          std::string outcome = name + ":";
+          try {
+            for (const Value& v : rt.invoke(ex.func, args)) outcome += " " + std::to_string(v.lo) + "/" + std::to_string(v.hi);
+          } catch (const Trap& t) {
+            outcome += std::string(" trap ") + t.what();
+          }
+          outcomes.push_back(std::move(outcome));
+        }
+      if (first) expected = std::move(outcomes);
+      else if (outcomes != expected) __builtin_trap();
+      first = false;
     }
-  }
   return 0;
 }

@@ -32,6 +32,35 @@ struct SimpleOpIndex {
 };
 constexpr SimpleOpIndex kIndex;
 
+// Per op, what the peephole stage may turn it into (handlers.def's BINOP and CMPOP forms):
+// `folded` when a const / local.get was just written before it, and `fused` when a branch follows
+// it (the comparison itself, or its `_ri` form, which is one word longer).
+struct Rewrites {
+  Op ri = Op::kCount, rl = Op::kCount;
+  Op br_if = Op::kCount, br_unless = Op::kCount;
+  uint8_t words = 0;  // the op's length, when it can be fused
+};
+struct RewriteTable {
+  std::array<Rewrites, static_cast<size_t>(Op::kCount)> of{};
+  constexpr RewriteTable() {
+    for (const FormsOf& e : kForms) {
+      Rewrites& plain = of[static_cast<size_t>(e.op)];
+      plain.ri = e.forms.ri;
+      plain.rl = e.forms.rl;
+      if (e.forms.br_if == Op::kCount) continue;
+      plain.br_if = e.forms.br_if;
+      plain.br_unless = e.forms.br_unless;
+      plain.words = 1;
+      Rewrites& ri = of[static_cast<size_t>(e.forms.ri)];
+      ri.br_if = e.forms.ri_br_if;
+      ri.br_unless = e.forms.ri_br_unless;
+      ri.words = 2;
+    }
+  }
+  const Rewrites& operator[](Op op) const { return of[static_cast<size_t>(op)]; }
+};
+constexpr RewriteTable kRewrites;
+
 ValType type_letter(char c) {
   switch (c) {
     case 'i': return ValType::kI32;
@@ -62,8 +91,14 @@ struct Ctl {
 };
 
 class Lowerer {
+  struct Written {
+    Op op;
+    size_t at;  // its op word's index in code_
+  };
+
  public:
-  Lowerer(Instance& inst, FuncInst& f, const FunctionBody& body, const uint64_t* words) : inst_(inst), f_(f), body_(body), words_(words) {}
+  Lowerer(Instance& inst, FuncInst& f, const FunctionBody& body, const uint64_t* words, Lowering lowering)
+      : inst_(inst), f_(f), body_(body), words_(words), lowering_(lowering) {}
 
   void run() {
     uint64_t declared = f_.type.params.size();
@@ -114,8 +149,54 @@ class Lowerer {
     for (size_t i = 0; i < n; ++i) pop();
   }
   size_t emit(Op op) {
+    window_.push_back({op, code_.size()});
     code_.push_back(words_[static_cast<size_t>(op)]);
     return code_.size() - 1;
+  }
+  // ---- the peephole stage: it rewrites the instructions written since the last label (a position
+  // a branch may land on, where the window is emptied), so a rewrite never swallows a branch target.
+  void label() { window_.clear(); }
+  // The window's last instruction, if it is `words` long and ends where the stream does.
+  const Written* last(size_t words) const {
+    if (window_.empty() || dead() || window_.back().at + words != code_.size()) return nullptr;
+    return &window_.back();
+  }
+  void rewrite(Written& w, Op to) {
+    w.op = to;
+    code_[w.at] = words_[static_cast<size_t>(to)];
+  }
+  // fold: `const c; binop` -> `binop_ri c`, `local.get x; binop` -> `binop_rl x` (both 2 words).
+  bool fold(Op op) {
+    const Rewrites& r = kRewrites[op];
+    const Written* w = last(2);
+    if (!lowering_.fold || r.ri == Op::kCount || w == nullptr) return false;
+    Op to = w->op == Op::const_ ? r.ri : w->op == Op::local_get ? r.rl : Op::kCount;
+    if (to == Op::kCount) return false;
+    rewrite(window_.back(), to);
+    return true;
+  }
+  // A conditional branch on the top of stack (br_if, or br_unless for `if`) with its offset word
+  // still 0: (instruction start, offset word). fuse: `cmp; br` -> `cmp_br`, `cmp_ri c; br` ->
+  // `cmp_ri_br c`, and `i32.eqz; br_if` -> `br_unless` (and the reverse), then perhaps fused.
+  std::pair<size_t, size_t> branch_on_top(bool when_true) {
+    if (lowering_.fuse) {
+      if (last(1) != nullptr && window_.back().op == Op::i32_eqz) {
+        window_.pop_back();
+        code_.pop_back();
+        when_true = !when_true;
+      }
+      for (size_t words : {1, 2}) {
+        const Written* w = last(words);
+        if (w == nullptr || kRewrites[w->op].words != words) continue;
+        const Rewrites& r = kRewrites[w->op];
+        rewrite(window_.back(), when_true ? r.br_if : r.br_unless);
+        word(0);
+        return {window_.back().at, code_.size() - 1};
+      }
+    }
+    size_t at = emit(when_true ? Op::br_if : Op::br_unless);
+    word(0);
+    return {at, at + 1};
   }
   void word(uint64_t w) { code_.push_back(w); }
   void mark_dead() { ctls_.back().dead = true; }
@@ -163,11 +244,8 @@ class Lowerer {
     c.params = std::move(params);
     c.results = std::move(results);
     c.loop_pc = code_.size();
-    if (kind == 0x04 && c.live_at_start) {
-      size_t at = emit(Op::br_unless);
-      word(0);
-      c.else_fixup = std::make_pair(at, at + 1);
-    }
+    if (kind == 0x03) label();
+    if (kind == 0x04 && c.live_at_start) c.else_fixup = branch_on_top(false);
     ctls_.push_back(std::move(c));
     push(ctls_.back().params);
   }
@@ -182,6 +260,7 @@ class Lowerer {
       }
       if (c.else_fixup) patch(*c.else_fixup, code_.size());
       c.else_fixup.reset();
+      label();
       c.dead = false;
       types_.resize(c.type_base);
       height_ = c.height_base;
@@ -194,6 +273,7 @@ class Lowerer {
     Ctl c = std::move(ctls_.back());
     if (c.else_fixup) patch(*c.else_fixup, code_.size());
     for (const auto& fix : c.fixups) patch(fix, code_.size());
+    label();
     if (c.kind == 0) {
       emit(Op::return_);
       word(f_.result_slots);
@@ -228,7 +308,7 @@ class Lowerer {
     while (*colon != ':') ++colon;
     pop(static_cast<size_t>(colon - sig));
     for (const char* p = colon + 1; *p; ++p) push(type_letter(*p));
-    emit(s.op);
+    if (!fold(s.op)) emit(s.op);
   }
   void call(const FuncInst* callee, bool tail) {
     pop(callee->type.params.size());
@@ -261,7 +341,10 @@ class Lowerer {
     const size_t mark = code_.size();
     const bool was_dead = dead();
     body(op, r);
-    if (was_dead) code_.resize(mark);
+    if (was_dead) {
+      code_.resize(mark);
+      label();
+    }
   }
 
   void body(uint8_t op, BinaryReader& r) {
@@ -285,9 +368,15 @@ class Lowerer {
         pop();
         if (!live) return;
         auto [keep, drop] = keep_drop(depth);
-        size_t at = emit(drop ? Op::br_if_drop : Op::br_if);
+        if (!drop) {
+          auto [at, w] = branch_on_top(true);
+          target(depth, at, w);
+          return;
+        }
+        size_t at = emit(Op::br_if_drop);
         word(0);
-        if (drop) { word(keep); word(drop); }
+        word(keep);
+        word(drop);
         target(depth, at, at + 1);
         return;
       }
@@ -463,6 +552,8 @@ class Lowerer {
   FuncInst& f_;
   const FunctionBody& body_;
   const uint64_t* words_;
+  Lowering lowering_;
+  std::vector<Written> window_;  // the instructions written since the last label
   std::vector<uint64_t> code_;
   std::vector<ValType> types_;
   uint32_t height_ = 0, max_height_ = 0;
@@ -473,9 +564,9 @@ class Lowerer {
 
 }  // namespace
 
-void lower_function(Instance& inst, uint32_t defined_index, const uint64_t* op_words) {
+void lower_function(Instance& inst, uint32_t defined_index, const uint64_t* op_words, Lowering lowering) {
   size_t imported = inst.funcs.size() - inst.module.code.size();
-  Lowerer(inst, *inst.funcs.at(imported + defined_index), inst.module.code.at(defined_index), op_words).run();
+  Lowerer(inst, *inst.funcs.at(imported + defined_index), inst.module.code.at(defined_index), op_words, lowering).run();
 }
 
 }  // namespace dlab::wasm

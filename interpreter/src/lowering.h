@@ -6,7 +6,8 @@
 // functions, tables, globals and segments, resolved once here instead of at every execution.
 // Blocks and `end` produce no instruction; branches that leave values move them with a
 // keep/drop pair computed here from the static stack height, so handlers never look up labels.
-// There is room for superinstructions: an op may consume any number of immediates.
+// An op may consume any number of immediates: the folded and fused forms (handlers.def's BINOP and
+// CMPOP) carry the operand or branch offset of the instruction they absorbed.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +18,8 @@ namespace dlab::wasm {
 
 // Lowers defined function `defined_index` of `inst` into inst.funcs[imports + defined_index].
 // Throws Unsupported for SIMD instructions, ImplementationLimit past Runtime::kMaxLocals.
-void lower_function(Instance& inst, uint32_t defined_index, const uint64_t* op_words);
+// `lowering` says which speed techniques its peephole stage applies (runtime.h).
+void lower_function(Instance& inst, uint32_t defined_index, const uint64_t* op_words, Lowering lowering);
 
 // A module's lane count for a value type: v128 takes two 64-bit slots, everything else one.
 inline uint32_t slots_of(ValType t) { return t == ValType::kV128 ? 2 : 1; }

@@ -45,6 +45,27 @@ inline constexpr SimpleOp kSimpleOps[] = {
 #undef VEC
 };
 
+// The forms the lowering's speed techniques write in place of a plain op, from handlers.def's
+// BINOP and CMPOP entries (Op::kCount where an op has no such form).
+struct Forms {
+  Op ri = Op::kCount, rl = Op::kCount;  // fold: the second operand an immediate / a local
+  Op br_if = Op::kCount, br_unless = Op::kCount, ri_br_if = Op::kCount, ri_br_unless = Op::kCount;  // fuse
+};
+struct FormsOf {
+  Op op;
+  Forms forms;
+};
+inline constexpr FormsOf kForms[] = {
+#define OP(name, ...)
+#define BINOP(name, opcode, sig, T, R, expr) {Op::name, {Op::name##_ri, Op::name##_rl}},
+#define CMPOP(name, opcode, sig, T, expr) \
+  {Op::name, {Op::name##_ri, Op::name##_rl, Op::name##_br_if, Op::name##_br_unless, Op::name##_ri_br_if, Op::name##_ri_br_unless}},
+#include "handlers.def"
+#undef OP
+#undef BINOP
+#undef CMPOP
+};
+
 inline constexpr const char* kOpNames[] = {
 #define OP(name, ...) #name,
 #include "handlers.def"

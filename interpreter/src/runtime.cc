@@ -54,6 +54,21 @@ std::optional<Placement> parse_placement(std::string_view name) {
 
 std::vector<Placement> placements() { return {Placement::kSp, Placement::kVec, Placement::kSpSpill, Placement::kSpWt, Placement::kSpWb}; }
 
+std::string lowering_name(Lowering l) {
+  std::string out;
+  if (l.fold) out = "fold";
+  if (l.fuse) out += out.empty() ? "fuse" : "+fuse";
+  return out.empty() ? "plain" : out;
+}
+
+std::optional<Lowering> parse_lowering(std::string_view name) {
+  for (Lowering l : lowerings())
+    if (name == lowering_name(l)) return l;
+  return std::nullopt;
+}
+
+std::vector<Lowering> lowerings() { return {{false, false}, {true, false}, {false, true}, {true, true}}; }
+
 namespace {
 
 // The engines of engines.def, as a table.
@@ -289,7 +304,7 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
   for (const auto& d : m.data) inst.datas.push_back(d.bytes);
 
   const uint64_t* words = op_words_;
-  for (uint32_t i = 0; i < m.code.size(); ++i) lower_function(inst, i, words);
+  for (uint32_t i = 0; i < m.code.size(); ++i) lower_function(inst, i, words, lowering_);
 
   for (const auto& ex : m.exports) {
     ExternVal v;

@@ -142,8 +142,10 @@ std::string outcome_of(const std::function<void()>& step) {
   }
 }
 
-void execute_commands(const json& doc, const std::filesystem::path& dir, Dispatch dispatch, Placement placement, SpecFileResult& res) {
+void execute_commands(const json& doc, const std::filesystem::path& dir, Dispatch dispatch, Placement placement, Lowering lowering,
+                      SpecFileResult& res) {
   Runtime rt(dispatch, placement);
+  rt.set_lowering(lowering);
   rt.register_module("spectest", spectest_module(rt));
   Instance* last = nullptr;
   std::map<std::string, Instance*> named;

@@ -17,7 +17,7 @@ namespace dlab::wasm {
 // ..." or "trap: ..." (the spec runner compares these prefixes with each assertion's kind).
 std::string outcome_of(const std::function<void()>& step);
 
-void execute_commands(const nlohmann::json& doc, const std::filesystem::path& dir, Dispatch dispatch, Placement placement,
+void execute_commands(const nlohmann::json& doc, const std::filesystem::path& dir, Dispatch dispatch, Placement placement, Lowering lowering,
                       SpecFileResult& res);
 
 }  // namespace dlab::wasm

@@ -39,7 +39,7 @@ std::vector<std::string> spec_files(const std::string& suite_dir) {
   return out;
 }
 
-SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage, Dispatch dispatch, Placement placement) {
+SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage, Dispatch dispatch, Placement placement, Lowering lowering) {
   SpecFileResult res;
   res.file = wast_path;
   fs::path dir = fs::temp_directory_path() / fmt::format("dlab-spec-{}-{}", getpid(), fs::path(wast_path).stem().string());
@@ -58,7 +58,7 @@ SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage, Disp
   nlohmann::json doc;
   std::ifstream(json) >> doc;
   if (stage == SpecStage::kExecute) {
-    execute_commands(doc, dir, dispatch, placement, res);
+    execute_commands(doc, dir, dispatch, placement, lowering, res);
     fs::remove_all(dir);
     return res;
   }

@@ -51,6 +51,24 @@ std::vector<Placement> placements();
 // "" when this build has the engine, else why not ("sp_spill is about how an argument is passed; ...").
 std::string engine_unavailable(Dispatch d, Placement p);
 
+// The lowering's speed techniques, each switchable (a lowering option, so every engine runs with
+// any set of them; interpreter/src/lowering.cc's peephole stage writes them):
+//   fold  a const or local.get followed by the binop that consumes it becomes one instruction whose
+//         second operand is its immediate / local slot (wasm3's operand-location variants)
+//   fuse  an integer comparison followed by br_if, or by the branch an `if` lowers to, becomes one
+//         compare-and-branch (the comparison's result never reaches a slot); i32.eqz before a
+//         branch flips its sense instead
+// Named as a '+'-joined set, "plain" for none: "fold+fuse" is every technique (the default).
+struct Lowering {
+  bool fold = true;
+  bool fuse = true;
+  bool operator==(const Lowering&) const = default;
+};
+std::string lowering_name(Lowering l);
+std::optional<Lowering> parse_lowering(std::string_view name);
+// Every set, "plain" first: the names `--lowering` accepts.
+std::vector<Lowering> lowerings();
+
 class Trap : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -177,6 +195,9 @@ class Runtime {
 
   Dispatch dispatch() const { return dispatch_; }
   Placement placement() const { return placement_; }
+  // The techniques the lowering applies to modules instantiated from now on.
+  void set_lowering(Lowering l) { lowering_ = l; }
+  Lowering lowering() const { return lowering_; }
 
   // Makes `exports` importable as module `name` (an instance's exports or a host module).
   void register_module(const std::string& name, ExternMap exports) { registry_[name] = std::move(exports); }
@@ -218,6 +239,7 @@ class Runtime {
  private:
   Dispatch dispatch_;
   Placement placement_;
+  Lowering lowering_;
   const uint64_t* op_words_;                   // the engine's op words (machine.h)
   void (*run_)(const uint64_t*, uint64_t*, uint64_t*, Machine*);  // the engine's entry
   std::map<std::string, ExternMap> registry_;

@@ -32,7 +32,7 @@ struct SpecFileResult {
 enum class SpecStage { kDecode, kValidate, kLink, kExecute };
 
 SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage = SpecStage::kDecode, Dispatch dispatch = Dispatch::kTail,
-                             Placement placement = Placement::kSp);
+                             Placement placement = Placement::kSp, Lowering lowering = {});
 // Every .wast under `suite_dir` (recursively), sorted.
 std::vector<std::string> spec_files(const std::string& suite_dir);
 

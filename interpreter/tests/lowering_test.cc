@@ -1,0 +1,144 @@
+// The lowering's peephole stage: what each speed technique writes (switch dispatch, where an op
+// word is the op's number), that it never rewrites across a label, and that every engine computes
+// the same results with every set of techniques (the spec suite runs them all too, in ctest).
+#include <algorithm>
+#include <bit>
+#include <deque>
+
+#include <gtest/gtest.h>
+
+#include "dispatchlab/interpreter/runtime.h"
+#include "dispatchlab/interpreter/validator.h"
+#include "ops.h"
+#include "wat.h"
+
+namespace dlab::wasm {
+namespace {
+
+using test_support::assemble;
+
+constexpr Lowering kPlain{false, false}, kFold{true, false}, kFuse{false, true}, kAll{true, true};
+
+// The op numbers of a function's lowered code, immediates left out (switch words are op numbers).
+std::vector<Op> ops_of(Lowering l, const std::string& wat, const std::string& name, std::vector<uint64_t>* words = nullptr) {
+  static std::deque<Runtime> runtimes;  // instances live as long as their runtime
+  Runtime& rt = runtimes.emplace_back(Dispatch::kSwitch);
+  rt.set_lowering(l);
+  Instance& inst = rt.instantiate(assemble(wat));
+  const auto& code = inst.exports.at(name).func->code;
+  if (words) *words = code;
+  std::vector<Op> out;
+  for (uint64_t w : code)
+    if (w < static_cast<uint64_t>(Op::kCount)) out.push_back(static_cast<Op>(w));
+  return out;
+}
+bool has(const std::vector<Op>& ops, Op op) { return std::find(ops.begin(), ops.end(), op) != ops.end(); }
+
+const char* const kAddLocals = R"((module (func (export "f") (param i32 i32) (result i32) local.get 0 local.get 1 i32.add)))";
+
+TEST(LoweringTest, FoldWritesTheLocalOperandIntoTheBinop) {
+  std::vector<uint64_t> words;
+  ops_of(kFold, kAddLocals, "f", &words);
+  // local.get 0; i32.add_rl 1; return 1
+  ASSERT_EQ(words.size(), 6u);
+  EXPECT_EQ(words[0], static_cast<uint64_t>(Op::local_get));
+  EXPECT_EQ(words[2], static_cast<uint64_t>(Op::i32_add_rl));
+  EXPECT_EQ(words[3], 1u);
+  EXPECT_EQ(words[4], static_cast<uint64_t>(Op::return_));
+  ops_of(kPlain, kAddLocals, "f", &words);
+  EXPECT_EQ(words.size(), 7u);  // plain: local.get, local.get, i32.add, return
+}
+
+TEST(LoweringTest, FoldWritesTheConstantIntoTheBinop) {
+  std::vector<uint64_t> words;
+  auto ops = ops_of(kFold, R"((module (func (export "f") (param i64) (result i64) local.get 0 i64.const -5 i64.shr_u)))", "f", &words);
+  EXPECT_TRUE(has(ops, Op::i64_shr_u_ri));
+  EXPECT_FALSE(has(ops, Op::const_));
+  EXPECT_EQ(words[3], static_cast<uint64_t>(-5));
+}
+
+TEST(LoweringTest, FuseWritesCompareAndBranchAsOneInstruction) {
+  const char* wat = R"((module (func (export "f") (param i32) (result i32)
+      (block (br_if 0 (i32.lt_s (local.get 0) (i32.const 10))) (return (i32.const 1)))
+      (block (br_if 0 (i32.ne (local.get 0) (local.get 0))) (return (i32.const 2)))
+      (if (i32.eqz (local.get 0)) (then (return (i32.const 3))))
+      (i32.const 4))))";
+  auto all = ops_of(kAll, wat, "f");
+  EXPECT_TRUE(has(all, Op::i32_lt_s_ri_br_if));  // folded, then fused
+  EXPECT_TRUE(has(all, Op::i32_ne_rl));          // local operand folded: no plain compare left to fuse
+  EXPECT_FALSE(has(all, Op::i32_eqz));           // `eqz; if` is a br_if over the then-arm
+  auto fuse = ops_of(kFuse, wat, "f");
+  EXPECT_TRUE(has(fuse, Op::i32_lt_s_br_if));
+  EXPECT_TRUE(has(fuse, Op::i32_ne_br_if));
+  auto plain = ops_of(kPlain, wat, "f");
+  EXPECT_TRUE(has(plain, Op::i32_lt_s));
+  EXPECT_TRUE(has(plain, Op::i32_eqz));
+  EXPECT_TRUE(has(plain, Op::br_unless));
+}
+
+// A block's end is a label: the const before it must stay a slot, because a branch to the end
+// arrives with another value there.
+const char* const kLabelBetween = R"((module (func (export "f") (param i32) (result i32)
+    (i32.const 10)
+    (block (result i32) (drop (br_if 0 (i32.const 3) (local.get 0))) (i32.const 4))
+    i32.add)))";
+
+TEST(LoweringTest, NeverRewritesAcrossALabel) {
+  auto ops = ops_of(kAll, kLabelBetween, "f");
+  EXPECT_FALSE(has(ops, Op::i32_add_ri));
+  EXPECT_TRUE(has(ops, Op::i32_add));
+}
+
+TEST(LoweringTest, NamesRoundTrip) {
+  for (Lowering l : lowerings()) EXPECT_EQ(parse_lowering(lowering_name(l)), l);
+  EXPECT_EQ(lowering_name(kAll), "fold+fuse");
+  EXPECT_EQ(lowering_name(kPlain), "plain");
+  EXPECT_FALSE(parse_lowering("fuse+fold").has_value());
+}
+
+// Every engine, every set of techniques: the same results on programs whose every branch and
+// operand kind the rewrites touch.
+TEST(LoweringTest, EveryEngineAgreesUnderEveryLowering) {
+  const char* wat = R"((module
+    (func (export "label") (param i32) (result i32)
+      (i32.const 10)
+      (block (result i32) (drop (br_if 0 (i32.const 3) (local.get 0))) (i32.const 4))
+      i32.add)
+    (func (export "loop") (param i32) (result i32) (local i32 i32)
+      (loop $l
+        (local.set 1 (i32.xor (i32.add (local.get 1) (local.get 2)) (i32.shr_u (local.get 1) (i32.const 3))))
+        (local.set 2 (i32.add (local.get 2) (i32.const 1)))
+        (br_if $l (i32.lt_u (local.get 2) (local.get 0))))
+      (if (i32.eqz (local.get 1)) (then (return (i32.const -1))))
+      (if (i32.ge_s (local.get 1) (i32.const 1000)) (then (return (i32.sub (local.get 1) (i32.const 1000)))))
+      (local.get 1))
+    (func (export "f64") (param f64) (result f64)
+      (f64.mul (f64.add (local.get 0) (f64.const 0.5)) (local.get 0)))
+    (func (export "div") (param i32) (result i32)
+      (i32.div_s (i32.const 100) (local.get 0)))))";
+  for (Dispatch d : dispatch_modes())
+    for (Placement p : placements()) {
+      if (!engine_unavailable(d, p).empty()) continue;
+      for (Lowering l : lowerings()) {
+        SCOPED_TRACE(std::string(dispatch_name(d)) + "/" + placement_name(p) + "/" + lowering_name(l));
+        Runtime rt(d, p);
+        rt.set_lowering(l);
+        Instance& inst = rt.instantiate(assemble(wat));
+        auto call = [&](const char* name, Value v) { return rt.invoke(inst.exports.at(name).func, {v})[0].lo; };
+        EXPECT_EQ(call("label", Value::i32(1)), 13u);
+        EXPECT_EQ(call("label", Value::i32(0)), 14u);
+        EXPECT_EQ(call("loop", Value::i32(50)), 908u);
+        EXPECT_EQ(call("loop", Value::i32(80)), 594u);
+        EXPECT_EQ(call("loop", Value::i32(0)), 0xFFFFFFFFu);
+        double x = 3.0, got;
+        uint64_t bits = call("f64", Value{ValType::kF64, std::bit_cast<uint64_t>(x), 0});
+        got = std::bit_cast<double>(bits);
+        EXPECT_EQ(got, (x + 0.5) * x);
+        EXPECT_EQ(call("div", Value::i32(7)), 14u);
+        EXPECT_THROW(call("div", Value::i32(0)), Trap);
+      }
+    }
+}
+
+}  // namespace
+}  // namespace dlab::wasm
