@@ -36,7 +36,7 @@ constexpr SimpleOpIndex kIndex;
 // `folded` when a const / local.get was just written before it, and `fused` when a branch follows
 // it (the comparison itself, or its `_ri` form, which is one word longer).
 struct Rewrites {
-  Op ri = Op::kCount, rl = Op::kCount;
+  Op ri = Op::kCount, rl = Op::kCount, li = Op::kCount, ll = Op::kCount, local_address = Op::kCount;
   Op br_if = Op::kCount, br_unless = Op::kCount;
   uint8_t words = 0;  // the op's length, when it can be fused
 };
@@ -47,6 +47,9 @@ struct RewriteTable {
       Rewrites& plain = of[static_cast<size_t>(e.op)];
       plain.ri = e.forms.ri;
       plain.rl = e.forms.rl;
+      plain.li = e.forms.li;
+      plain.ll = e.forms.ll;
+      plain.local_address = e.forms.local_address;
       if (e.forms.br_if == Op::kCount) continue;
       plain.br_if = e.forms.br_if;
       plain.br_unless = e.forms.br_unless;
@@ -165,14 +168,53 @@ class Lowerer {
     w.op = to;
     code_[w.at] = words_[static_cast<size_t>(to)];
   }
-  // fold: `const c; binop` -> `binop_ri c`, `local.get x; binop` -> `binop_rl x` (both 2 words).
+  // fold, for a binop about to be written:
+  //   `const c; binop` -> `binop_ri c`          `local.get x; binop` -> `binop_rl x`
+  //   `local.get x; const c; binop` -> `binop_li x c`
+  //   `local.get x; local.get y; binop` (already `local_get_get x y`) -> `binop_ll x y`
   bool fold(Op op) {
     const Rewrites& r = kRewrites[op];
+    if (!lowering_.fold || r.ri == Op::kCount) return false;
+    if (last(3) != nullptr && window_.back().op == Op::local_get_get) {
+      rewrite(window_.back(), r.ll);
+      return true;
+    }
     const Written* w = last(2);
-    if (!lowering_.fold || r.ri == Op::kCount || w == nullptr) return false;
-    Op to = w->op == Op::const_ ? r.ri : w->op == Op::local_get ? r.rl : Op::kCount;
-    if (to == Op::kCount) return false;
+    if (w == nullptr) return false;
+    if (w->op == Op::const_) {
+      size_t n = window_.size();
+      if (n >= 2 && window_[n - 2].op == Op::local_get && window_[n - 2].at + 2 == w->at) {
+        code_[w->at] = code_[w->at + 1];  // [local_get x const c] -> [binop_li x c]
+        code_.pop_back();
+        window_.pop_back();
+        rewrite(window_.back(), r.li);
+        return true;
+      }
+      rewrite(window_.back(), r.ri);
+      return true;
+    }
+    if (w->op == Op::local_get) {
+      rewrite(window_.back(), r.rl);
+      return true;
+    }
+    return false;
+  }
+  // fold, for a load about to be written: `local.get x; load off` -> `load_l x off`.
+  bool fold_load(Op op, uint64_t offset) {
+    Op to = kRewrites[op].local_address;
+    const Written* w = last(2);
+    if (!lowering_.fold || to == Op::kCount || w == nullptr || w->op != Op::local_get) return false;
     rewrite(window_.back(), to);
+    word(offset);
+    return true;
+  }
+  // fold, for a local.get about to be written (superinstructions from the most frequent pairs):
+  // `local.get x; local.get y` -> `local_get_get x y`, `local.set x; local.get y` -> `local_set_get x y`.
+  bool fold_local_get(uint32_t slot) {
+    const Written* w = last(2);
+    if (!lowering_.fold || w == nullptr || (w->op != Op::local_get && w->op != Op::local_set)) return false;
+    rewrite(window_.back(), w->op == Op::local_get ? Op::local_get_get : Op::local_set_get);
+    word(slot);
     return true;
   }
   // A conditional branch on the top of stack (br_if, or br_unless for `if`) with its offset word
@@ -298,16 +340,27 @@ class Lowerer {
       case Imm::MEMLANE: r.u32(); imm[0] = r.u32(); imm[1] = r.u8(); break;
       case Imm::SHUF: std::memcpy(imm, r.bytes(16), 16); break;
     }
+    if (s.imm == Imm::MEM && kRewrites[s.op].local_address != Op::kCount && lowering_.fold && !dead()) {
+      pop_push(s);
+      if (fold_load(s.op, imm[0])) return;
+      emit(s.op);
+      word(imm[0]);
+      return;
+    }
     simple(s);
     int words = s.imm == Imm::NONE ? 0 : (s.imm == Imm::MEM || s.imm == Imm::LANE) ? 1 : 2;
     for (int i = 0; i < words; ++i) word(imm[i]);
   }
-  void simple(const SimpleOp& s) {
+  // The operand types' effect of a table instruction's signature.
+  void pop_push(const SimpleOp& s) {
     const char* sig = s.signature;
     const char* colon = sig;
     while (*colon != ':') ++colon;
     pop(static_cast<size_t>(colon - sig));
     for (const char* p = colon + 1; *p; ++p) push(type_letter(*p));
+  }
+  void simple(const SimpleOp& s) {
+    pop_push(s);
     if (!fold(s.op)) emit(s.op);
   }
   void call(const FuncInst* callee, bool tail) {
@@ -426,6 +479,7 @@ class Lowerer {
         bool wide = slots_of(t) == 2;
         if (op == 0x20) {
           push(t);
+          if (!wide && fold_local_get(local_slot_[i])) return;
           emit(wide ? Op::local_get2 : Op::local_get);
         } else if (op == 0x21) {
           pop();

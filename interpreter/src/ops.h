@@ -48,8 +48,9 @@ inline constexpr SimpleOp kSimpleOps[] = {
 // The forms the lowering's speed techniques write in place of a plain op, from handlers.def's
 // BINOP and CMPOP entries (Op::kCount where an op has no such form).
 struct Forms {
-  Op ri = Op::kCount, rl = Op::kCount;  // fold: the second operand an immediate / a local
+  Op ri = Op::kCount, rl = Op::kCount, li = Op::kCount, ll = Op::kCount;  // fold: operands from the instruction
   Op br_if = Op::kCount, br_unless = Op::kCount, ri_br_if = Op::kCount, ri_br_unless = Op::kCount;  // fuse
+  Op local_address = Op::kCount;  // fold: a load's address from a local
 };
 struct FormsOf {
   Op op;
@@ -57,13 +58,17 @@ struct FormsOf {
 };
 inline constexpr FormsOf kForms[] = {
 #define OP(name, ...)
-#define BINOP(name, opcode, sig, T, R, expr) {Op::name, {Op::name##_ri, Op::name##_rl}},
-#define CMPOP(name, opcode, sig, T, expr) \
-  {Op::name, {Op::name##_ri, Op::name##_rl, Op::name##_br_if, Op::name##_br_unless, Op::name##_ri_br_if, Op::name##_ri_br_unless}},
+#define BINOP(name, opcode, sig, T, R, expr) {Op::name, {.ri = Op::name##_ri, .rl = Op::name##_rl, .li = Op::name##_li, .ll = Op::name##_ll}},
+#define CMPOP(name, opcode, sig, T, expr)                                                                                   \
+  {Op::name,                                                                                                                \
+   {.ri = Op::name##_ri, .rl = Op::name##_rl, .li = Op::name##_li, .ll = Op::name##_ll, .br_if = Op::name##_br_if,        \
+    .br_unless = Op::name##_br_unless, .ri_br_if = Op::name##_ri_br_if, .ri_br_unless = Op::name##_ri_br_unless}},
+#define LOADOP(name, opcode, sig, M, T) {Op::name, {.local_address = Op::name##_l}},
 #include "handlers.def"
 #undef OP
 #undef BINOP
 #undef CMPOP
+#undef LOADOP
 };
 
 inline constexpr const char* kOpNames[] = {

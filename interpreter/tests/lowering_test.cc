@@ -32,19 +32,28 @@ std::vector<Op> ops_of(Lowering l, const std::string& wat, const std::string& na
     if (w < static_cast<uint64_t>(Op::kCount)) out.push_back(static_cast<Op>(w));
   return out;
 }
+// The lowered words of a function, with W(op) for an op word.
+std::vector<uint64_t> words_of(Lowering l, const std::string& wat) {
+  std::vector<uint64_t> words;
+  ops_of(l, wat, "f", &words);
+  return words;
+}
+constexpr uint64_t W(Op op) { return static_cast<uint64_t>(op); }
 bool has(const std::vector<Op>& ops, Op op) { return std::find(ops.begin(), ops.end(), op) != ops.end(); }
 
 const char* const kAddLocals = R"((module (func (export "f") (param i32 i32) (result i32) local.get 0 local.get 1 i32.add)))";
 
-TEST(LoweringTest, FoldWritesTheLocalOperandIntoTheBinop) {
+TEST(LoweringTest, FoldWritesTheLocalOperandsIntoTheBinop) {
   std::vector<uint64_t> words;
   ops_of(kFold, kAddLocals, "f", &words);
-  // local.get 0; i32.add_rl 1; return 1
-  ASSERT_EQ(words.size(), 6u);
-  EXPECT_EQ(words[0], static_cast<uint64_t>(Op::local_get));
-  EXPECT_EQ(words[2], static_cast<uint64_t>(Op::i32_add_rl));
-  EXPECT_EQ(words[3], 1u);
-  EXPECT_EQ(words[4], static_cast<uint64_t>(Op::return_));
+  // i32.add_ll 0 1; return 1
+  ASSERT_EQ(words.size(), 5u);
+  EXPECT_EQ(words[0], static_cast<uint64_t>(Op::i32_add_ll));
+  EXPECT_EQ(words[1], 0u);
+  EXPECT_EQ(words[2], 1u);
+  EXPECT_EQ(words[3], static_cast<uint64_t>(Op::return_));
+  EXPECT_EQ(words_of(kFold, R"((module (func (export "f") (param i32 i32) (result i32) local.get 0 local.get 0 i32.mul local.get 1 i32.add)))"),
+            (std::vector<uint64_t>{W(Op::i32_mul_ll), 0, 0, W(Op::i32_add_rl), 1, W(Op::return_), 1}));
   ops_of(kPlain, kAddLocals, "f", &words);
   EXPECT_EQ(words.size(), 7u);  // plain: local.get, local.get, i32.add, return
 }
@@ -52,20 +61,29 @@ TEST(LoweringTest, FoldWritesTheLocalOperandIntoTheBinop) {
 TEST(LoweringTest, FoldWritesTheConstantIntoTheBinop) {
   std::vector<uint64_t> words;
   auto ops = ops_of(kFold, R"((module (func (export "f") (param i64) (result i64) local.get 0 i64.const -5 i64.shr_u)))", "f", &words);
-  EXPECT_TRUE(has(ops, Op::i64_shr_u_ri));
-  EXPECT_FALSE(has(ops, Op::const_));
-  EXPECT_EQ(words[3], static_cast<uint64_t>(-5));
+  EXPECT_EQ(words, (std::vector<uint64_t>{W(Op::i64_shr_u_li), 0, static_cast<uint64_t>(-5), W(Op::return_), 1}));
+  EXPECT_EQ(words_of(kFold, R"((module (func (export "f") (param i64) (result i64) local.get 0 local.get 0 i64.mul i64.const 3 i64.add)))"),
+            (std::vector<uint64_t>{W(Op::i64_mul_ll), 0, 0, W(Op::i64_add_ri), 3, W(Op::return_), 1}));
+}
+
+TEST(LoweringTest, FoldWritesLocalAddressesAndFrequentPairs) {
+  EXPECT_EQ(words_of(kFold, R"((module (memory 1) (func (export "f") (param i32) (result i32) (local i32)
+      (local.set 1 (i32.load offset=8 (local.get 0))) (local.get 1) (local.get 0) (i32.store) (local.get 1))))"),
+            (std::vector<uint64_t>{W(Op::i32_load_l), 0, 8, W(Op::local_set_get), 1, 1, W(Op::local_get), 0, W(Op::i32_store), 0,
+                                   W(Op::local_get), 1, W(Op::return_), 1}));
+  EXPECT_EQ(words_of(kFold, R"((module (func (export "f") (param i32 i32) (result i32) (local.get 0) (local.get 1) (drop))))"),
+            (std::vector<uint64_t>{W(Op::local_get_get), 0, 1, W(Op::drop), W(Op::return_), 1}));
 }
 
 TEST(LoweringTest, FuseWritesCompareAndBranchAsOneInstruction) {
   const char* wat = R"((module (func (export "f") (param i32) (result i32)
-      (block (br_if 0 (i32.lt_s (local.get 0) (i32.const 10))) (return (i32.const 1)))
+      (block (br_if 0 (i32.lt_s (i32.add (local.get 0) (local.get 0)) (i32.const 10))) (return (i32.const 1)))
       (block (br_if 0 (i32.ne (local.get 0) (local.get 0))) (return (i32.const 2)))
       (if (i32.eqz (local.get 0)) (then (return (i32.const 3))))
       (i32.const 4))))";
   auto all = ops_of(kAll, wat, "f");
   EXPECT_TRUE(has(all, Op::i32_lt_s_ri_br_if));  // folded, then fused
-  EXPECT_TRUE(has(all, Op::i32_ne_rl));          // local operand folded: no plain compare left to fuse
+  EXPECT_TRUE(has(all, Op::i32_ne_ll));          // local operands folded: no plain compare left to fuse
   EXPECT_FALSE(has(all, Op::i32_eqz));           // `eqz; if` is a br_if over the then-arm
   auto fuse = ops_of(kFuse, wat, "f");
   EXPECT_TRUE(has(fuse, Op::i32_lt_s_br_if));
