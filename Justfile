@@ -50,6 +50,8 @@ rfc: build
     echo "== interpreter stack placements (tail dispatch, vec as baseline), and under cachegrind"
     {{dlab}} wasm bench --quick --variants vec,sp,sp_wt,sp_wb,sp_spill --dispatch tail --name wasm_variants --run-dir "$run"
     {{dlab}} wasm bench --valgrind --variants vec,sp,sp_wt,sp_wb,sp_spill --dispatch tail --name wasm_variants --run-dir "$run"
+    echo "== interpreter speed techniques (the lowering's fold and fuse, one at a time and together) beside native"
+    {{dlab}} wasm bench --quick --lowerings plain,fold,fuse,fold+fuse --dispatch tail_pn,goto --variants sp_wt --name wasm_lowering --run-dir "$run"
     echo "== the D-binop family in the interpreter (the handler-pair knee)"
     {{dlab}} wasm bench --quick --dbinop 5,9,13,17,21,25,29,33,37,41,45 --dispatch tail,switch --name wasm_dbinop --run-dir "$run"
     echo "== probes (register budget and handler state placement, into results/probes)"
@@ -70,6 +72,7 @@ models: build
     {{dlab}} wasm bench --valgrind --run-dir "$run"
     {{dlab}} wasm bench --variants vec,sp,sp_wt,sp_wb,sp_spill --dispatch tail,goto --name wasm_variants --run-dir "$run"
     {{dlab}} wasm bench --valgrind --variants vec,sp,sp_wt,sp_wb,sp_spill --dispatch tail --name wasm_variants --run-dir "$run"
+    {{dlab}} wasm bench --lowerings plain,fold,fuse,fold+fuse --dispatch tail_pn,goto --variants sp_wt --name wasm_lowering --run-dir "$run"
     {{dlab}} wasm bench --dbinop 5,7,9,11,13,15,17,19,21,25,29,33,37,41,45 --dispatch tail,tail_pn,goto,switch --name wasm_dbinop --run-dir "$run"
     DLAB_BIN="$PWD/{{dlab}}" {{python}} -m dispatchlab_analysis.report "$run"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from .figures import all_figures
 from .knee import dbinop_knees, kcopy_knees
 from .results import Run, latest_runs, load_run, parse_params, pick_cycles
-from .tables import (MODEL_COLUMNS, VALGRIND_COLUMNS, WASM_VALGRIND_COLUMNS, counters_markdown, length_sweep_table,
+from .tables import (MODEL_COLUMNS, VALGRIND_COLUMNS, WASM_VALGRIND_COLUMNS, counters_markdown, length_sweep_table, lowering_markdown,
                      markdown_table, model_interpreter_markdown, rfc_change_table, summary_markdown, unavailable_markdown,
                      variants_markdown, wide_markdown)
 
@@ -200,6 +200,9 @@ def analysis_markdown(run: Run) -> str:
     comparison = model_interpreter_markdown(run)
     if comparison:
         parts += ["## Model vs interpreter: dispatch modes against switch\n", comparison]
+    lowering = lowering_markdown(run)
+    if lowering:
+        parts += ["## Interpreter speed techniques (the lowering's fold and fuse)\n", lowering]
     placements = variants_markdown(run)
     if placements:
         parts += ["## Model vs interpreter: stack placements against vec\n", placements]

@@ -318,3 +318,46 @@ def variants_markdown(run) -> str | None:
         rows.append(row)
     return (f"Change against `vec` ({metric}; model: {label or 'no stack variant group'}; interpreter: `dlab wasm bench "
             f"--variants`, tail dispatch, per call).\n\n" + markdown_table(["placement", "model"] + workloads, rows))
+
+
+def lowering_markdown(run) -> str | None:
+    """The lowering's speed techniques (`wasm_lowering`: `dlab wasm bench --lowerings ...`): per
+    workload each configuration's change against the first (plain) one, paired by round, and every
+    configuration's speed against the native build of the same C, with the geometric mean over
+    the workloads (the issue's yardstick: wasm3 runs CoreMark at about 1/9.6 of native here)."""
+    exp = run.experiments.get("wasm_lowering")
+    if exp is None:
+        return None
+    s = with_params(exp.summary)
+    metric = pick_cycles(exp.summary)[0]
+    s = s[(s["metric"] == metric) & (s["n"] > 0)]
+    if s.empty:
+        return None
+    workloads = list(dict.fromkeys(s["workload"]))
+    native = {w: s[(s["workload"] == w) & (s["dispatch"] == "native")]["median"] for w in workloads}
+    engines = [c.split("/", 1)[1] for c in dict.fromkeys(s["case"]) if not c.endswith("/native")]
+    engines = list(dict.fromkeys(engines))
+    change_rows, native_rows = [], []
+    for e in engines:
+        change, vs_native, logs = [e], [e], []
+        for w in workloads:
+            r = s[s["case"] == f"{w}/{e}"]
+            if r.empty:
+                change.append("")
+                vs_native.append("")
+                continue
+            r = r.iloc[0]
+            change.append("baseline" if r["case"] == r["baseline"] else
+                          f"{fmt_change(r['ratio'])} [{fmt_change(r['ratio_ci95_lo'])}, {fmt_change(r['ratio_ci95_hi'])}]")
+            if len(native[w]) and native[w].iloc[0] > 0:
+                x = r["median"] / native[w].iloc[0]
+                logs.append(math.log(x))
+                vs_native.append(f"1/{x:.1f}")
+            else:
+                vs_native.append("")
+        change_rows.append(change)
+        native_rows.append(vs_native + [f"1/{math.exp(sum(logs) / len(logs)):.2f}" if logs else ""])
+    return (f"Change against `{engines[0]}` ({metric} per call, paired by round, 95% CI):\n\n"
+            + markdown_table(["engine/lowering"] + workloads, change_rows)
+            + f"\n\nSpeed against the native build (clang -O2, same rounds; {metric} medians), and the geometric mean "
+            "over the workloads:\n\n" + markdown_table(["engine/lowering"] + workloads + ["geomean"], native_rows))
