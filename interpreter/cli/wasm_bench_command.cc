@@ -196,7 +196,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
       "time the interpreter's engines (dispatch modes x stack placements) on workload kernels under the run protocol "
       "(interleaved per workload, the first engine as baseline) and write wasm.summary.csv / .samples.csv / .json");
   struct Options {
-    std::string module, workloads, dispatch = "switch,tail,tail_pn,goto", variants = "sp", lowerings = "fold+fuse", name = "wasm", dbinop;
+    std::string module, workloads, dispatch = "switch,tail,tail_pn,goto", variants = "sp", lowerings = "fold+fuse+super", name = "wasm", dbinop;
     std::vector<std::string> peers;
     uint64_t peer_calls = 5;
     bool quick = false, no_save = false, valgrind = false, no_native = false;
@@ -222,8 +222,9 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
   for (auto l : wasm::lowerings()) lowering_list += (lowering_list.empty() ? "" : ",") + wasm::lowering_name(l);
   cmd->add_option("--lowerings", o->lowerings,
                   "comma-separated subset of the lowering's technique sets " + lowering_list +
-                      " (fold: const / local.get operands folded into binops; fuse: compare-and-branch); with several, "
-                      "every set on every engine, the first the baseline (e.g. --lowerings plain,fold,fuse,fold+fuse)")
+                      " (fold: const / local.get operands folded into binops; fuse: compare-and-branch; super: measured pairs as "
+                      "superinstructions); with several, "
+                      "every set on every engine, the first the baseline (e.g. --lowerings plain,fold,fuse,super,fold+fuse+super)")
       ->capture_default_str();
   cmd->add_option("--name", o->name,
                   "experiment name: the files are <name>.summary.csv ... (<name>_valgrind with --valgrind), so several "

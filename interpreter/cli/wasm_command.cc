@@ -50,7 +50,8 @@ std::vector<std::string> lowering_names() {
 // --lowering's help: the sets it takes and what each technique does.
 const char* const kLoweringHelp =
     "the lowering's speed techniques: plain, fold (a const / local.get operand folded into the binop that consumes it), "
-    "fuse (an integer compare and the branch on it as one instruction), or fold+fuse";
+    "fuse (an integer compare and the branch on it as one instruction), super (measured pairs as superinstructions), "
+    "or a +-joined set of them, e.g. fold+fuse+super (the default)";
 
 std::vector<uint8_t> read_module(const std::string& file) {
   std::string text = read_input_file(file);
@@ -173,7 +174,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
                                            "one export with --invoke. Program arguments go after the module (after `--` when they "
                                            "start with '-')");
   struct Options {
-    std::string file, invoke, dispatch = "tail", variant = "sp", lowering = "fold+fuse", json;
+    std::string file, invoke, dispatch = "tail", variant = "sp", lowering = "fold+fuse+super", json;
     std::vector<std::string> args, env;
     uint64_t repeat = 1;
     size_t top = 15;
@@ -309,7 +310,7 @@ void add_wasm_command(CLI::App& app) {
   auto dispatch = std::make_shared<std::string>("all");
   auto variant = std::make_shared<std::string>("sp");
   auto only = std::make_shared<std::string>();
-  auto lowering = std::make_shared<std::string>("fold+fuse");
+  auto lowering = std::make_shared<std::string>("fold+fuse+super");
   spec->add_option("--stage", *stage,
                    "decode; validate (also the validator); link (also import resolution, register, assert_unlinkable); "
                    "execute (everything: instantiation, actions, every assertion)")

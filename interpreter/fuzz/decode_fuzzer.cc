@@ -72,7 +72,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<std::string> expected;
   bool first = true;
   for (Dispatch d : dispatch_modes())
-    for (Lowering lowering : {Lowering{false, false}, Lowering{true, true}}) {
+    for (Lowering lowering : {Lowering{false, false, false}, Lowering{true, true, true}}) {
       Runtime rt(d);
       rt.set_lowering(lowering);
       provide_imports(rt, m);

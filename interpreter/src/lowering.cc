@@ -121,6 +121,7 @@ class Lowerer {
     ctls_.push_back(std::move(fn));
     BinaryReader r(body_.code.bytes.data(), body_.code.bytes.size());
     while (!ctls_.empty()) instruction(r);
+    label();
     f_.max_slots = max_height_;
     f_.code = std::move(code_);
   }
@@ -158,7 +159,25 @@ class Lowerer {
   }
   // ---- the peephole stage: it rewrites the instructions written since the last label (a position
   // a branch may land on, where the window is emptied), so a rewrite never swallows a branch target.
-  void label() { window_.clear(); }
+  // The window's op words are final only when it is emptied: then `super` pairs them.
+  void label() {
+    if (lowering_.super) superinstructions();
+    window_.clear();
+  }
+  // super: left to right, each pair of consecutive instructions with a superinstruction becomes it
+  // (the first's op word rewritten; the second's words stay in place, skipped by the handler, so no
+  // offset moves); an instruction takes part in one pair at most.
+  void superinstructions() {
+    for (size_t i = 0; i + 1 < window_.size(); ++i) {
+      Op first = window_[i].op, second = window_[i + 1].op;
+      for (const SuperOf& s : kSupers)
+        if (s.first == first && s.second == second) {
+          rewrite(window_[i], s.op);
+          ++i;
+          break;
+        }
+    }
+  }
   // The window's last instruction, if it is `words` long and ends where the stream does.
   const Written* last(size_t words) const {
     if (window_.empty() || dead() || window_.back().at + words != code_.size()) return nullptr;
@@ -396,6 +415,7 @@ class Lowerer {
     body(op, r);
     if (was_dead) {
       code_.resize(mark);
+      while (!window_.empty() && window_.back().at >= mark) window_.pop_back();
       label();
     }
   }

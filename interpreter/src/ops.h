@@ -71,6 +71,19 @@ inline constexpr FormsOf kForms[] = {
 #undef LOADOP
 };
 
+// The superinstructions (superinstructions.def, generated from measured pair frequencies): the
+// lowering's `super` technique writes `op` over `first` where `second` follows it.
+struct SuperOf {
+  Op first, second, op;
+};
+inline constexpr SuperOf kSupers[] = {
+#define OP(name, ...)
+#define SUPER(name, first, second, ...) {Op::first, Op::second, Op::name},
+#include "handlers.def"
+#undef OP
+#undef SUPER
+};
+
 inline constexpr const char* kOpNames[] = {
 #define OP(name, ...) #name,
 #include "handlers.def"

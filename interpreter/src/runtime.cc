@@ -58,6 +58,7 @@ std::string lowering_name(Lowering l) {
   std::string out;
   if (l.fold) out = "fold";
   if (l.fuse) out += out.empty() ? "fuse" : "+fuse";
+  if (l.super) out += out.empty() ? "super" : "+super";
   return out.empty() ? "plain" : out;
 }
 
@@ -67,7 +68,13 @@ std::optional<Lowering> parse_lowering(std::string_view name) {
   return std::nullopt;
 }
 
-std::vector<Lowering> lowerings() { return {{false, false}, {true, false}, {false, true}, {true, true}}; }
+std::vector<Lowering> lowerings() {
+  std::vector<Lowering> out;
+  for (int super = 0; super < 2; ++super)
+    for (int fuse = 0; fuse < 2; ++fuse)
+      for (int fold = 0; fold < 2; ++fold) out.push_back({fold == 1, fuse == 1, super == 1});
+  return out;
+}
 
 namespace {
 

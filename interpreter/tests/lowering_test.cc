@@ -17,7 +17,8 @@ namespace {
 
 using test_support::assemble;
 
-constexpr Lowering kPlain{false, false}, kFold{true, false}, kFuse{false, true}, kAll{true, true};
+constexpr Lowering kPlain{false, false, false}, kFold{true, false, false}, kFuse{false, true, false}, kFoldFuse{true, true, false},
+    kAll{true, true, true};
 
 // The op numbers of a function's lowered code, immediates left out (switch words are op numbers).
 std::vector<Op> ops_of(Lowering l, const std::string& wat, const std::string& name, std::vector<uint64_t>* words = nullptr) {
@@ -81,7 +82,7 @@ TEST(LoweringTest, FuseWritesCompareAndBranchAsOneInstruction) {
       (block (br_if 0 (i32.ne (local.get 0) (local.get 0))) (return (i32.const 2)))
       (if (i32.eqz (local.get 0)) (then (return (i32.const 3))))
       (i32.const 4))))";
-  auto all = ops_of(kAll, wat, "f");
+  auto all = ops_of(kFoldFuse, wat, "f");
   EXPECT_TRUE(has(all, Op::i32_lt_s_ri_br_if));  // folded, then fused
   EXPECT_TRUE(has(all, Op::i32_ne_ll));          // local operands folded: no plain compare left to fuse
   EXPECT_FALSE(has(all, Op::i32_eqz));           // `eqz; if` is a br_if over the then-arm
@@ -102,14 +103,36 @@ const char* const kLabelBetween = R"((module (func (export "f") (param i32) (res
     i32.add)))";
 
 TEST(LoweringTest, NeverRewritesAcrossALabel) {
-  auto ops = ops_of(kAll, kLabelBetween, "f");
+  auto ops = ops_of(kFoldFuse, kLabelBetween, "f");
   EXPECT_FALSE(has(ops, Op::i32_add_ri));
   EXPECT_TRUE(has(ops, Op::i32_add));
 }
 
+// super: a pair with a superinstruction gets it over its first op word; the second's words stay.
+TEST(LoweringTest, SuperWritesTheSuperinstructionOverThePairsFirstOp) {
+  const SuperOf* pair = nullptr;
+  for (const SuperOf& s : kSupers)
+    if (s.first == Op::local_get && s.second == Op::local_set_get) pair = &s;
+  if (pair == nullptr) GTEST_SKIP() << "superinstructions.def has no local_get__local_set_get (regenerated from other profiles)";
+  const char* wat = R"((module (func (export "f") (param i32 i32) (result i32)
+      (local.set 0 (local.get 1)) (local.get 0))))";
+  EXPECT_EQ(words_of(kAll, wat), (std::vector<uint64_t>{W(pair->op), 1, W(Op::local_set_get), 0, 0, W(Op::return_), 1}));
+  EXPECT_EQ(words_of(kFoldFuse, wat), (std::vector<uint64_t>{W(Op::local_get), 1, W(Op::local_set_get), 0, 0, W(Op::return_), 1}));
+}
+
+// A superinstruction never spans a label: the loop head between the two stays a dispatch.
+TEST(LoweringTest, SuperNeverPairsAcrossALabel) {
+  const char* wat = R"((module (func (export "f") (param i32 i32) (result i32)
+      (local.get 1) (loop (param i32) (result i32) (local.set 0) (local.get 0)))))";
+  auto words = words_of(kAll, wat);
+  ASSERT_GE(words.size(), 3u);
+  EXPECT_EQ(words[0], W(Op::local_get));
+}
+
 TEST(LoweringTest, NamesRoundTrip) {
   for (Lowering l : lowerings()) EXPECT_EQ(parse_lowering(lowering_name(l)), l);
-  EXPECT_EQ(lowering_name(kAll), "fold+fuse");
+  EXPECT_EQ(lowering_name(kAll), "fold+fuse+super");
+  EXPECT_EQ(lowering_name(kFoldFuse), "fold+fuse");
   EXPECT_EQ(lowering_name(kPlain), "plain");
   EXPECT_FALSE(parse_lowering("fuse+fold").has_value());
 }

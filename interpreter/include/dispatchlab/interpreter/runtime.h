@@ -58,10 +58,13 @@ std::string engine_unavailable(Dispatch d, Placement p);
 //   fuse  an integer comparison followed by br_if, or by the branch an `if` lowers to, becomes one
 //         compare-and-branch (the comparison's result never reaches a slot); i32.eqz before a
 //         branch flips its sense instead
-// Named as a '+'-joined set, "plain" for none: "fold+fuse" is every technique (the default).
+//   super a pair of consecutive instructions becomes one superinstruction (both bodies in one
+//         handler), for the pairs tools/superinstructions.py chose from measured pair frequencies
+// Named as a '+'-joined set, "plain" for none: "fold+fuse+super" is every technique (the default).
 struct Lowering {
   bool fold = true;
   bool fuse = true;
+  bool super = true;
   bool operator==(const Lowering&) const = default;
 };
 std::string lowering_name(Lowering l);

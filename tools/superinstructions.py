@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Superinstructions for the interpreter, chosen from measured pair frequencies.
+
+Two steps, both deterministic from files in the repository:
+
+  profile   runs `dlab wasm profile` (the counting engine, lowering fold+fuse) on every workload
+            kernel and writes the consecutive-op pair counts to interpreter/src/superinstructions.pairs.csv
+  generate  picks the most frequent pairs whose two ops both keep to the top-of-stack vocabulary
+            (TOS-kind entries of handlers.def, including every NUM/MEM/BINOP/CMPOP/LOADOP form)
+            and writes interpreter/src/superinstructions.def: one SUPER(name, first, second,
+            (first body), (second body)) entry per pair, the bodies taken from handlers.def through
+            the C preprocessor (so generated forms such as i32_add_ri have their real bodies).
+            In the first body every NEXT / NEXT_KEEP becomes a step into the second body
+            (DLW_STEP / DLW_STEP_KEEP, handlers.def) instead of a dispatch. --check compares
+            instead of writing (a ctest runs it, so a handlers.def change cannot leave the
+            generated file stale).
+
+The lowering's `super` technique rewrites a pair's first op word into the superinstruction and
+keeps the second's words in place (skipped at run time), so branch offsets do not move.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HANDLERS = ROOT / "interpreter" / "src" / "handlers.def"
+PAIRS = ROOT / "interpreter" / "src" / "superinstructions.pairs.csv"
+OUT = ROOT / "interpreter" / "src" / "superinstructions.def"
+
+# The profile's inputs: each kernel of interpreter/workloads/kernels.c at a size that runs in well
+# under a second in the counting engine. Pair frequencies, not timings, so the size only has to
+# reach the steady state of each kernel's loops.
+PROFILE_SIZES = {"fib": 20, "sieve": 100000, "sort": 4000, "crc32": 100000, "mandel": 30, "bytecode": 30000, "matmul": 10,
+                 "biquad": 15000, "bulkmem": 1000, "vdispatch": 60000, "statemach": 50000, "coremix": 300}
+DEFAULT_COUNT = 24
+
+FUEL_TEXT = 'if (--m->fuel == 0) TRAP("fuel exhausted")'
+
+
+def profile(dlab: str, module: str, out: Path) -> None:
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for workload, size in PROFILE_SIZES.items():
+            js = Path(tmp) / f"{workload}.json"
+            subprocess.run([dlab, "wasm", "profile", "--lowering", "fold+fuse", "--json", str(js), "--invoke", workload, module,
+                            str(size)], check=True, capture_output=True, text=True)
+            doc = json.loads(js.read_text())
+            for p in doc["pairs"]:
+                rows.append((workload, p["from"], p["to"], p["count"], doc["dispatches"]))
+    with out.open("w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["workload", "first", "second", "count", "dispatches"])
+        w.writerows(rows)
+    print(f"wrote {out} ({len(rows)} pairs over {len(PROFILE_SIZES)} workloads)")
+
+
+def entries(clang: str, handlers: Path) -> dict[str, tuple[str, str]]:
+    """Every op of handlers.def: name -> (kind OP|TOS, body), bodies macro-expanded except the
+    dispatch and placement vocabulary (NEXT, NEXT_KEEP, GOTO, TRAP, TOP_VALUE, SET_TOP, PUSH_VALUE),
+    which stays as written so each dispatch mode and placement expands it its own way."""
+    probe = ("#define DLAB_FUEL 1\n#define DLW_NO_SUPERINSTRUCTIONS 1\n#define OP(name, ...) DLW_ENTRY OP name DLW_BEGIN __VA_ARGS__ DLW_END\n"
+             "#define TOS(name, ...) DLW_ENTRY TOS name DLW_BEGIN __VA_ARGS__ DLW_END\n"
+             f'#include "{handlers}"\n')
+    with tempfile.NamedTemporaryFile("w", suffix=".cc", delete=False) as f:
+        f.write(probe)
+        path = f.name
+    try:
+        out = subprocess.run([clang, "-std=c++20", "-E", "-P", path], check=True, capture_output=True, text=True).stdout
+    finally:
+        Path(path).unlink()
+    found = {}
+    for m in re.finditer(r"DLW_ENTRY (OP|TOS) (\w+) DLW_BEGIN (.*?) DLW_END", out, re.S):
+        found[m.group(2)] = (m.group(1), " ".join(m.group(3).replace(FUEL_TEXT, "FUEL()").split()))
+    if not found:
+        sys.exit(f"{handlers}: no entries found through the preprocessor")
+    return found
+
+
+def read_pairs(path: Path) -> list[tuple[str, str, float]]:
+    """(first, second, mean share of dispatches over the workloads), most frequent first."""
+    share: dict[tuple[str, str], float] = defaultdict(float)
+    workloads = set()
+    with path.open() as f:
+        for line, row in enumerate(csv.DictReader(f), start=2):
+            try:
+                share[(row["first"], row["second"])] += int(row["count"]) / int(row["dispatches"])
+                workloads.add(row["workload"])
+            except (KeyError, ValueError) as e:
+                sys.exit(f"{path}:{line}: malformed row ({e})")
+    n = max(1, len(workloads))
+    return sorted(((a, b, s / n) for (a, b), s in share.items()), key=lambda t: (-t[2], t[0], t[1]))
+
+
+def step(body: str, name: str) -> str:
+    body = re.sub(r"\bNEXT_KEEP\(", f"DLW_STEP_KEEP({name}, ", body)
+    return re.sub(r"\bNEXT\(", f"DLW_STEP({name}, ", body)
+
+
+def generate(clang: str, count: int) -> str:
+    ops = entries(clang, HANDLERS)
+    chosen = []
+    for first, second, share in read_pairs(PAIRS):
+        if len(chosen) == count:
+            break
+        for op in (first, second):
+            if op not in ops:
+                sys.exit(f"{PAIRS}: op {op} is not in handlers.def (re-run `tools/superinstructions.py profile`)")
+        if ops[first][0] != "TOS" or ops[second][0] != "TOS":
+            continue  # a slot-working (OP) handler needs the cached top flushed around it
+        chosen.append((first, second, share))
+    lines = ["// Generated by tools/superinstructions.py from handlers.def and superinstructions.pairs.csv: do not edit.",
+             "// SUPER(name, first, second, (first body), (second body)): the most frequent consecutive pairs of",
+             "// top-of-stack handlers over the workload kernels' profiles (lowering fold+fuse), each with",
+             "// its mean share of dispatches. The first body steps into the second instead of dispatching.", ""]
+    for first, second, share in chosen:
+        name = f"{first}__{second}"
+        lines.append(f"// {share * 100:.2f}% of dispatches")
+        lines.append(f"SUPER({name}, {first}, {second}, ({step(ops[first][1], name)}), ({ops[second][1]}))")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("profile", help="measure pair frequencies into superinstructions.pairs.csv")
+    p.add_argument("--dlab", default=str(ROOT / "build" / "release" / "dlab"))
+    p.add_argument("--module", default=str(ROOT / "build" / "release" / "interpreter" / "workloads" / "kernels.wasm"))
+    g = sub.add_parser("generate", help="write superinstructions.def from the pairs")
+    g.add_argument("--clang", default="clang++-19")
+    g.add_argument("--count", type=int, default=DEFAULT_COUNT, help="superinstructions (1..200)")
+    g.add_argument("--check", action="store_true", help="compare with the committed file instead of writing it")
+    a = ap.parse_args(argv)
+    if a.cmd == "profile":
+        profile(a.dlab, a.module, PAIRS)
+        return 0
+    if not 1 <= a.count <= 200:
+        ap.error("--count must be 1..200")
+    text = generate(a.clang, a.count)
+    if a.check:
+        if not OUT.exists() or OUT.read_text() != text:
+            print(f"{OUT} is not current: run tools/superinstructions.py generate", file=sys.stderr)
+            return 1
+        print(f"{OUT} is current")
+        return 0
+    OUT.write_text(text)
+    print(f"wrote {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
