@@ -47,13 +47,13 @@ rfc: build
     if command -v node >/dev/null; then peers=(--peer "node=node --no-warnings tools/wasi-run.mjs {module} {workload} {size} {calls}"); else echo "(no node here: the V8 peer is left out)"; fi
     {{dlab}} wasm bench --quick --run-dir "$run" "${peers[@]}"
     {{dlab}} wasm bench --valgrind --run-dir "$run"
-    echo "== interpreter stack placements (tail dispatch, vec as baseline), and under cachegrind"
-    {{dlab}} wasm bench --quick --variants vec,sp,sp_wt,sp_wb,sp_spill --dispatch tail --name wasm_variants --run-dir "$run"
-    {{dlab}} wasm bench --valgrind --variants vec,sp,sp_wt,sp_wb,sp_spill --dispatch tail --name wasm_variants --run-dir "$run"
+    echo "== interpreter stack placements (tail dispatch, vec as baseline; plain lowering, one handler per wasm instruction as in the model), and under cachegrind"
+    {{dlab}} wasm bench --quick --variants vec,sp,sp_wt,sp_wb,sp_spill --dispatch tail --lowerings plain --name wasm_variants --run-dir "$run"
+    {{dlab}} wasm bench --valgrind --variants vec,sp,sp_wt,sp_wb,sp_spill --dispatch tail --lowerings plain --name wasm_variants --run-dir "$run"
     echo "== interpreter speed techniques (the lowering's fold, fuse and super, one at a time and together) beside native"
     {{dlab}} wasm bench --quick --lowerings plain,fold,fuse,super,fold+fuse,fold+fuse+super --dispatch tail_pn,goto --variants sp_wt --name wasm_lowering --run-dir "$run"
-    echo "== the D-binop family in the interpreter (the handler-pair knee)"
-    {{dlab}} wasm bench --quick --dbinop 5,9,13,17,21,25,29,33,37,41,45 --dispatch tail,switch --name wasm_dbinop --run-dir "$run"
+    echo "== the D-binop family in the interpreter (the handler-pair knee; plain lowering, so every binop stays its own handler)"
+    {{dlab}} wasm bench --quick --dbinop 5,9,13,17,21,25,29,33,37,41,45 --dispatch tail,switch --lowerings plain --name wasm_dbinop --run-dir "$run"
     echo "== probes (register budget and handler state placement, into results/probes)"
     {{dlab}} probes
     echo "== report"
@@ -70,10 +70,10 @@ models: build
     {{dlab}} models --valgrind --run-dir "$run"
     {{dlab}} wasm bench --run-dir "$run"
     {{dlab}} wasm bench --valgrind --run-dir "$run"
-    {{dlab}} wasm bench --variants vec,sp,sp_wt,sp_wb,sp_spill --dispatch tail,goto --name wasm_variants --run-dir "$run"
-    {{dlab}} wasm bench --valgrind --variants vec,sp,sp_wt,sp_wb,sp_spill --dispatch tail --name wasm_variants --run-dir "$run"
+    {{dlab}} wasm bench --variants vec,sp,sp_wt,sp_wb,sp_spill --dispatch tail,goto --lowerings plain --name wasm_variants --run-dir "$run"
+    {{dlab}} wasm bench --valgrind --variants vec,sp,sp_wt,sp_wb,sp_spill --dispatch tail --lowerings plain --name wasm_variants --run-dir "$run"
     {{dlab}} wasm bench --lowerings plain,fold,fuse,super,fold+fuse,fold+fuse+super --dispatch tail_pn,goto --variants sp_wt --name wasm_lowering --run-dir "$run"
-    {{dlab}} wasm bench --dbinop 5,7,9,11,13,15,17,19,21,25,29,33,37,41,45 --dispatch tail,tail_pn,goto,switch --name wasm_dbinop --run-dir "$run"
+    {{dlab}} wasm bench --dbinop 5,7,9,11,13,15,17,19,21,25,29,33,37,41,45 --dispatch tail,tail_pn,goto,switch --lowerings plain --name wasm_dbinop --run-dir "$run"
     DLAB_BIN="$PWD/{{dlab}}" {{python}} -m dispatchlab_analysis.report "$run"
 
 # figures and the executed overview notebook for a run directory (default: the newest run)

@@ -202,7 +202,7 @@ def analysis_markdown(run: Run) -> str:
         parts += ["## Model vs interpreter: dispatch modes against switch\n", comparison]
     lowering = lowering_markdown(run)
     if lowering:
-        parts += ["## Interpreter speed techniques (the lowering's fold and fuse)\n", lowering]
+        parts += ["## Interpreter speed techniques (the lowering's fold, fuse and super)\n", lowering]
     placements = variants_markdown(run)
     if placements:
         parts += ["## Model vs interpreter: stack placements against vec\n", placements]
