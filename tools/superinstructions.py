@@ -46,6 +46,13 @@ FUEL_TEXT = 'if (--m->fuel == 0) TRAP("fuel exhausted")'
 
 
 def profile(dlab: str, module: str, out: Path) -> None:
+    # The kernels are listed in dlab (wasm_bench_command.cc); a kernel added there and not here
+    # would silently go unprofiled, so the two lists must agree.
+    help_text = subprocess.run([dlab, "wasm", "bench", "--help"], check=True, capture_output=True, text=True).stdout
+    listed = re.search(r"comma-separated subset of: ([\w,]+)", help_text)
+    if listed is None or set(listed.group(1).split(",")) != set(PROFILE_SIZES):
+        sys.exit(f"PROFILE_SIZES ({', '.join(PROFILE_SIZES)}) is not dlab's workload list "
+                 f"({listed.group(1) if listed else 'not found in `dlab wasm bench --help`'}): update it")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for workload, size in PROFILE_SIZES.items():

@@ -153,6 +153,16 @@ def render(run: Run) -> str:
     return "\n".join(parts)
 
 
+def knees_or_why(find, exp, metric: str, what: str, parts: list[str]) -> list[dict]:
+    """The experiment's knees from `find` (through `dlab knee`), or none with the reason appended
+    to `parts` when the dlab binary is not there."""
+    try:
+        return find(exp.samples, exp.summary, metric)
+    except FileNotFoundError as e:
+        parts.append(f"{what} skipped: {e}\n")
+        return []
+
+
 def analysis_markdown(run: Run) -> str:
     """Figures, knees and the cross-CPU RFC table; written into <run>/figures/."""
     parts = []
@@ -165,10 +175,7 @@ def analysis_markdown(run: Run) -> str:
     if "models" in run.experiments:
         exp = run.experiments["models"]
         metric = pick_cycles(exp.summary)[0]
-        try:
-            knees = kcopy_knees(exp.samples, exp.summary, metric)
-        except FileNotFoundError as e:
-            knees, parts = [], parts + [f"Knee detection skipped: {e}\n"]
+        knees = knees_or_why(kcopy_knees, exp, metric, "Knee detection", parts)
         if knees:
             parts += [f"## Knees (`dlab knee`, {metric} per dispatch against copies K)\n",
                       markdown_table(["model", "order", "dispatch", "elements", "result"],
@@ -188,10 +195,7 @@ def analysis_markdown(run: Run) -> str:
     if "wasm_dbinop" in run.experiments:
         exp = run.experiments["wasm_dbinop"]
         metric = pick_cycles(exp.summary)[0]
-        try:
-            knees = dbinop_knees(exp.samples, exp.summary, metric)
-        except FileNotFoundError as e:
-            knees, parts = [], parts + [f"D-binop knee detection skipped: {e}\n"]
+        knees = knees_or_why(dbinop_knees, exp, metric, "D-binop knee detection", parts)
         if knees:
             parts += [f"## D-binop knee in the interpreter (`dlab knee`, {metric} per wasm instruction against D)\n",
                       "D+1 i32 binops back to back in a loop, D distinct consecutive pairs (the loop adds 9 fixed pairs); "

@@ -359,14 +359,9 @@ class Lowerer {
       case Imm::MEMLANE: r.u32(); imm[0] = r.u32(); imm[1] = r.u8(); break;
       case Imm::SHUF: std::memcpy(imm, r.bytes(16), 16); break;
     }
-    if (s.imm == Imm::MEM && kRewrites[s.op].local_address != Op::kCount && lowering_.fold && !dead()) {
-      pop_push(s);
-      if (fold_load(s.op, imm[0])) return;
-      emit(s.op);
-      word(imm[0]);
-      return;
-    }
-    simple(s);
+    pop_push(s);
+    if (s.imm == Imm::MEM && fold_load(s.op, imm[0])) return;
+    if (!fold(s.op)) emit(s.op);
     int words = s.imm == Imm::NONE ? 0 : (s.imm == Imm::MEM || s.imm == Imm::LANE) ? 1 : 2;
     for (int i = 0; i < words; ++i) word(imm[i]);
   }
