@@ -100,7 +100,10 @@ def read_pairs(path: Path, only: set[str] | None = None) -> list[tuple[str, str,
             try:
                 if only is not None and row["workload"] not in only:
                     continue
-                share[(row["first"], row["second"])] += int(row["count"]) / int(row["dispatches"])
+                count, dispatches = int(row["count"]), int(row["dispatches"])
+                if count < 0 or dispatches <= 0 or count > dispatches:
+                    raise ValueError(f"count {count} of {dispatches} dispatches")
+                share[(row["first"], row["second"])] += count / dispatches
                 workloads.add(row["workload"])
             except (KeyError, ValueError) as e:
                 sys.exit(f"{path}:{line}: malformed row ({e})")
