@@ -7,6 +7,7 @@ Two steps, both deterministic from files in the repository:
             kernel and writes the consecutive-op pair counts to interpreter/src/superinstructions.pairs.csv
   generate  picks the most frequent pairs whose two ops both keep to the top-of-stack vocabulary
             (TOS-kind entries of handlers.def, including every NUM/MEM/BINOP/CMPOP/LOADOP form)
+            and whose first op can go on to the second (its body has a NEXT: never unreachable),
             and writes interpreter/src/superinstructions.def: one SUPER(name, first, second,
             (first body), (second body)) entry per pair, the bodies taken from handlers.def through
             the C preprocessor (so generated forms such as i32_add_ri have their real bodies).
@@ -43,6 +44,7 @@ PROFILE_SIZES = {"fib": 20, "sieve": 100000, "sort": 4000, "crc32": 100000, "man
 DEFAULT_COUNT = 64
 
 FUEL_TEXT = 'if (--m->fuel == 0) TRAP("fuel exhausted")'
+PAIRS_COLUMNS = ["workload", "first", "second", "count", "dispatches"]
 
 
 def profile(dlab: str, module: str, out: Path) -> None:
@@ -64,7 +66,7 @@ def profile(dlab: str, module: str, out: Path) -> None:
                 rows.append((workload, p["from"], p["to"], p["count"], doc["dispatches"]))
     with out.open("w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
-        w.writerow(["workload", "first", "second", "count", "dispatches"])
+        w.writerow(PAIRS_COLUMNS)
         w.writerows(rows)
     print(f"wrote {out} ({len(rows)} pairs over {len(PROFILE_SIZES)} workloads)")
 
@@ -81,6 +83,10 @@ def entries(clang: str, handlers: Path) -> dict[str, tuple[str, str]]:
         path = f.name
     try:
         out = subprocess.run([clang, "-std=c++20", "-E", "-P", path], check=True, capture_output=True, text=True).stdout
+    except OSError as e:
+        sys.exit(f"{clang}: cannot run it to read {handlers} ({e.strerror}); give --clang")
+    except subprocess.CalledProcessError as e:
+        sys.exit(f"{handlers}: {clang} cannot preprocess it: {' '.join(e.stderr.split())[:1000]}")
     finally:
         Path(path).unlink()
     found = {}
@@ -91,26 +97,60 @@ def entries(clang: str, handlers: Path) -> dict[str, tuple[str, str]]:
     return found
 
 
-def read_pairs(path: Path, only: set[str] | None = None) -> list[tuple[str, str, float]]:
-    """(first, second, mean share of dispatches over the workloads, or over `only`), most frequent first."""
+def integer(column: str, text: str) -> int:
+    # int() would also take " 7", "+7" and "1_000": a count is digits, as the profile writes it.
+    if not re.fullmatch(r"-?[0-9]+", text):
+        raise ValueError(f"{column} {text!r} is not an integer")
+    return int(text)
+
+
+def pair_row(row: list[str], ops: dict | None) -> tuple[str, str, str, int, int]:
+    """One row of the pairs CSV, checked whole: (workload, first, second, count, dispatches), or a
+    ValueError saying what is wrong with it. With `ops`, both op names must be entries of handlers.def."""
+    if len(row) != len(PAIRS_COLUMNS):
+        raise ValueError(f"{len(row)} fields, the header has {len(PAIRS_COLUMNS)}")
+    for column, text in zip(PAIRS_COLUMNS, row):
+        if not text.strip():
+            raise ValueError(f"{column} is empty")
+    workload, first, second = row[:3]
+    count, dispatches = integer("count", row[3]), integer("dispatches", row[4])
+    if count < 0 or dispatches <= 0 or count > dispatches:
+        raise ValueError(f"count {count} of {dispatches} dispatches")
+    for op in (first, second) if ops is not None else ():
+        if op not in ops:
+            raise ValueError(f"op {op!r} is not in handlers.def (re-run `tools/superinstructions.py profile`)")
+    return workload, first, second, count, dispatches
+
+
+def read_pairs(path: Path, only: set[str] | None = None, ops: dict | None = None) -> list[tuple[str, str, float]]:
+    """(first, second, mean share of dispatches over the workloads, or over `only`), most frequent
+    first. Every row is checked, chosen or not: one malformed row means the file is not a profile."""
     share: dict[tuple[str, str], float] = defaultdict(float)
     workloads = set()
-    with path.open() as f:
-        for line, row in enumerate(csv.DictReader(f), start=2):
-            try:
-                if only is not None and row["workload"] not in only:
-                    continue
-                count, dispatches = int(row["count"]), int(row["dispatches"])
-                if count < 0 or dispatches <= 0 or count > dispatches:
-                    raise ValueError(f"count {count} of {dispatches} dispatches")
-                share[(row["first"], row["second"])] += count / dispatches
-                workloads.add(row["workload"])
-            except (KeyError, ValueError) as e:
-                sys.exit(f"{path}:{line}: malformed row ({e})")
+    try:
+        with path.open(newline="") as f:
+            reader = csv.reader(f)
+            header = next(reader, None)
+            if header != PAIRS_COLUMNS:
+                sys.exit(f"{path}:1: the header is {','.join(header) if header else 'missing (empty file)'}, "
+                         f"expected {','.join(PAIRS_COLUMNS)}")
+            for row in reader:
+                if not row:
+                    continue  # the csv module's blank line
+                try:
+                    workload, first, second, count, dispatches = pair_row(row, ops)
+                except ValueError as e:
+                    sys.exit(f"{path}:{reader.line_num}: malformed row ({e})")
+                if only is None or workload in only:
+                    share[(first, second)] += count / dispatches
+                    workloads.add(workload)
+    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        sys.exit(f"{path}: cannot read it ({e})")
     if only is not None and only - workloads:
         sys.exit(f"{path}: no pairs for workload(s) {', '.join(sorted(only - workloads))}")
-    n = max(1, len(workloads))
-    return sorted(((a, b, s / n) for (a, b), s in share.items()), key=lambda t: (-t[2], t[0], t[1]))
+    if not workloads:
+        sys.exit(f"{path}: no pairs (re-run `tools/superinstructions.py profile`)")
+    return sorted(((a, b, s / len(workloads)) for (a, b), s in share.items()), key=lambda t: (-t[2], t[0], t[1]))
 
 
 def step(body: str, name: str) -> str:
@@ -118,18 +158,26 @@ def step(body: str, name: str) -> str:
     return re.sub(r"\bNEXT\(", f"DLW_STEP({name}, ", body)
 
 
+def steps_on(body: str) -> bool:
+    """Whether a handler can go on to the op after it (a NEXT / NEXT_KEEP): one that only traps or
+    jumps (unreachable, br) never runs its successor, so a pair starting with it is no superinstruction,
+    whatever the profile counted for it."""
+    return re.search(r"\bNEXT(_KEEP)?\(", body) is not None
+
+
+def eligible(first: str, second: str, ops: dict[str, tuple[str, str]]) -> bool:
+    if ops[first][0] != "TOS" or ops[second][0] != "TOS":
+        return False  # a slot-working (OP) handler needs the cached top flushed around it
+    return steps_on(ops[first][1])
+
+
 def generate(clang: str, count: int, only: set[str] | None = None) -> str:
     ops = entries(clang, HANDLERS)
-    chosen = []
-    for first, second, share in read_pairs(PAIRS, only):
-        if len(chosen) == count:
-            break
-        for op in (first, second):
-            if op not in ops:
-                sys.exit(f"{PAIRS}: op {op} is not in handlers.def (re-run `tools/superinstructions.py profile`)")
-        if ops[first][0] != "TOS" or ops[second][0] != "TOS":
-            continue  # a slot-working (OP) handler needs the cached top flushed around it
-        chosen.append((first, second, share))
+    pairs = read_pairs(PAIRS, only, ops)
+    chosen = [(first, second, share) for first, second, share in pairs if eligible(first, second, ops)][:count]
+    if not chosen:
+        sys.exit(f"{PAIRS}: none of its {len(pairs)} pairs is two top-of-stack ops the first of which steps on "
+                 "to the second: no superinstruction to generate")
     lines = ["// Generated by tools/superinstructions.py from handlers.def and superinstructions.pairs.csv: do not edit.",
              "// SUPER(name, first, second, (first body), (second body)): the most frequent consecutive pairs of",
              "// top-of-stack handlers over the workload kernels' profiles (lowering fold+fuse), each with",

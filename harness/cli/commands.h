@@ -26,6 +26,12 @@ void add_probes_command(CLI::App& app);  // probes/cli/probes_command.cc
 void add_wasm_command(CLI::App& app);    // interpreter/cli/wasm_command.cc
 void add_wasm_bench_command(CLI::App& wasm_cmd);  // interpreter/cli/wasm_bench_command.cc
 
+// Thrown to end dlab with this status when the reason is already printed (a child program that
+// said why it refused): main returns it without a message of its own.
+struct ExitStatus {
+  int status;
+};
+
 // Where a command writes its result files: an existing run directory (--run-dir, how the steps of
 // `just rfc` share one run) or a new one under a results root (--results).
 struct RunDirectoryOptions {

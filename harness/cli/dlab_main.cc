@@ -1,15 +1,49 @@
 // dlab: the dispatchlab command line.
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <new>
+#include <string>
 
 #include "commands.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+// An error message must never be a second failure: with stderr closed or full, fmt::print would
+// throw inside the handler of the first error (and abort). This writes what it can and gives up
+// quietly; the exit status carries the failure either way.
+void print_error(const std::string& text) noexcept {
+  const char* p = text.data();
+  size_t left = text.size();
+  while (left > 0) {
+    ssize_t n = ::write(STDERR_FILENO, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+}
+
+// A closed standard descriptor would be reused by the next open(2): a result file would become
+// "stderr" and receive the progress lines. Such a descriptor is pointed at /dev/null first.
+void reserve_standard_descriptors() noexcept {
+  for (int fd = 0; fd <= 2; ++fd)
+    if (::fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+      int null = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+      if (null >= 0 && null != fd) {
+        ::dup2(null, fd);
+        ::close(null);
+      }
+    }
+}
+
+int run(int argc, char** argv) {
   CLI::App app{
       "dlab - interpreter-dispatch experiments on real microarchitectures.\n"
       "Every metric is counted (or explicitly estimated) on this machine; unavailable metrics are reported "
@@ -36,17 +70,32 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return 2;
+  } catch (const dlab::cli::ExitStatus& e) {
+    return e.status;
   } catch (const std::bad_alloc&) {
-    fmt::print(stderr, "dlab: error: out of memory (a size or count too large for this machine?)\n");
+    print_error("dlab: error: out of memory (a size or count too large for this machine?)\n");
     return 1;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "dlab: error: {}\n", e.what());
+    print_error(std::string("dlab: error: ") + e.what() + "\n");
     return 1;
   }
   // Output that never reached its file (a full disk, a closed pipe) is a failure, not a success.
   if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
-    fmt::print(stderr, "dlab: error: cannot write standard output: {}\n", std::strerror(errno));
+    print_error(std::string("dlab: error: cannot write standard output: ") + std::strerror(errno) + "\n");
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  reserve_standard_descriptors();
+  try {
+    return run(argc, argv);
+  } catch (...) {
+    // Only a failure while reporting a failure (CLI11 printing usage to a broken stream) lands here.
+    print_error("dlab: error: the error could not be reported\n");
+    return 1;
+  }
 }

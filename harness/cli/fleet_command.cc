@@ -25,17 +25,22 @@ void add_fleet_command(CLI::App& app) {
   cmd->add_option("--commit", o->commit, "commit each host runs (a git archive of it)")->capture_default_str();
   cmd->add_option("--results", o->results, "results root (default: the checkout's results/)");
   cmd->add_option("--forks", o->forks, "hosts run at once (1..1000)")->check(CLI::Range(1, 1000))->capture_default_str();
-  cmd->callback([o] {
+  cmd->callback([o, cmd] {
     std::filesystem::path python = std::filesystem::path(DLAB_SOURCE_DIR) / ".venv" / "bin" / "python";
     if (!std::filesystem::exists(python))
       throw std::runtime_error(python.string() + " not found: run ./tools/bootstrap (it makes the venv the fleet runs in)");
-    std::vector<std::string> argv = {python.string(), "-m", "dispatchlab_analysis.fleet", o->inventory, "--commit", o->commit,
-                                     "--forks", std::to_string(o->forks)};
-    if (!o->job.empty()) argv.insert(argv.end(), {"--job", o->job});
-    if (!o->results.empty()) argv.insert(argv.end(), {"--results", o->results});
+    // Values travel as --opt=VALUE, so one that starts with '-' stays a value, and a value given
+    // empty is handed over (and refused there) rather than dropped; the inventory comes after --.
+    std::vector<std::string> argv = {python.string(), "-m", "dispatchlab_analysis.fleet", "--commit=" + o->commit,
+                                     "--forks=" + std::to_string(o->forks)};
+    if (cmd->count("--job")) argv.push_back("--job=" + o->job);
+    if (cmd->count("--results")) argv.push_back("--results=" + o->results);
+    argv.insert(argv.end(), {"--", o->inventory});
     ProcessResult r = run_process(argv);
-    if (!r.ok()) throw std::runtime_error(r.spawn_error.empty() ? "the fleet did not complete on every host (see above)"
-                                                                 : r.describe("the fleet driver"));
+    if (!r.spawn_error.empty()) throw std::runtime_error(r.describe("the fleet driver"));
+    // The driver said why (a refused command line is 2, a failed fleet 1): its status is dlab's.
+    if (r.exit_code == 2) throw ExitStatus{2};
+    if (!r.ok()) throw std::runtime_error("the fleet did not complete on every host (see above)");
   });
 }
 

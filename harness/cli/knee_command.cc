@@ -21,7 +21,7 @@ void add_knee_command(CLI::App& app) {
     BootstrapOptions bootstrap;
   };
   auto o = std::make_shared<Options>();
-  cmd->add_option("--csv", o->csv, "CSV file with a header")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--csv", o->csv, "CSV file with a header")->required();
   cmd->add_option("--x", o->x, "column of the x values (handler pairs, copies)")->capture_default_str();
   cmd->add_option("--y", o->y, "column of the y values (one row per sample)")->capture_default_str();
   cmd->add_option("--seed", o->bootstrap.seed, "bootstrap seed")->capture_default_str();
@@ -29,7 +29,7 @@ void add_knee_command(CLI::App& app) {
   cmd->callback([o] {
     std::vector<std::vector<std::string>> records;
     try {
-      records = parse_csv_records(read_text_file(o->csv));
+      records = parse_csv_records(read_input_file(o->csv));
     } catch (const std::invalid_argument& e) {
       throw std::runtime_error(fmt::format("{}: {}", o->csv, e.what()));
     }

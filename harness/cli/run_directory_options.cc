@@ -30,6 +30,12 @@ void RunDirectoryOptions::add_to(CLI::App* cmd, const std::string& default_root)
                  ->check(non_empty_path())
                  ->capture_default_str();
   rd->excludes(rr);
+  // "print only, write no files" and a place to write them contradict each other: refused, never
+  // silently resolved one way.
+  if (auto* no_save = cmd->get_option_no_throw("--no-save")) {
+    rd->excludes(no_save);
+    rr->excludes(no_save);
+  }
 }
 
 std::optional<RunDirectory> RunDirectoryOptions::resolve(const MachineFingerprint& machine,

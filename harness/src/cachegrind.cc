@@ -13,6 +13,7 @@
 
 #include "dispatchlab/harness/files.h"
 #include "dispatchlab/harness/process.h"
+#include "dispatchlab/harness/temp_dir.h"
 
 namespace dlab {
 
@@ -47,9 +48,8 @@ CachegrindCounts parse_cachegrind_out(const std::string& text) {
 
 CachegrindCounts run_cachegrind(const std::vector<std::string>& argv) {
   namespace fs = std::filesystem;
-  fs::path out = fs::temp_directory_path() / fmt::format("dlab-cachegrind-{}-{}.out", getpid(), std::rand());
-  fs::path log = out;
-  log += ".log";
+  TempDir scratch("cachegrind");
+  fs::path out = scratch.file("cachegrind.out"), log = scratch.file("cachegrind.log");
   std::vector<std::string> cmd = {"valgrind", "--tool=cachegrind", "--cache-sim=yes", "--branch-sim=yes",
                                   "--cachegrind-out-file=" + out.string(), "--log-file=" + log.string()};
   cmd.insert(cmd.end(), argv.begin(), argv.end());
@@ -57,9 +57,6 @@ CachegrindCounts run_cachegrind(const std::vector<std::string>& argv) {
   po.stdout_file = "/dev/null";
   ProcessResult rc = run_process(cmd, po);
   std::string counts = read_text_file(out.string()), messages = read_text_file(log.string());
-  std::error_code ec;
-  fs::remove(out, ec);
-  fs::remove(log, ec);
   if (!rc.ok() || counts.empty())
     throw CounterError(fmt::format("{}: {}", rc.describe("valgrind"), messages.substr(0, 400)));
   return parse_cachegrind_out(counts);

@@ -1,13 +1,21 @@
 #include "dispatchlab/harness/files.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <stdexcept>
 #include <iterator>
+#include <stdexcept>
+
+#include <fmt/format.h>
 
 namespace dlab {
+
+namespace fs = std::filesystem;
 
 std::string read_text_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -16,15 +24,103 @@ std::string read_text_file(const std::string& path) {
 
 std::string read_input_file(const std::string& path) {
   std::error_code ec;
-  auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status))
+  auto status = fs::status(path, ec);
+  if (ec || !fs::exists(status))
     throw std::runtime_error("cannot read " + path + ": " + (ec ? ec.message() : std::string("no such file")));
-  if (!std::filesystem::is_regular_file(status)) throw std::runtime_error("cannot read " + path + ": not a regular file");
+  if (fs::is_directory(status)) throw std::runtime_error("cannot read " + path + ": a directory, not a file");
+  if (!fs::is_regular_file(status)) throw std::runtime_error("cannot read " + path + ": not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read " + path + ": " + std::strerror(errno));
   std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   if (in.bad()) throw std::runtime_error("cannot read " + path + ": " + std::strerror(errno));
   return text;
+}
+
+void write_all(int fd, const std::string& content, const std::string& what) {
+  size_t done = 0;
+  while (done < content.size()) {
+    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw std::runtime_error(fmt::format("writing {} failed: {}", what, std::strerror(n < 0 ? errno : EIO)));
+    done += static_cast<size_t>(n);
+  }
+}
+
+namespace {
+
+// A device or FIFO is written into, as a shell redirection would: nothing is created or renamed.
+void write_into_stream(const std::string& path, const std::string& content) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  try {
+    write_all(fd, content, path);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  if (::close(fd) != 0) throw std::runtime_error(fmt::format("writing {} failed: {}", path, std::strerror(errno)));
+}
+
+// What is at an output's path: nothing, a regular file that may be replaced, or a stream (a
+// character device or FIFO) to write into. Everything else is refused with the reason.
+enum class OutputTarget { kNew, kRegular, kStream };
+
+OutputTarget classify_output(const std::string& path, ExistingFile existing, const std::string& force_hint) {
+  if (path.empty()) throw std::runtime_error("an output needs a file name");
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno != ENOENT) throw std::runtime_error(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+    fs::path parent = fs::path(path).parent_path();
+    std::error_code ec;
+    if (!parent.empty() && !fs::is_directory(parent, ec))
+      throw std::runtime_error(fmt::format("cannot write {}: {} is not a directory", path, parent.string()));
+    return OutputTarget::kNew;
+  }
+  if (S_ISLNK(st.st_mode))
+    throw std::runtime_error(fmt::format("{} is a symbolic link: outputs never write through links (name the file itself)", path));
+  if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return OutputTarget::kStream;
+  if (S_ISDIR(st.st_mode)) throw std::runtime_error(fmt::format("{} is a directory: give a file name", path));
+  if (!S_ISREG(st.st_mode)) throw std::runtime_error(fmt::format("{} is not a regular file: refused as an output", path));
+  if (existing == ExistingFile::kRefuse)
+    throw std::runtime_error(fmt::format("{} exists: not replaced{}", path,
+                                         force_hint.empty() ? std::string() : " (give " + force_hint + " to replace it)"));
+  return OutputTarget::kRegular;
+}
+
+}  // namespace
+
+void check_output_file(const std::string& path, ExistingFile existing, const std::string& force_hint) {
+  classify_output(path, existing, force_hint);
+}
+
+void write_output_file(const std::string& path, const std::string& content, ExistingFile existing, const std::string& force_hint) {
+  OutputTarget what = classify_output(path, existing, force_hint);
+  if (what == OutputTarget::kStream) return write_into_stream(path, content);
+  fs::path target(path);
+  fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  fs::path tmp = dir / fmt::format(".{}.tmp.{}", target.filename().string(), ::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error(fmt::format("cannot create {}: {}", tmp.string(), std::strerror(errno)));
+  try {
+    write_all(fd, content, path);
+    // fsync: a full disk or an I/O error can show only here or at close; both are checked.
+    if (::fsync(fd) != 0) throw std::runtime_error(fmt::format("writing {} failed: {}", path, std::strerror(errno)));
+  } catch (...) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  if (::close(fd) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    throw std::runtime_error(fmt::format("writing {} failed: {}", path, std::strerror(err)));
+  }
+  // A new file is linked (link(2) fails if something appeared at the path meanwhile); a
+  // replacement is renamed over the regular file checked above.
+  int rc = what == OutputTarget::kRegular ? ::rename(tmp.c_str(), target.c_str()) : ::link(tmp.c_str(), target.c_str());
+  int err = errno;
+  ::unlink(tmp.c_str());
+  if (rc != 0) throw std::runtime_error(fmt::format("cannot create {}: {}", path, std::strerror(err)));
 }
 
 }  // namespace dlab

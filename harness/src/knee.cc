@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <random>
-#include <set>
 #include <stdexcept>
 
 #include <Eigen/Dense>
@@ -14,28 +14,67 @@ namespace dlab {
 
 namespace {
 
-struct Data {
-  Eigen::VectorXd x, y;
-  std::vector<double> levels;  // distinct x, sorted
+// More distinct x than this: breakpoints are searched on this many quantile-spaced levels (every
+// level still counts in every fit). The search is quadratic in the candidates, and 128 levels
+// resolve a knee far more finely than any sweep this toolkit runs.
+constexpr size_t kMaxBreakpointLevels = 128;
+
+// The points grouped by distinct x: a ramp's r(x) is the same for every point of one level, so
+// every least-squares sum is a sum over levels, and prefix sums over the levels give any
+// breakpoint pair's sums in O(1). (Refitting every pair point by point was O(levels^2 x points)
+// per fit, times the bootstrap's resamples: 20,000 rows took minutes.)
+struct Levels {
+  std::vector<double> x;           // distinct x, sorted
+  std::vector<double> u;           // x scaled to [0, 1]: keeps the prefix sums well conditioned
+  std::vector<double> count;       // points per level
+  std::vector<Eigen::Index> level; // each point's level
+  std::vector<size_t> candidates;  // levels a breakpoint may sit at
 };
 
-// Least squares of y on [1 - r, r] with r(x) the ramp from x1 to x2 (0 before, 1 after).
-KneeFit fit_ramp(const Data& d, double x1, double x2, const char* model) {
-  const Eigen::Index n = d.x.size();
+Levels group(std::span<const double> xs) {
+  std::map<double, size_t> index;
+  for (double v : xs) index.emplace(v, 0);
+  Levels L;
+  for (auto& [v, i] : index) {
+    i = L.x.size();
+    L.x.push_back(v);
+  }
+  double lo = L.x.front(), span = L.x.back() - L.x.front();
+  for (double v : L.x) L.u.push_back((v - lo) / span);
+  L.count.assign(L.x.size(), 0);
+  for (double v : xs) {
+    size_t i = index[v];
+    L.level.push_back(static_cast<Eigen::Index>(i));
+    L.count[i] += 1;
+  }
+  const size_t n = L.x.size();
+  if (n <= kMaxBreakpointLevels) {
+    for (size_t i = 0; i < n; ++i) L.candidates.push_back(i);
+  } else {
+    for (size_t k = 0; k < kMaxBreakpointLevels; ++k) L.candidates.push_back(k * (n - 1) / (kMaxBreakpointLevels - 1));
+    L.candidates.erase(std::unique(L.candidates.begin(), L.candidates.end()), L.candidates.end());
+  }
+  return L;
+}
+
+// Least squares of y on [1 - r, r] with r(x) the ramp from x1 to x2 (0 before, 1 after), point by
+// point: used for the chosen fits, so what is reported never depends on the prefix sums' rounding.
+KneeFit fit_ramp(std::span<const double> xs, const Eigen::VectorXd& y, double x1, double x2, const char* model) {
+  const Eigen::Index n = y.size();
   Eigen::MatrixXd A(n, 2);
   for (Eigen::Index i = 0; i < n; ++i) {
-    double r = x2 > x1 ? std::clamp((d.x[i] - x1) / (x2 - x1), 0.0, 1.0) : (d.x[i] > x1 ? 1.0 : 0.0);
+    double r = x2 > x1 ? std::clamp((xs[i] - x1) / (x2 - x1), 0.0, 1.0) : (xs[i] > x1 ? 1.0 : 0.0);
     A(i, 0) = 1 - r;
     A(i, 1) = r;
   }
-  Eigen::Vector2d c = A.colPivHouseholderQr().solve(d.y);
+  Eigen::Vector2d c = A.colPivHouseholderQr().solve(y);
   KneeFit f;
   f.model = model;
   f.before = c[0];
   f.after = c[1];
   f.start = x1;
   f.end = x2;
-  f.rss = (A * c - d.y).squaredNorm();
+  f.rss = (A * c - y).squaredNorm();
   return f;
 }
 
@@ -44,33 +83,91 @@ double bic(double rss, int n, int k) {
   return n * std::log(std::max(rss / n, 1e-300)) + k * std::log(static_cast<double>(n));
 }
 
-std::vector<KneeFit> fit_all(const Data& d) {
-  const int n = static_cast<int>(d.x.size());
+// Prefix sums over the levels of one y: count, count*u, count*u^2, sum y, u*sum y.
+struct Prefix {
+  std::vector<double> c, cu, cuu, y, uy;
+  double n = 0, sum_y = 0, sum_yy = 0;
+};
+
+Prefix prefix_sums(const Levels& L, const Eigen::VectorXd& y) {
+  const size_t m = L.x.size();
+  std::vector<double> level_y(m, 0);
+  Prefix p;
+  double mean = y.mean();
+  for (Eigen::Index i = 0; i < y.size(); ++i) {
+    double d = y[i] - mean;  // centred: the rss below is a difference of sums
+    level_y[static_cast<size_t>(L.level[static_cast<size_t>(i)])] += d;
+    p.sum_yy += d * d;
+  }
+  p.c.assign(m + 1, 0);
+  p.cu = p.cuu = p.y = p.uy = p.c;
+  for (size_t i = 0; i < m; ++i) {
+    p.c[i + 1] = p.c[i] + L.count[i];
+    p.cu[i + 1] = p.cu[i] + L.count[i] * L.u[i];
+    p.cuu[i + 1] = p.cuu[i] + L.count[i] * L.u[i] * L.u[i];
+    p.y[i + 1] = p.y[i] + level_y[i];
+    p.uy[i + 1] = p.uy[i] + L.u[i] * level_y[i];
+  }
+  p.n = p.c[m];
+  p.sum_y = p.y[m];
+  return p;
+}
+
+// The rss of the ramp from level i to level j (i < j) from the prefix sums, in O(1).
+double ramp_rss(const Levels& L, const Prefix& p, size_t i, size_t j) {
+  const size_t m = L.x.size();
+  double u1 = L.u[i], w = L.u[j] - L.u[i];
+  // levels i+1 .. j-1 lie on the ramp
+  double C = p.c[j] - p.c[i + 1], X = p.cu[j] - p.cu[i + 1], XX = p.cuu[j] - p.cuu[i + 1];
+  double Y = p.y[j] - p.y[i + 1], XY = p.uy[j] - p.uy[i + 1];
+  double right_c = p.c[m] - p.c[j], right_y = p.y[m] - p.y[j];
+  double s_r = right_c + (X - u1 * C) / w;
+  double s_rr = right_c + (XX - 2 * u1 * X + u1 * u1 * C) / (w * w);
+  double s_ry = right_y + (XY - u1 * Y) / w;
+  double a11 = p.n - 2 * s_r + s_rr, a12 = s_r - s_rr, a22 = s_rr;
+  double b1 = p.sum_y - s_ry, b2 = s_ry;
+  double det = a11 * a22 - a12 * a12;
+  if (!(det > 0)) return std::numeric_limits<double>::infinity();
+  double a = (b1 * a22 - b2 * a12) / det, b = (a11 * b2 - a12 * b1) / det;
+  return std::max(0.0, p.sum_yy - (a * b1 + b * b2));
+}
+
+std::vector<KneeFit> fit_all(std::span<const double> xs, const Eigen::VectorXd& y, const Levels& L) {
+  const int n = static_cast<int>(y.size());
+  Prefix p = prefix_sums(L, y);
   std::vector<KneeFit> best(3);
   KneeFit flat;
   flat.model = "flat";
   flat.parameters = 1;
-  flat.before = flat.after = d.y.mean();
-  flat.start = flat.end = d.levels.front();
-  flat.rss = (d.y.array() - flat.before).square().sum();
+  flat.before = flat.after = y.mean();
+  flat.start = flat.end = L.x.front();
+  flat.rss = (y.array() - flat.before).square().sum();
   flat.bic = bic(flat.rss, n, 1);
   best[0] = flat;
-  best[1].bic = best[2].bic = std::numeric_limits<double>::infinity();
-  const auto& L = d.levels;
-  for (size_t i = 0; i + 1 < L.size(); ++i) {
-    // step between adjacent levels: a ramp with no level inside it
-    KneeFit s = fit_ramp(d, L[i], L[i + 1], "step");
-    s.parameters = 3;
-    s.bic = bic(s.rss, n, 3);
-    if (s.bic < best[1].bic) best[1] = s;
-    for (size_t j = i + 2; j < L.size(); ++j) {
-      KneeFit p = fit_ramp(d, L[i], L[j], "plateau");
-      p.parameters = 4;
-      p.bic = bic(p.rss, n, 4);
-      if (p.bic < best[2].bic) best[2] = p;
-    }
+  // step: between adjacent levels (a ramp with no level inside it); plateau: a ramp over levels
+  const auto& K = L.candidates;
+  double best_step = std::numeric_limits<double>::infinity(), best_plateau = best_step;
+  size_t step_i = 0, plateau_i = 0, plateau_j = 0;
+  for (size_t i = 0; i + 1 < L.x.size(); ++i) {
+    double rss = ramp_rss(L, p, i, i + 1);
+    if (rss < best_step) best_step = rss, step_i = i;
   }
-  if (!std::isfinite(best[2].bic)) best.pop_back();  // fewer than 3 levels for a ramp
+  for (size_t a = 0; a < K.size(); ++a)
+    for (size_t b = a + 1; b < K.size(); ++b) {
+      if (K[b] < K[a] + 2) continue;
+      double rss = ramp_rss(L, p, K[a], K[b]);
+      if (rss < best_plateau) best_plateau = rss, plateau_i = K[a], plateau_j = K[b];
+    }
+  best[1] = fit_ramp(xs, y, L.x[step_i], L.x[step_i + 1], "step");
+  best[1].parameters = 3;
+  best[1].bic = bic(best[1].rss, n, 3);
+  if (std::isfinite(best_plateau)) {
+    best[2] = fit_ramp(xs, y, L.x[plateau_i], L.x[plateau_j], "plateau");
+    best[2].parameters = 4;
+    best[2].bic = bic(best[2].rss, n, 4);
+  } else {
+    best.pop_back();  // fewer than 3 levels for a ramp
+  }
   return best;
 }
 
@@ -80,38 +177,35 @@ std::string fmt_x(double v) { return fmt::format("{:g}", v); }
 
 KneeResult detect_knee(std::span<const double> xs, std::span<const double> ys, const BootstrapOptions& opt) {
   if (xs.size() != ys.size()) throw std::invalid_argument("knee: x and y differ in length");
-  std::set<double> distinct(xs.begin(), xs.end());
-  if (xs.size() < 4 || distinct.size() < 3) throw std::invalid_argument("knee: need at least 4 points at 3 distinct x");
-  Data d;
-  d.x = Eigen::Map<const Eigen::VectorXd>(xs.data(), static_cast<Eigen::Index>(xs.size()));
-  d.y = Eigen::Map<const Eigen::VectorXd>(ys.data(), static_cast<Eigen::Index>(ys.size()));
-  d.levels.assign(distinct.begin(), distinct.end());
+  Levels L = group(xs);
+  if (xs.size() < 4 || L.x.size() < 3) throw std::invalid_argument("knee: need at least 4 points at 3 distinct x");
+  Eigen::VectorXd y = Eigen::Map<const Eigen::VectorXd>(ys.data(), static_cast<Eigen::Index>(ys.size()));
 
   KneeResult r;
-  r.candidates = fit_all(d);
+  r.candidates = fit_all(xs, y, L);
   r.best = *std::min_element(r.candidates.begin(), r.candidates.end(), [](auto& a, auto& b) { return a.bic < b.bic; });
   if (r.best.model == "flat") {
-    r.start_lo = r.end_hi = d.levels.front();
+    r.start_lo = r.end_hi = L.x.front();
     r.summary = fmt::format("flat at {:.4g}", r.best.before);
     return r;
   }
   // Residual bootstrap of the chosen model: new y = fitted + resampled residual, refit the same
   // model family, record where its change starts and ends.
-  Eigen::VectorXd fitted(d.x.size());
-  for (Eigen::Index i = 0; i < d.x.size(); ++i) {
+  Eigen::VectorXd fitted(y.size());
+  for (Eigen::Index i = 0; i < y.size(); ++i) {
     const auto& b = r.best;
-    double t = b.end > b.start ? std::clamp((d.x[i] - b.start) / (b.end - b.start), 0.0, 1.0) : (d.x[i] > b.start ? 1.0 : 0.0);
+    double t = b.end > b.start ? std::clamp((xs[i] - b.start) / (b.end - b.start), 0.0, 1.0) : (xs[i] > b.start ? 1.0 : 0.0);
     fitted[i] = (1 - t) * b.before + t * b.after;
   }
-  Eigen::VectorXd resid = d.y - fitted;
+  Eigen::VectorXd resid = y - fitted;
   std::mt19937_64 rng(opt.seed);
-  std::uniform_int_distribution<Eigen::Index> pick(0, d.x.size() - 1);
+  std::uniform_int_distribution<Eigen::Index> pick(0, y.size() - 1);
   std::vector<double> starts, ends;
-  Data boot = d;
-  int resamples = std::min(opt.resamples, 400);  // each refit tries every breakpoint pair
+  Eigen::VectorXd boot = y;
+  int resamples = std::min(opt.resamples, 400);  // each refit searches every breakpoint pair
   for (int k = 0; k < resamples; ++k) {
-    for (Eigen::Index i = 0; i < d.x.size(); ++i) boot.y[i] = fitted[i] + resid[pick(rng)];
-    auto fits = fit_all(boot);
+    for (Eigen::Index i = 0; i < y.size(); ++i) boot[i] = fitted[i] + resid[pick(rng)];
+    auto fits = fit_all(xs, boot, L);
     const KneeFit* same = nullptr;
     for (const auto& f : fits)
       if (f.model == r.best.model) same = &f;
@@ -127,7 +221,6 @@ KneeResult detect_knee(std::span<const double> xs, std::span<const double> ys, c
                           fmt_x(r.end_hi), r.best.before, r.best.after, r.best.model, fmt_x(r.best.start), fmt_x(r.best.end));
   return r;
 }
-
 nlohmann::json KneeResult::to_json() const {
   auto fit = [](const KneeFit& f) {
     return nlohmann::json{{"model", f.model}, {"parameters", f.parameters}, {"rss", f.rss}, {"bic", f.bic},

@@ -1,14 +1,23 @@
 #include "dispatchlab/harness/process.h"
 
 #include <fcntl.h>
-#include <spawn.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <thread>
 
 #include <fmt/format.h>
+
+#include "signal_cleanup.h"
 
 extern char** environ;
 
@@ -16,21 +25,82 @@ namespace dlab {
 
 std::string ProcessResult::describe(const std::string& program) const {
   if (!spawn_error.empty()) return fmt::format("cannot run {}: {}", program, spawn_error);
+  if (timed_out) return fmt::format("{} did not finish within its time limit (killed)", program);
+  if (output_overflow) return fmt::format("{} printed more than its output limit (killed)", program);
   if (signal) return fmt::format("{} was killed by signal {} ({})", program, signal, strsignal(signal));
   return fmt::format("{} exited with status {}", program, exit_code);
 }
 
 namespace {
 
-// posix_spawn_file_actions_t, destroyed on every path out.
-class FileActions {
+// The program's path as execvp would find it, resolved before fork so the child only calls
+// async-signal-safe functions. "" when there is none (errno-style reason in `why`).
+std::string resolve_program(const std::string& name, std::string& why) {
+  auto runnable = [](const std::string& p) {
+    struct stat st {};
+    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
+  };
+  if (name.find('/') != std::string::npos) {
+    if (runnable(name)) return name;
+    why = ::access(name.c_str(), F_OK) == 0 ? std::strerror(EACCES) : std::strerror(ENOENT);
+    return "";
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  for (size_t at = 0; at <= dirs.size();) {
+    size_t end = dirs.find(':', at);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(at, end - at);
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (runnable(candidate)) return candidate;
+    at = end + 1;
+  }
+  why = std::strerror(ENOENT);
+  return "";
+}
+
+// Redirects `fd` to `file` in the child; false on failure.
+bool redirect(int fd, const char* file, int flags) {
+  int f = ::open(file, flags | O_CLOEXEC, 0644);
+  if (f < 0) return false;
+  bool ok = ::dup2(f, fd) >= 0;
+  ::close(f);
+  return ok;
+}
+
+// Kills the child (its group when it leads one) once `timeout` passes, unless stopped first.
+class Watchdog {
  public:
-  FileActions() { posix_spawn_file_actions_init(&fa_); }
-  ~FileActions() { posix_spawn_file_actions_destroy(&fa_); }
-  posix_spawn_file_actions_t* get() { return &fa_; }
+  Watchdog(pid_t pid, bool group, double timeout_s) : pid_(pid), group_(group) {
+    if (timeout_s <= 0) return;
+    thread_ = std::thread([this, timeout_s] {
+      std::unique_lock lock(m_);
+      if (!cv_.wait_for(lock, std::chrono::duration<double>(timeout_s), [this] { return stopped_; })) {
+        fired_ = true;
+        kill_now();
+      }
+    });
+  }
+  ~Watchdog() { stop(); }
+  // Called while the child is not yet reaped, so the pid cannot have been reused.
+  void stop() {
+    {
+      std::lock_guard lock(m_);
+      stopped_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  void kill_now() const { ::kill(group_ ? -pid_ : pid_, SIGKILL); }
+  bool fired() const { return fired_; }
 
  private:
-  posix_spawn_file_actions_t fa_;
+  pid_t pid_;
+  bool group_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool stopped_ = false, fired_ = false;
+  std::thread thread_;
 };
 
 }  // namespace
@@ -41,54 +111,95 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     r.spawn_error = "empty argument vector";
     return r;
   }
+  std::string program = resolve_program(argv[0], r.spawn_error);
+  if (program.empty()) return r;
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
 
-  FileActions fa;
-  int pipe_fds[2] = {-1, -1};
-  if (o.capture_stdout) {
-    if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
-      r.spawn_error = std::string("pipe: ") + std::strerror(errno);
-      return r;
-    }
-    posix_spawn_file_actions_adddup2(fa.get(), pipe_fds[1], STDOUT_FILENO);
-  } else if (!o.stdout_file.empty()) {
-    posix_spawn_file_actions_addopen(fa.get(), STDOUT_FILENO, o.stdout_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  } else if (o.quiet) {
-    posix_spawn_file_actions_addopen(fa.get(), STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  }
-  if (!o.stderr_file.empty())
-    posix_spawn_file_actions_addopen(fa.get(), STDERR_FILENO, o.stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  else if (o.quiet)
-    posix_spawn_file_actions_addopen(fa.get(), STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-
-  pid_t pid = 0;
-  int rc = posix_spawnp(&pid, args[0], fa.get(), nullptr, args.data(), environ);
-  if (o.capture_stdout) close(pipe_fds[1]);
-  if (rc != 0) {
-    if (o.capture_stdout) close(pipe_fds[0]);
-    r.spawn_error = std::strerror(rc);
+  int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};  // err_pipe: exec's errno, if exec fails
+  if ((o.capture_stdout && ::pipe2(out_pipe, O_CLOEXEC) != 0) || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
+    r.spawn_error = std::string("pipe: ") + std::strerror(errno);
+    for (int fd : {out_pipe[0], out_pipe[1]})
+      if (fd >= 0) ::close(fd);
     return r;
   }
+  pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    r.spawn_error = std::string("fork: ") + std::strerror(errno);
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]})
+      if (fd >= 0) ::close(fd);
+    return r;
+  }
+  if (pid == 0) {
+    // The child: async-signal-safe calls only, then exec.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);  // dlab died before the line above took effect
+    if (o.own_process_group) ::setpgid(0, 0);
+    // Signals dlab ignores or handles are reset for the program.
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::signal(sig, SIG_DFL);
+    bool ok = true;
+    if (o.capture_stdout) ok = ::dup2(out_pipe[1], STDOUT_FILENO) >= 0;
+    else if (!o.stdout_file.empty()) ok = redirect(STDOUT_FILENO, o.stdout_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC);
+    else if (o.quiet) ok = redirect(STDOUT_FILENO, "/dev/null", O_WRONLY);
+    if (ok && !o.stderr_file.empty()) ok = redirect(STDERR_FILENO, o.stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC);
+    else if (ok && o.quiet) ok = redirect(STDERR_FILENO, "/dev/null", O_WRONLY);
+    if (ok) ::execve(program.c_str(), args.data(), environ);
+    int err = errno;
+    ssize_t ignored = ::write(err_pipe[1], &err, sizeof err);
+    (void)ignored;
+    ::_exit(127);
+  }
+  int group_slot = -1;
+  if (o.own_process_group) {
+    ::setpgid(pid, pid);  // also in the parent: no race with an early kill
+    group_slot = internal::cleanup_add_group(pid);  // killed with its children if dlab is interrupted
+  }
+  ::close(err_pipe[1]);
+  if (o.capture_stdout) ::close(out_pipe[1]);
+  Watchdog watchdog(pid, o.own_process_group, o.timeout_s);
   if (o.capture_stdout) {
     char buf[4096];
     for (;;) {
-      ssize_t n = read(pipe_fds[0], buf, sizeof buf);
-      if (n > 0) r.output.append(buf, static_cast<size_t>(n));
-      else if (n == 0 || errno != EINTR) break;
+      ssize_t n = ::read(out_pipe[0], buf, sizeof buf);
+      if (n > 0) {
+        r.output.append(buf, static_cast<size_t>(n));
+        if (o.max_output && r.output.size() > o.max_output) {
+          r.output_overflow = true;
+          r.output.resize(o.max_output);
+          watchdog.kill_now();
+          break;
+        }
+      } else if (n == 0 || errno != EINTR) {
+        break;
+      }
     }
-    close(pipe_fds[0]);
+    ::close(out_pipe[0]);
   }
+  // Wait without reaping first: the watchdog may still kill by pid until it is stopped.
+  siginfo_t info{};
+  while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+  }
+  watchdog.stop();
+  r.timed_out = watchdog.fired();
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
+  while (::waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) {
       r.spawn_error = std::string("waitpid: ") + std::strerror(errno);
+      ::close(err_pipe[0]);
+      internal::cleanup_remove_group(group_slot);
       return r;
     }
   }
+  int exec_errno = 0;
+  if (::read(err_pipe[0], &exec_errno, sizeof exec_errno) == static_cast<ssize_t>(sizeof exec_errno))
+    r.spawn_error = std::strerror(exec_errno);
+  ::close(err_pipe[0]);
   if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   else if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
+  if (o.own_process_group) ::kill(-pid, SIGKILL);  // what the program left running in its group
+  internal::cleanup_remove_group(group_slot);
   return r;
 }
 

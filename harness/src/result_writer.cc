@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "dispatchlab/harness/files.h"
+
 namespace dlab {
 
 namespace fs = std::filesystem;
@@ -161,13 +163,8 @@ void write_file_atomically(const fs::path& path, const std::string& content) {
 }
 
 void replace_file_atomically(const fs::path& path, const std::string& content) {
-  fs::path tmp = temporary_for(path);
-  write_new_file(tmp, content);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    throw std::runtime_error(fmt::format("cannot replace {}: {}", path.string(), errno_text(err)));
-  }
+  // The output rule of files.h: never a link's target or a device replaced.
+  write_output_file(path.string(), content, ExistingFile::kReplace);
 }
 
 void write_files_atomically(const fs::path& dir, const std::vector<std::pair<std::string, std::string>>& files) {

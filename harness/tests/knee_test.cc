@@ -61,5 +61,25 @@ TEST(Knee, RejectsTooLittleData) {
   EXPECT_THROW(detect_knee(x2, y2), std::invalid_argument);
 }
 
+TEST(Knee, ManyRowsAtManyLevelsAreFittedInLinearTime) {
+  // 2,000 distinct x with 10 samples each (20,000 rows, as a long sweep gives): the fit searches
+  // 128 quantile-spaced breakpoint levels and still finds the ramp to within that grid.
+  std::vector<double> x, y;
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> noise(0, 0.05);
+  for (int level = 0; level < 2000; ++level)
+    for (int k = 0; k < 10; ++k) {
+      double v = level / 1999.0;
+      x.push_back(v);
+      y.push_back((v <= 0.3 ? 1.0 : v >= 0.6 ? 3.0 : 1.0 + 2.0 * (v - 0.3) / 0.3) + noise(rng));
+    }
+  auto r = detect_knee(x, y);
+  EXPECT_EQ(r.best.model, "plateau");
+  EXPECT_NEAR(r.best.start, 0.3, 0.02);
+  EXPECT_NEAR(r.best.end, 0.6, 0.02);
+  EXPECT_NEAR(r.best.before, 1, 0.05);
+  EXPECT_NEAR(r.best.after, 3, 0.05);
+}
+
 }  // namespace
 }  // namespace dlab

@@ -26,6 +26,8 @@
 #include "dispatchlab/harness/process.h"
 #include "dispatchlab/harness/result_writer.h"
 #include "dbinop.h"
+#include "peers.h"
+#include "dispatchlab/harness/temp_dir.h"
 #include "dispatchlab/harness/result_rows.h"
 #include "dispatchlab/harness/run_protocol.h"
 #include "dispatchlab/interpreter/runtime.h"
@@ -93,15 +95,48 @@ struct Engine {
   std::string name;  // "tail", or "tail/vec" when more than one placement is compared, "tail/vec/plain" with lowerings
 };
 
-std::unique_ptr<Prepared> prepare(const wasm::Module& m, const Engine& e) {
+std::unique_ptr<Prepared> prepare(const std::string& path, const wasm::Module& m, const Engine& e) {
   auto p = std::make_unique<Prepared>();
   p->rt = std::make_unique<wasm::Runtime>(e.mode, e.placement);
   p->rt->set_lowering(e.lowering);
   p->wasi.args = {"kernels.wasm"};
-  wasm::register_wasi(*p->rt, m, p->wasi);
-  p->inst = &p->rt->instantiate(m);
-  if (auto init = p->inst->exports.find("_initialize"); init != p->inst->exports.end()) p->rt->invoke(init->second.func, {});
+  try {
+    wasm::register_wasi(*p->rt, m, p->wasi);
+    p->inst = &p->rt->instantiate(m);
+    if (auto init = p->inst->exports.find("_initialize"); init != p->inst->exports.end()) p->rt->invoke(init->second.func, {});
+  } catch (const wasm::ProcExit& x) {
+    throw std::runtime_error(fmt::format("{}: its initialisation called proc_exit({}) in {}", path, x.code(), e.name));
+  } catch (const std::exception& x) {
+    throw std::runtime_error(fmt::format("{}: cannot instantiate it in {}: {}", path, e.name, x.what()));
+  }
   return p;
+}
+
+// A workload's export: a function taking its size (one i32) and returning a checksum (one i32).
+// Anything else is named with the module, the export and what is wrong, before anything is timed.
+wasm::FuncInst* workload_export(const Prepared& p, const std::string& path, const std::string& name) {
+  auto ex = p.inst->exports.find(name);
+  if (ex == p.inst->exports.end()) throw std::runtime_error(fmt::format("{} has no export {}", path, name));
+  if (ex->second.kind != wasm::ExternKind::kFunc || !ex->second.func)
+    throw std::runtime_error(fmt::format("{}: the export {} is not a function (a workload is a function (i32) -> i32)", path, name));
+  const wasm::FuncType& t = ex->second.func->type;
+  if (t.params.size() != 1 || t.params[0] != wasm::ValType::kI32 || t.results.size() != 1 || t.results[0] != wasm::ValType::kI32)
+    throw std::runtime_error(fmt::format("{}: the export {} takes {} parameters and returns {} results; a workload is a function "
+                                         "(i32 size) -> (i32 checksum)",
+                                         path, name, t.params.size(), t.results.size()));
+  return ex->second.func;
+}
+
+// One call of a workload, its trap named.
+uint32_t call_workload(const Prepared& p, wasm::FuncInst* f, const std::string& path, const std::string& name, uint32_t size,
+                       const std::string& engine) {
+  try {
+    return static_cast<uint32_t>(p.rt->invoke(f, {wasm::Value::i32(size)}).at(0).lo);
+  } catch (const wasm::Trap& x) {
+    throw std::runtime_error(fmt::format("{}: {}({}) trapped in {}: {}", path, name, size, engine, x.what()));
+  } catch (const wasm::ProcExit& x) {
+    throw std::runtime_error(fmt::format("{}: {}({}) called proc_exit({}) in {}", path, name, size, x.code(), engine));
+  }
 }
 
 // Each case under cachegrind: `dlab wasm run --invoke` with N and with 2N calls, the difference
@@ -152,40 +187,81 @@ void run_valgrind(const std::string& module, const std::vector<Workload>& worklo
   fmt::print(stderr, "wrote {}/{}.summary.csv\n", dir->path().string(), experiment);
 }
 
-// Another engine, run as a whole process per sample: NAME=COMMAND, the command split on blanks
-// (no shell: an argument vector), with {module}, {workload}, {size} and {calls} replaced.
-struct Peer {
-  std::string name;
-  std::vector<std::string> argv;  // with placeholders
+// The bench's options, as parsed.
+struct BenchOptions {
+  std::string module, workloads, dispatch = "switch,tail,tail_pn,goto", variants = "sp", lowerings = "fold+fuse+super", name = "wasm", dbinop;
+  std::vector<std::string> peers;
+  uint64_t peer_calls = 5;
+  double peer_timeout = 600;
+  bool quick = false, no_save = false, valgrind = false, no_native = false;
+  uint64_t valgrind_calls = 1;
+  RunProtocol protocol;
+  RunDirectoryOptions out;
 };
 
-Peer parse_peer(const std::string& spec) {
-  auto eq = spec.find('=');
-  if (eq == std::string::npos || eq == 0) throw CLI::ValidationError("--peer", "'" + spec + "' is not NAME=COMMAND");
-  Peer p{spec.substr(0, eq), split_blanks(spec.substr(eq + 1))};
-  if (p.argv.empty()) throw CLI::ValidationError("--peer", p.name + ": an empty command");
-  for (char c : p.name)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-')
-      throw CLI::ValidationError("--peer", "'" + p.name + "': a peer name is letters, digits, '_' and '-'");
-  return p;
-}
-
-std::vector<std::string> peer_argv(const Peer& p, const std::string& module, const Workload& w, uint64_t calls) {
-  std::vector<std::string> out;
-  for (std::string a : p.argv) {
-    for (auto [key, value] : {std::pair<std::string, std::string>{"{module}", module}, {"{workload}", w.name},
-                              {"{size}", std::to_string(w.size)}, {"{calls}", std::to_string(calls)}})
-      for (size_t at = a.find(key); at != std::string::npos; at = a.find(key, at + value.size())) a.replace(at, key.size(), value);
-    out.push_back(a);
+// The command line's consistency, before anything runs or is created: an option that would be
+// silently ignored is refused (CLI::ValidationError, exit 2), as is an empty list. Returns the peers.
+std::vector<Peer> check_bench_options(const BenchOptions& o, const CLI::App& cmd) {
+  auto given = [&](const char* opt) { return cmd.count(opt) > 0; };
+  if (o.valgrind)
+    for (const char* opt : {"--peer", "--peer-calls", "--peer-timeout", "--samples", "--warmup", "--pin", "--quick", "--no-native"})
+      if (given(opt))
+        throw CLI::ValidationError(opt, "does not apply with --valgrind (cachegrind counts dlab's engines once each, at quick sizes)");
+  if (!o.valgrind && given("--valgrind-calls")) throw CLI::ValidationError("--valgrind-calls", "applies only with --valgrind");
+  if (o.peers.empty())
+    for (const char* opt : {"--peer-calls", "--peer-timeout"})
+      if (given(opt)) throw CLI::ValidationError(opt, "applies only with --peer");
+  if (given("--workloads") && split_commas(o.workloads).empty())
+    throw CLI::ValidationError("--workloads", "an empty list (leave the option out for every workload)");
+  if (given("--dbinop")) {
+    if (split_commas(o.dbinop).empty()) throw CLI::ValidationError("--dbinop", "an empty list: give pair counts, e.g. 5,9,13");
+    if (given("--workloads") || given("--module"))
+      throw CLI::ValidationError("--dbinop", "generates its own module and workloads: not with --module or --workloads");
+    if (!o.peers.empty()) throw CLI::ValidationError("--peer", "runs the kernels' command module, not --dbinop");
   }
-  return out;
+  return parse_peers(o.peers);
 }
 
-// The checksum a peer printed ("checksum 0000ee6f"), or nullopt.
-std::optional<uint32_t> peer_checksum(const std::string& out) {
-  auto at = out.rfind("checksum ");
-  if (at == std::string::npos) return std::nullopt;
-  return static_cast<uint32_t>(std::strtoul(out.c_str() + at + 9, nullptr, 16));
+// --dbinop's pair counts: each 1..200, none twice.
+std::vector<int> parse_dbinop(const std::string& list) {
+  std::vector<int> pairs;
+  for (const auto& x : split_commas(list)) {
+    int d = 0;
+    auto [end, ec] = std::from_chars(x.data(), x.data() + x.size(), d);
+    if (ec != std::errc() || end != x.data() + x.size() || d < 1 || d > 200)
+      throw CLI::ValidationError("--dbinop", fmt::format("'{}' is not a pair count in 1..200", x));
+    if (std::find(pairs.begin(), pairs.end(), d) != pairs.end()) throw CLI::ValidationError("--dbinop", fmt::format("{} is listed twice", d));
+    pairs.push_back(d);
+  }
+  return pairs;
+}
+
+// The engines: every chosen placement in every chosen mode with every chosen lowering. A pair
+// that cannot exist is said and recorded in `not_built`, never silently dropped.
+std::vector<Engine> choose_engines(const BenchOptions& o, std::vector<std::string>& not_built) {
+  std::vector<std::string> mode_names, placement_names, lowering_names;
+  for (auto d : wasm::dispatch_modes()) mode_names.push_back(wasm::dispatch_name(d));
+  for (auto pl : wasm::placements()) placement_names.push_back(wasm::placement_name(pl));
+  for (auto l : wasm::lowerings()) lowering_names.push_back(wasm::lowering_name(l));
+  auto chosen_modes = choose_from(o.dispatch, mode_names, "--dispatch", false);
+  auto chosen_placements = choose_from(o.variants, placement_names, "--variants", false);
+  auto chosen_lowerings = choose_from(o.lowerings, lowering_names, "--lowerings", false);
+  std::vector<Engine> modes;
+  for (const auto& pl : chosen_placements)
+    for (const auto& d : chosen_modes) {
+      auto mode = *wasm::parse_dispatch(d);
+      auto place = *wasm::parse_placement(pl);
+      if (std::string why = wasm::engine_unavailable(mode, place); !why.empty()) {
+        fmt::print(stderr, "[wasm bench] not run: {}\n", why);
+        not_built.push_back(why);
+        continue;
+      }
+      for (const auto& low : chosen_lowerings)
+        modes.push_back({mode, place, *wasm::parse_lowering(low),
+                         (chosen_placements.size() > 1 ? d + "/" + pl : d) + (chosen_lowerings.size() > 1 ? "/" + low : "")});
+    }
+  if (modes.empty()) throw CLI::ValidationError("--variants", "no engine of these modes and placements is built: " + not_built.front());
+  return modes;
 }
 
 }  // namespace
@@ -195,16 +271,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
       "bench",
       "time the interpreter's engines (dispatch modes x stack placements) on workload kernels under the run protocol "
       "(interleaved per workload, the first engine as baseline) and write wasm.summary.csv / .samples.csv / .json");
-  struct Options {
-    std::string module, workloads, dispatch = "switch,tail,tail_pn,goto", variants = "sp", lowerings = "fold+fuse+super", name = "wasm", dbinop;
-    std::vector<std::string> peers;
-    uint64_t peer_calls = 5;
-    bool quick = false, no_save = false, valgrind = false, no_native = false;
-    uint64_t valgrind_calls = 1;
-    RunProtocol protocol;
-    RunDirectoryOptions out;
-  };
-  auto o = std::make_shared<Options>();
+  auto o = std::make_shared<BenchOptions>();
   o->module = default_module();
   std::string names;
   for (const auto& w : kWorkloads) names += (names.empty() ? "" : ",") + std::string(w.name);
@@ -249,6 +316,10 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
   cmd->add_option("--peer-calls", o->peer_calls, "calls of the workload per peer process (1..1000)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1000}))
       ->capture_default_str();
+  cmd->add_option("--peer-timeout", o->peer_timeout,
+                  "seconds one peer process may run before it is killed with its process group (1..86400)")
+      ->check(CLI::Range(1.0, 86400.0))
+      ->capture_default_str();
   cmd->add_flag("--no-native", o->no_native,
                 "leave out the `native` engine (the same C compiled with clang -O2 into dlab, timed in the same rounds)");
   add_protocol_options(cmd, o->protocol);
@@ -261,40 +332,25 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
   cmd->add_flag("--no-save", o->no_save, "print only, write no files");
   o->out.add_to(cmd, "results");
   cmd->callback([o, cmd] {
+    // Everything the command line decides is checked before anything is made (a run directory,
+    // a scratch folder, a generated module): a refused command line leaves nothing behind.
+    std::vector<Peer> peers = check_bench_options(*o, *cmd);
     if (o->quick) apply_quick_protocol(cmd, o->protocol);
     const bool small = o->quick || o->valgrind;  // cachegrind runs ~50x slower
     std::vector<Workload> workloads;
-    std::optional<std::filesystem::path> generated;  // the D-binop module, removed at the end
-    struct RemoveGenerated {
-      std::optional<std::filesystem::path>& p;
-      ~RemoveGenerated() {
-        std::error_code ec;
-        if (p) std::filesystem::remove_all(p->parent_path(), ec);
-      }
-    } remove_generated{generated};
-    if (!o->dbinop.empty()) {
-      if (cmd->count("--workloads") || cmd->count("--module"))
-        throw CLI::ValidationError("--dbinop", "generates its own module and workloads: not with --module or --workloads");
-      std::vector<int> pairs;
-      for (const auto& x : split_commas(o->dbinop)) {
-        int d = 0;
-        auto [end, ec] = std::from_chars(x.data(), x.data() + x.size(), d);
-        if (ec != std::errc() || end != x.data() + x.size() || d < 1 || d > 200)
-          throw CLI::ValidationError("--dbinop", fmt::format("'{}' is not a pair count in 1..200", x));
-        if (std::find(pairs.begin(), pairs.end(), d) != pairs.end()) throw CLI::ValidationError("--dbinop", fmt::format("{} is listed twice", d));
-        pairs.push_back(d);
-      }
+    std::optional<TempDir> scratch;  // the D-binop module's folder: removed at the end, or on SIGINT/SIGTERM
+    if (cmd->count("--dbinop")) {
+      std::vector<int> pairs = parse_dbinop(o->dbinop);
       std::vector<DBinopFunction> functions;
       std::string wat = dbinop_module_wat(pairs, functions);
-      auto dir = std::filesystem::temp_directory_path() / fmt::format("dlab-dbinop-{}", getpid());
-      std::filesystem::create_directories(dir);
-      generated = dir / "dbinop.wasm";
-      write_file_atomically(dir / "dbinop.wat", wat);
+      scratch.emplace("dbinop");
+      auto wat_path = scratch->write("dbinop.wat", wat);
+      auto wasm_path = scratch->file("dbinop.wasm");
       ProcessOptions po;
-      po.stderr_file = (dir / "wat2wasm.err").string();
-      ProcessResult r = run_process({"wat2wasm", (dir / "dbinop.wat").string(), "-o", generated->string()}, po);
+      po.stderr_file = scratch->file("wat2wasm.err").string();
+      ProcessResult r = run_process({"wat2wasm", wat_path.string(), "-o", wasm_path.string()}, po);
       if (!r.ok()) throw std::runtime_error(r.describe("wat2wasm") + ": " + read_text_file(po.stderr_file));
-      o->module = generated->string();
+      o->module = wasm_path.string();
       o->no_native = true;  // generated code has no C source
       for (const auto& f : functions)
         workloads.push_back({f.name, small ? 5000u : 20000u, f.instructions_per_iteration, f.pairs, f.distinct_pairs});
@@ -306,34 +362,18 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
                                    : o->module + " not found (--module)");
     std::string text = read_input_file(o->module);
     std::vector<uint8_t> bytes(text.begin(), text.end());
-    wasm::Module module = wasm::decode_module(bytes);
-    wasm::validate_module(module);
-    std::vector<std::string> mode_names, placement_names;
-    for (auto d : wasm::dispatch_modes()) mode_names.push_back(wasm::dispatch_name(d));
-    for (auto pl : wasm::placements()) placement_names.push_back(wasm::placement_name(pl));
-    auto chosen_modes = choose_from(o->dispatch, mode_names, "--dispatch", false);
-    auto chosen_placements = choose_from(o->variants, placement_names, "--variants", false);
-    std::vector<std::string> lowering_names;
-    for (auto l : wasm::lowerings()) lowering_names.push_back(wasm::lowering_name(l));
-    auto chosen_lowerings = choose_from(o->lowerings, lowering_names, "--lowerings", false);
-    std::vector<Engine> modes;
+    wasm::Module module;
+    try {
+      module = wasm::decode_module(bytes);
+      wasm::validate_module(module);
+    } catch (const wasm::DecodeError& e) {
+      throw std::runtime_error(fmt::format("{}: malformed at byte {}: {}", o->module, e.offset(), e.what()));
+    } catch (const wasm::ValidationError& e) {
+      throw std::runtime_error(fmt::format("{}: invalid: {}", o->module, e.what()));
+    }
     std::vector<std::string> not_built;
-    for (const auto& pl : chosen_placements)
-      for (const auto& d : chosen_modes) {
-        auto mode = *wasm::parse_dispatch(d);
-        auto place = *wasm::parse_placement(pl);
-        // A pair that cannot exist is said and recorded, never silently dropped.
-        if (std::string why = wasm::engine_unavailable(mode, place); !why.empty()) {
-          fmt::print(stderr, "[wasm bench] not run: {}\n", why);
-          not_built.push_back(why);
-          continue;
-        }
-        for (const auto& low : chosen_lowerings)
-          modes.push_back({mode, place, *wasm::parse_lowering(low),
-                           (chosen_placements.size() > 1 ? d + "/" + pl : d) + (chosen_lowerings.size() > 1 ? "/" + low : "")});
-      }
-    if (modes.empty()) throw CLI::ValidationError("--variants", "no engine of these modes and placements is built: " + not_built.front());
-    if (generated == std::nullopt) {
+    std::vector<Engine> modes = choose_engines(*o, not_built);
+    if (!scratch) {
       std::vector<std::string> workload_names;
       for (const auto& w : kWorkloads) workload_names.push_back(w.name);
       std::vector<std::string> wanted = choose_from(o->workloads, workload_names, "--workloads");
@@ -342,7 +382,22 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
           // fib's cost grows exponentially with its size, not linearly: its quick size is 24
           workloads.push_back({w.name, !small ? w.size : std::string(w.name) == "fib" ? 24u : std::max<uint32_t>(1, w.size / 4)});
     }
+    std::string command_module = (std::filesystem::path(default_module()).parent_path() / "kernels_cmd.wasm").string();
+    if (!peers.empty() && !std::filesystem::exists(command_module))
+      throw std::runtime_error(command_module + " not found: it is built with the project when wasi-libc is installed");
+    // The engines, instantiated, and every workload's export checked in the first of them, before
+    // a run directory exists: a module that cannot be benched leaves no empty run behind.
+    std::vector<std::unique_ptr<Prepared>> prepared;
+    for (const auto& e : modes) {
+      prepared.push_back(prepare(o->module, module, e));
+      if (o->valgrind) break;  // cachegrind runs `dlab wasm run`; one instance checks the exports
+    }
+    // One call each, too: a workload that traps is found before a run directory exists.
+    for (const auto& w : workloads)
+      call_workload(*prepared.front(), workload_export(*prepared.front(), o->module, w.name), o->module, w.name, w.size,
+                    modes.front().name);
     if (o->valgrind) {
+      prepared.clear();
       std::optional<RunDirectory> dir;
       if (!o->no_save) dir = o->out.resolve(this_machine(), experiment_files(o->name + "_valgrind"));
       run_valgrind(o->module, workloads, modes, o->valgrind_calls, dir, o->name + "_valgrind");
@@ -354,8 +409,6 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
     BackendSet backends = BackendSet::for_this_machine();
     CounterPlan plan = plan_counters(MetricCatalog::builtin(), backends, this_host_cpu());
     Meter meter(plan, backends);
-    std::vector<std::unique_ptr<Prepared>> prepared;
-    for (const auto& e : modes) prepared.push_back(prepare(module, e));
 
     std::string run_id = dir ? dir->run_id() : "unsaved";
     ExperimentTables all;
@@ -367,14 +420,9 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
     // Peers: each its own process per sample, beside dlab's first engine making the same calls in
     // process. Only wall-time metrics (TSC ticks and the cycle estimate) mean anything for another
     // process, so this group has its own meter with just those.
-    std::vector<Peer> peers;
-    for (const auto& spec : o->peers) peers.push_back(parse_peer(spec));
-    std::string command_module = (std::filesystem::path(default_module()).parent_path() / "kernels_cmd.wasm").string();
-    if (!peers.empty() && !std::filesystem::exists(command_module))
-      throw std::runtime_error(command_module + " not found: it is built with the project when wasi-libc is installed");
-    if (!peers.empty() && generated) throw CLI::ValidationError("--peer", "runs the kernels' command module, not --dbinop");
     std::unique_ptr<Meter> wall_meter;
     if (!peers.empty()) wall_meter = std::make_unique<Meter>(plan, backends, std::vector<std::string>{"tsc_ticks", "cycles_tsc_estimate"});
+    const double limit = o->peer_timeout;
     auto run_peers = [&](const Workload& w, uint32_t checksum, const Variant& reference, const std::string& engine) -> nlohmann::json {
       uint64_t n = o->peer_calls;
       std::vector<Variant> pv;
@@ -387,36 +435,38 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
       ref.units = static_cast<double>(n);
       pv.push_back(ref);
       nlohmann::json notes = nlohmann::json::object();
-      for (const auto& peer : peers) {
-        ProcessOptions capture;
-        capture.capture_stdout = true;
-        capture.stderr_file = "/dev/null";
-        ProcessResult one = run_process(peer_argv(peer, command_module, w, 1), capture);
-        if (one.exit_code == 3) {  // the command module lacks this workload (statemach needs tail calls)
+      // Decided by the module itself, never by what a peer's exit status seems to say.
+      if (!command_module_has(command_module, w.name)) {
+        for (const auto& peer : peers) {
           notes[peer.name] = fmt::format("not run: the command build has no {} (it needs tail calls)", w.name);
           fmt::print(stderr, "[wasm bench] peer {}: {}\n", peer.name, notes[peer.name].get<std::string>());
-          continue;
         }
-        if (!one.ok()) throw std::runtime_error(fmt::format("peer {}: {}", peer.name, one.describe(peer.argv.front())));
-        auto got = peer_checksum(one.output);
-        if (!got || *got != checksum)
-          throw std::runtime_error(fmt::format("peer {} on {}: checksum {} where dlab computed {:08x}", peer.name, w.name,
-                                               got ? fmt::format("{:08x}", *got) : std::string("missing from its output"), checksum));
+        return nullptr;  // no peer group: said on stderr, nothing timed
+      }
+      for (const auto& peer : peers) {
+        ProcessResult one = run_peer(peer_argv(peer, command_module, w.name, w.size, 1), true, limit);
+        if (!one.ok()) throw std::runtime_error(describe_peer_failure(peer, one, limit) + " (1 call of " + w.name + ")");
+        std::string why;
+        auto got = parse_peer_checksum(one.output, why);
+        if (!got) throw std::runtime_error(fmt::format("peer {} on {}: {}", peer.name, w.name, why));
+        if (*got != checksum)
+          throw std::runtime_error(fmt::format("peer {} on {}: checksum {:08x} where dlab computed {:08x}", peer.name, w.name, *got, checksum));
         // Start-up (decode, compile, instantiate, process): the fastest of three runs making no call.
         double startup_ns = 1e300;
         for (int i = 0; i < 3; ++i) {
           auto t0 = std::chrono::steady_clock::now();
-          ProcessResult z = run_process(peer_argv(peer, command_module, w, 0), capture);
+          ProcessResult z = run_peer(peer_argv(peer, command_module, w.name, w.size, 0), true, limit);
           auto dt = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
-          if (!z.ok()) throw std::runtime_error(fmt::format("peer {} (0 calls): {}", peer.name, z.describe(peer.argv.front())));
+          if (!z.ok()) throw std::runtime_error(describe_peer_failure(peer, z, limit) + " (0 calls)");
           startup_ns = std::min(startup_ns, dt);
         }
-        auto argv = peer_argv(peer, command_module, w, n);
+        auto argv = peer_argv(peer, command_module, w.name, w.size, n);
+        // Every timed run is checked too: a peer that fails in one of them fails the bench, and
+        // nothing it did is written as a result.
         pv.push_back({fmt::format("{}/peer:{} x{}", w.name, peer.name, n),
-                      [argv] {
-                        ProcessOptions quiet;
-                        quiet.quiet = true;
-                        run_process(argv, quiet);
+                      [argv, peer, limit, n] {
+                        ProcessResult r = run_peer(argv, false, limit);
+                        if (!r.ok()) throw std::runtime_error(describe_peer_failure(peer, r, limit) + fmt::format(" (a timed run of {} calls)", n));
                       },
                       static_cast<double>(n),
                       "call",
@@ -430,7 +480,6 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
                        {"checksum", fmt::format("{:08x}", checksum)}}});
         notes[peer.name] = fmt::format("start-up {:.1f} ms (no call); values include it, spread over {} calls", startup_ns / 1e6, n);
       }
-      if (pv.size() < 2) return nullptr;
       RunResult pr = run_protocol(o->protocol, *wall_meter, pv);
       auto pt = experiment_tables(run_id, o->name, pr, pv, machine);
       all.summary.append(pt.summary);
@@ -448,11 +497,9 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
       uint32_t checksum = 0;
       for (size_t mi = 0; mi < modes.size(); ++mi) {
         Prepared* p = prepared[mi].get();
-        auto ex = p->inst->exports.find(w.name);
-        if (ex == p->inst->exports.end()) throw std::runtime_error(fmt::format("{} has no export {}", o->module, w.name));
-        wasm::FuncInst* f = ex->second.func;
+        wasm::FuncInst* f = workload_export(*p, o->module, w.name);
         std::vector<wasm::Value> args{wasm::Value::i32(w.size)};
-        uint32_t got = static_cast<uint32_t>(p->rt->invoke(f, args).at(0).lo);
+        uint32_t got = call_workload(*p, f, o->module, w.name, w.size, modes[mi].name);
         if (mi == 0) checksum = got;
         else if (got != checksum)
           throw std::runtime_error(fmt::format("{}: {} returned {:#x}, {} returned {:#x}", w.name, modes[mi].name, got, modes[0].name,

@@ -125,7 +125,7 @@ size_t pairs_covering(std::vector<uint64_t> counts, uint64_t total, double share
 }
 
 // The counting engine's findings: the input for superinstructions and for the handler-pair knee.
-void report_profile(const wasm::Profile& p, size_t top, const std::string& json_path) {
+void report_profile(const wasm::Profile& p, size_t top, const std::string& json_path, bool replace) {
   std::vector<size_t> ops;
   for (size_t i = 0; i < p.op_counts.size(); ++i)
     if (p.op_counts[i]) ops.push_back(i);
@@ -159,7 +159,7 @@ void report_profile(const wasm::Profile& p, size_t top, const std::string& json_
   for (const auto& [pr, c] : pairs) jp.push_back({{"from", p.op_names[pr.first]}, {"to", p.op_names[pr.second]}, {"count", c}});
   j["ops"] = jo;
   j["pairs"] = jp;
-  replace_file_atomically(json_path, j.dump(2) + "\n");
+  write_output_file(json_path, j.dump(2) + "\n", replace ? ExistingFile::kReplace : ExistingFile::kRefuse, "--force");
   fmt::print(stderr, "wrote {}\n", json_path);
 }
 
@@ -178,10 +178,12 @@ void add_run_command(CLI::App& cmd, bool profile) {
     std::vector<std::string> args, env;
     uint64_t repeat = 1;
     size_t top = 15;
+    bool force = false;
   };
   auto o = std::make_shared<Options>();
   if (profile) {
-    run->add_option("--json", o->json, "also write every op's and pair's count to this JSON file");
+    run->add_option("--json", o->json, "also write every op's and pair's count to this JSON file (a new file unless --force)");
+    run->add_flag("--force", o->force, "let --json replace an existing file");
     run->add_option("--top", o->top, "ops and pairs listed (1..1000)")->check(CLI::Range(size_t{1}, size_t{1000}))->capture_default_str();
   }
   run->add_option("module", o->file, "module.wasm")->required()->check(CLI::ExistingFile);
@@ -207,6 +209,8 @@ void add_run_command(CLI::App& cmd, bool profile) {
           },
           "KEY=VALUE"));
   run->callback([o, profile] {
+    // Checked before the program runs, so a refused output costs no run.
+    if (!o->json.empty()) check_output_file(o->json, o->force ? ExistingFile::kReplace : ExistingFile::kRefuse, "--force");
     wasm::Module m;
     try {
       m = wasm::decode_module(read_module(o->file));
@@ -252,10 +256,18 @@ void add_run_command(CLI::App& cmd, bool profile) {
       for (uint64_t i = 0; i < o->repeat; ++i) results = rt.invoke(ex->second.func, args);
       for (const auto& r : results) fmt::print("{}\n", format_value(r));
     } catch (const wasm::ProcExit& e) {
-      exit_code = e.code();
+      // WASI's exit code is a u32 but a process status is 8 bits: 256 would read as success.
+      // Outside 0..255 the status is 1 and stderr says what the program asked for.
+      uint32_t code = static_cast<uint32_t>(e.code());
+      if (code > 255) {
+        fmt::print(stderr, "dlab: {}: the program exited with code {}, outside 0..255: exit status 1\n", o->file, code);
+        exit_code = 1;
+      } else {
+        exit_code = static_cast<int>(code);
+      }
     } catch (const wasm::Trap& e) {
       std::fflush(stdout);
-      if (profile) report_profile(rt.profile(), o->top, o->json);
+      if (profile) report_profile(rt.profile(), o->top, o->json, o->force);
       throw std::runtime_error(fmt::format("{}: trap: {}", o->file, e.what()));
     } catch (const wasm::LinkError& e) {
       throw std::runtime_error(fmt::format("{}: cannot link: {}", o->file, e.what()));
@@ -265,7 +277,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
       throw std::runtime_error(fmt::format("{}: cannot run: implementation limit: {}", o->file, e.what()));
     }
     std::fflush(stdout);
-    if (profile) report_profile(rt.profile(), o->top, o->json);
+    if (profile) report_profile(rt.profile(), o->top, o->json, o->force);
     std::fflush(stderr);
     if (exit_code) std::exit(exit_code);
   });
@@ -281,8 +293,7 @@ void add_wasm_command(CLI::App& app) {
   auto file = std::make_shared<std::string>();
   decode->add_option("module", *file, "module.wasm")->required()->check(CLI::ExistingFile);
   decode->callback([file] {
-    std::ifstream in(*file, std::ios::binary);
-    std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    std::vector<uint8_t> bytes = read_module(*file);  // a regular file: /dev/zero is refused, not read forever
     try {
       auto m = wasm::decode_module(bytes);
       try {
@@ -303,7 +314,7 @@ void add_wasm_command(CLI::App& app) {
   add_run_command(*cmd, true);
   add_wasm_bench_command(*cmd);
 
-  auto* spec = cmd->add_subcommand("spec", "run the WebAssembly spec tests (converted with wast2json at run time), per file and in total");
+  auto* spec = cmd->add_subcommand("spec", "run the WebAssembly spec tests (.wast converted with wast2json at run time, .bin.wast read directly), per file and in total");
   auto suite = std::make_shared<std::string>(DLAB_WASM_TESTSUITE);
   auto verbose = std::make_shared<bool>(false);
   auto stage = std::make_shared<std::string>("execute");
@@ -325,11 +336,14 @@ void add_wasm_command(CLI::App& app) {
   spec->add_option("--lowering", *lowering, std::string("execute stage: ") + kLoweringHelp)
       ->check(CLI::IsMember(lowering_names()))
       ->capture_default_str();
-  spec->add_option("--suite", *suite, "folder of .wast files (searched recursively)")->capture_default_str();
+  spec->add_option("--suite", *suite, "folder of .wast or .bin.wast files (searched recursively; where a folder has .bin.wast files, only those run)")->capture_default_str();
   spec->add_option("--only", *only, "run only files whose path contains this text");
   spec->add_flag("--verbose", *verbose, "list every failure");
   spec->callback([suite, verbose, stage, dispatch, variant, only, lowering] {
-    if (!std::filesystem::is_directory(*suite))
+    std::error_code ec;
+    if (std::filesystem::exists(*suite, ec) && !std::filesystem::is_directory(*suite, ec))
+      throw std::runtime_error(*suite + " is not a directory: --suite takes the folder of .wast files");
+    if (!std::filesystem::is_directory(*suite, ec))
       throw std::runtime_error(*suite + " not found: pass --suite (the spec tests live in ../shared/wasm-testsuite)");
     wasm::SpecStage st = *stage == "link"       ? wasm::SpecStage::kLink
                          : *stage == "validate" ? wasm::SpecStage::kValidate
@@ -377,6 +391,7 @@ void add_wasm_command(CLI::App& app) {
           continue;
         }
         fmt::print("{:<5} {:<40} {} passed, {} failed, {} skipped\n", r.failed ? "FAIL" : "ok", name, r.passed, r.failed, sk);
+        for (const auto& [why, n] : r.skipped) fmt::print("        skipped {:>5}  {}\n", n, why);
         if (*verbose || r.failed) {
           size_t shown = 0;
           for (const auto& why : r.failures) {
@@ -405,7 +420,7 @@ void add_wasm_command(CLI::App& app) {
       throw std::runtime_error(only->empty() ? fmt::format("no .wast files in {}", *suite)
                                              : fmt::format("no spec file's path contains '{}'", *only));
     if (total_failed || total_errors)
-      throw std::runtime_error(fmt::format("{} spec commands failed, {} files could not be converted", total_failed, total_errors));
+      throw std::runtime_error(fmt::format("{} spec commands failed, {} files could not be read or converted", total_failed, total_errors));
   });
 }
 

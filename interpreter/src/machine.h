@@ -41,7 +41,10 @@ struct Machine {
   // The counting engine's tables (dispatch_switch_profile.cc): per op, and per (previous, op) pair.
   uint64_t* op_counts = nullptr;
   uint64_t* pair_counts = nullptr;
-  uint64_t last_op = 0;
+  // The op dispatched before this one in the current invocation; kNoPreviousOp at its start, so
+  // an invocation's first op pairs with nothing (not with op 0, `unreachable`, which never ran).
+  static constexpr uint64_t kNoPreviousOp = ~0ull;
+  uint64_t last_op = kNoPreviousOp;
   uint64_t fuel = ~0ull;         // spent by branches and calls in the fuzzing build only (DLAB_FUEL)
   std::string host_error;        // the message of a host function's exception (the trap's text)
 

@@ -395,6 +395,7 @@ std::vector<Value> Runtime::invoke(FuncInst* f, const std::vector<Value>& args) 
   m.load_memory();
   m.frame_top = m.frames.get();
   m.running = true;
+  m.last_op = Machine::kNoPreviousOp;  // no pair spans two invocations
   // Handlers report failures through m.trap, never by throwing; should anything still unwind,
   // the runtime must not stay marked as running, or every later invoke would be refused.
   struct NotRunningOnExit {

@@ -15,6 +15,7 @@
 
 #include "dispatchlab/harness/files.h"
 #include "dispatchlab/harness/process.h"
+#include "dispatchlab/harness/temp_dir.h"
 #include "dispatchlab/interpreter/linker.h"
 #include "dispatchlab/interpreter/module.h"
 #include "dispatchlab/interpreter/validator.h"
@@ -42,24 +43,22 @@ std::vector<std::string> spec_files(const std::string& suite_dir) {
 SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage, Dispatch dispatch, Placement placement, Lowering lowering) {
   SpecFileResult res;
   res.file = wast_path;
-  fs::path dir = fs::temp_directory_path() / fmt::format("dlab-spec-{}-{}", getpid(), fs::path(wast_path).stem().string());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  TempDir scratch("spec");
+  const fs::path& dir = scratch.path();
   fs::path json = dir / "commands.json";
-  // The tail-call proposal's files need the feature enabled in wabt.
+  // The tail-call proposal's files need the feature enabled in wabt. The script's path is made
+  // absolute: a suite folder named "-s" must reach wast2json as a file, not as an option.
   ProcessOptions po;
   po.stderr_file = (dir / "err.txt").string();
-  ProcessResult rc = run_process({"wast2json", "--enable-tail-call", wast_path, "-o", json.string()}, po);
+  ProcessResult rc = run_process({"wast2json", "--enable-tail-call", fs::absolute(wast_path).string(), "-o", json.string()}, po);
   if (!rc.ok()) {
     res.error = rc.describe("wast2json") + ": " + read_text_file((dir / "err.txt").string()).substr(0, 300);
-    fs::remove_all(dir);
     return res;
   }
   nlohmann::json doc;
   std::ifstream(json) >> doc;
   if (stage == SpecStage::kExecute) {
     execute_commands(doc, dir, dispatch, placement, lowering, res);
-    fs::remove_all(dir);
     return res;
   }
   Linker linker;
@@ -172,7 +171,6 @@ SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage, Disp
       ++res.skipped["needs execution (" + type + ")"];
     }
   }
-  fs::remove_all(dir);
   return res;
 }
 

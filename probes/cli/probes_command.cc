@@ -61,8 +61,9 @@ void add_probes_command(CLI::App& app) {
   cmd->add_option("--variants", o->variants, "stack-state variants for the placement report (default all)");
   cmd->add_flag("--verbose", o->verbose, "also list the register of every argument");
   cmd->add_flag("--skip-placement", o->skip_placement, "register budget only");
-  cmd->add_option("--out", o->out, "output folder")->capture_default_str();
-  cmd->add_flag("--no-save", o->no_save, "print only");
+  auto* out = cmd->add_option("--out", o->out, "output folder (its probes files are replaced: they are facts about the compiler)")
+                   ->capture_default_str();
+  cmd->add_flag("--no-save", o->no_save, "print only")->excludes(out);
 
   auto* fit = cmd->add_subcommand("fit", "which arguments of a handler signature stay in registers, per target and convention");
   fit->fallthrough();  // --targets and --conventions of `dlab probes` also work after `fit`

@@ -14,21 +14,17 @@
 
 #include "dispatchlab/harness/files.h"
 #include "dispatchlab/harness/process.h"
+#include "dispatchlab/harness/temp_dir.h"
 
 namespace dlab::probes {
 
 namespace fs = std::filesystem;
 
-namespace {
-fs::path scratch(const std::string& suffix) {
-  static std::atomic<int> n{0};
-  return fs::temp_directory_path() / fmt::format("dlab-probe-{}-{}{}", getpid(), n++, suffix);
-}
-}  // namespace
 
 CompileResult compile_file(const std::string& path, const std::string& triple, Output what,
                            const std::vector<std::string>& extra_flags) {
-  fs::path out = scratch(what == Output::kAsm ? ".s" : ".mir"), err = scratch(".err");
+  TempDir scratch("probe");
+  fs::path out = scratch.file(what == Output::kAsm ? "out.s" : "out.mir"), err = scratch.file("clang.err");
   std::vector<std::string> cmd = {DLAB_CLANG, "--target=" + triple, "-std=c++20", "-O2", "-S", "-x", "c++", path};
   if (what == Output::kMir) cmd.insert(cmd.end(), {"-mllvm", "-stop-after=finalize-isel"});
   cmd.insert(cmd.end(), extra_flags.begin(), extra_flags.end());
@@ -40,18 +36,14 @@ CompileResult compile_file(const std::string& path, const std::string& triple, O
   r.exit_code = rc.exit_code;
   r.output = read_text_file(out.string());
   r.diagnostics = rc.spawn_error.empty() ? read_text_file(err.string()) : rc.describe(DLAB_CLANG);
-  fs::remove(out);
-  fs::remove(err);
   return r;
 }
 
 CompileResult compile(const std::string& source, const std::string& triple, Output what,
                       const std::vector<std::string>& extra_flags) {
-  fs::path src = scratch(".cc");
-  std::ofstream(src) << source;
-  auto r = compile_file(src.string(), triple, what, extra_flags);
-  fs::remove(src);
-  return r;
+  TempDir scratch("probe-src");
+  fs::path src = scratch.write("probe.cc", source);
+  return compile_file(src.string(), triple, what, extra_flags);
 }
 
 std::string ignored_convention_warning(const std::string& diagnostics) {

@@ -1,4 +1,5 @@
-// Reading what other programs (valgrind, clang, wast2json, git) wrote; they are run by process.h.
+// Files a user names on the command line: inputs read whole (what other programs such as
+// valgrind, clang or wast2json wrote, too), and outputs written by one rule for every command.
 #pragma once
 
 #include <string>
@@ -8,7 +9,35 @@ namespace dlab {
 // The whole file as text; "" when it cannot be read (callers say what was expected).
 std::string read_text_file(const std::string& path);
 // The whole file, for inputs a user names: throws std::runtime_error("cannot read <path>: <why>")
-// when it is missing, not a regular file, or unreadable.
+// when it is missing, not a regular file (a device such as /dev/zero would be read until memory
+// runs out), or unreadable.
 std::string read_input_file(const std::string& path);
+
+// What an output may do to a regular file already at its path.
+enum class ExistingFile {
+  kRefuse,   // the default for a file a user names: never destroyed without being asked
+  kReplace,  // asked for (--force), or a file the command owns (the probes' tables)
+};
+
+// Writes an output a user named (--json, --out, --csv): the one rule of every command.
+//   - a symbolic link is refused: an output never writes through a link to somewhere else;
+//   - a character device or FIFO (/dev/null, /dev/stdout, a pipe) is written into, never replaced;
+//     other non-regular files (directories, block devices, sockets) are refused;
+//   - an existing regular file is refused unless `existing` is kReplace (`force_hint` names the
+//     option that asks, e.g. "--force");
+//   - otherwise the content goes to a temporary in the same folder (created with O_EXCL and
+//     O_NOFOLLOW; every write, fsync and close checked) and is then linked (new file) or renamed
+//     (replacement) into place, so a reader never sees half a file.
+// Throws std::runtime_error naming the path and the reason.
+void write_output_file(const std::string& path, const std::string& content, ExistingFile existing,
+                       const std::string& force_hint = "");
+
+// The checks of write_output_file without writing: a command calls it before it measures or
+// runs anything, so a refused output costs nothing.
+void check_output_file(const std::string& path, ExistingFile existing, const std::string& force_hint = "");
+
+// Writes all of `content` to an open descriptor, retrying short writes; throws with `what` and
+// the system's reason.
+void write_all(int fd, const std::string& content, const std::string& what);
 
 }  // namespace dlab

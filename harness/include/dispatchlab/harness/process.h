@@ -1,7 +1,10 @@
-// Running another program from an argument vector (posix_spawnp), never through a shell, so no
-// file name, directory or argument is ever interpreted as shell syntax.
+// Running another program from an argument vector (fork + execve), never through a shell, so no
+// file name, directory or argument is ever interpreted as shell syntax. A child never outlives
+// dlab: it is killed when dlab dies, however dlab dies (PR_SET_PDEATHSIG), and a time limit or an
+// output cap ends it (and its own children, when it runs in a process group of its own).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -12,6 +15,9 @@ struct ProcessOptions {
   std::string stderr_file;  // redirect stderr to this file (truncated); "" = inherit
   bool capture_stdout = false;  // collect stdout into ProcessResult::output
   bool quiet = false;           // stdout and stderr to /dev/null unless redirected or captured
+  double timeout_s = 0;         // > 0: killed (SIGKILL) after this many seconds; ProcessResult::timed_out
+  size_t max_output = 0;        // > 0 with capture_stdout: killed once it has printed more than this
+  bool own_process_group = false;  // the child leads a new process group; a kill ends the whole group
 };
 
 struct ProcessResult {
@@ -19,9 +25,12 @@ struct ProcessResult {
   int signal = 0;         // the signal that ended it, if one did
   std::string output;     // stdout, when captured
   std::string spawn_error;  // why it could not be started ("No such file or directory"), else ""
+  bool timed_out = false;        // killed at ProcessOptions::timeout_s
+  bool output_overflow = false;  // killed past ProcessOptions::max_output
 
-  bool ok() const { return spawn_error.empty() && exit_code == 0; }
-  // "exit 2", "killed by signal 9", "cannot run valgrind: No such file or directory".
+  bool ok() const { return spawn_error.empty() && exit_code == 0 && !timed_out && !output_overflow; }
+  // "exited with status 2", "was killed by signal 9", "cannot run valgrind: No such file or
+  // directory", "did not finish within 10 s (killed)", "printed more than 1048576 bytes (killed)".
   std::string describe(const std::string& program) const;
 };
 

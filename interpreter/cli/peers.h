@@ -1,0 +1,48 @@
+// Peers of `dlab wasm bench`: other engines (V8 through node, wasm3, wasmtime...) run as whole
+// processes on the workloads' WASI command module (kernels_cmd.wasm), whose output must end in
+// "checksum XXXXXXXX". A peer is untrusted: it may never exit, print without end, print garbage or
+// fail in one run of many; every run is checked, limited in time and output, and killed with its
+// process group when dlab stops.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dispatchlab/harness/process.h"
+
+namespace dlab::cli {
+
+struct Peer {
+  std::string name;
+  std::vector<std::string> argv;  // with the placeholders {module} {workload} {size} {calls}
+};
+
+// NAME=COMMAND, each: the name letters, digits, '_' and '-', the command split on blanks (no
+// shell). A malformed spec or a name given twice is a CLI::ValidationError for --peer.
+std::vector<Peer> parse_peers(const std::vector<std::string>& specs);
+
+// The argument vector of one run, placeholders replaced.
+std::vector<std::string> peer_argv(const Peer& p, const std::string& module, const std::string& workload, uint32_t size,
+                                   uint64_t calls);
+
+// The checksum a run printed: exactly one line "checksum " and eight hex digits, nothing after it
+// on that line. nullopt with the reason in `why` otherwise.
+std::optional<uint32_t> parse_peer_checksum(const std::string& output, std::string& why);
+
+// Whether the command module has `workload` (the command build leaves out what needs tail calls),
+// decided by running the module in dlab itself with 0 calls: a peer's own exit status never decides
+// it, so a failing peer cannot pass for a missing workload.
+bool command_module_has(const std::string& command_module, const std::string& workload);
+
+// Largest output kept from one peer run; past it the run is killed and reported.
+inline constexpr size_t kPeerOutputLimit = 1 << 20;
+
+// One run of a peer in its own process group, within `timeout_s`; stdout captured when asked.
+ProcessResult run_peer(const std::vector<std::string>& argv, bool capture, double timeout_s);
+
+// "peer NAME: ..." for a run that did not succeed, with the limit that ended it.
+std::string describe_peer_failure(const Peer& p, const ProcessResult& r, double timeout_s);
+
+}  // namespace dlab::cli
