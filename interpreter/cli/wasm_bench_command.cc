@@ -26,6 +26,7 @@
 #include "dispatchlab/harness/process.h"
 #include "dispatchlab/harness/result_writer.h"
 #include "dbinop.h"
+#include "engine_choices.h"
 #include "peers.h"
 #include "dispatchlab/harness/temp_dir.h"
 #include "dispatchlab/harness/result_rows.h"
@@ -189,7 +190,8 @@ void run_valgrind(const std::string& module, const std::vector<Workload>& worklo
 
 // The bench's options, as parsed.
 struct BenchOptions {
-  std::string module, workloads, dispatch = "switch,tail,tail_pn,goto", variants = "sp", lowerings = "fold+fuse+super", name = "wasm", dbinop;
+  // Every mode of this build, switch (the first) the baseline; every technique.
+  std::string module, workloads, dispatch = join(dispatch_choices(), ","), variants = "sp", lowerings = default_lowering(), name = "wasm", dbinop;
   std::vector<std::string> peers;
   uint64_t peer_calls = 5;
   double peer_timeout = 600;
@@ -239,13 +241,9 @@ std::vector<int> parse_dbinop(const std::string& list) {
 // The engines: every chosen placement in every chosen mode with every chosen lowering. A pair
 // that cannot exist is said and recorded in `not_built`, never silently dropped.
 std::vector<Engine> choose_engines(const BenchOptions& o, std::vector<std::string>& not_built) {
-  std::vector<std::string> mode_names, placement_names, lowering_names;
-  for (auto d : wasm::dispatch_modes()) mode_names.push_back(wasm::dispatch_name(d));
-  for (auto pl : wasm::placements()) placement_names.push_back(wasm::placement_name(pl));
-  for (auto l : wasm::lowerings()) lowering_names.push_back(wasm::lowering_name(l));
-  auto chosen_modes = choose_from(o.dispatch, mode_names, "--dispatch", false);
-  auto chosen_placements = choose_from(o.variants, placement_names, "--variants", false);
-  auto chosen_lowerings = choose_from(o.lowerings, lowering_names, "--lowerings", false);
+  auto chosen_modes = choose_from(o.dispatch, dispatch_choices(), "--dispatch", false);
+  auto chosen_placements = choose_from(o.variants, placement_choices(), "--variants", false);
+  auto chosen_lowerings = choose_from(o.lowerings, lowering_choices(), "--lowerings", false);
   std::vector<Engine> modes;
   for (const auto& pl : chosen_placements)
     for (const auto& d : chosen_modes) {
@@ -264,6 +262,296 @@ std::vector<Engine> choose_engines(const BenchOptions& o, std::vector<std::strin
   return modes;
 }
 
+// --- plan: what the command line asks for, checked and resolved before anything is created ---
+
+struct BenchPlan {
+  std::vector<Peer> peers;
+  std::vector<Workload> workloads;
+  std::vector<Engine> engines;
+  std::vector<std::string> not_built;  // engines asked for that cannot exist, with why
+  std::optional<TempDir> scratch;      // the D-binop module's folder: removed at the end, or on SIGINT/SIGTERM
+  wasm::Module module;
+  std::string command_module;          // the peers' WASI command build of the kernels
+};
+
+// The D-binop family's module, generated into the plan's scratch folder; its workloads.
+void plan_dbinop(BenchOptions& o, BenchPlan& plan, bool small) {
+  std::vector<int> pairs = parse_dbinop(o.dbinop);
+  std::vector<DBinopFunction> functions;
+  std::string wat = dbinop_module_wat(pairs, functions);
+  plan.scratch.emplace("dbinop");
+  auto wat_path = plan.scratch->write("dbinop.wat", wat);
+  auto wasm_path = plan.scratch->file("dbinop.wasm");
+  ProcessOptions po;
+  po.stderr_file = plan.scratch->file("wat2wasm.err").string();
+  ProcessResult r = run_process({"wat2wasm", wat_path.string(), "-o", wasm_path.string()}, po);
+  if (!r.ok()) throw std::runtime_error(r.describe("wat2wasm") + ": " + read_text_file(po.stderr_file));
+  o.module = wasm_path.string();
+  o.no_native = true;  // generated code has no C source
+  for (const auto& f : functions)
+    plan.workloads.push_back({f.name, small ? 5000u : 20000u, f.instructions_per_iteration, f.pairs, f.distinct_pairs});
+}
+
+wasm::Module read_bench_module(const std::string& path) {
+  if (!std::filesystem::exists(path))
+    throw std::runtime_error(path == default_module() ? path + " not found: it is built with the project when wasi-libc is installed (run "
+                                                               "./tools/bootstrap, then just build)"
+                                                      : path + " not found (--module)");
+  std::string text = read_input_file(path);
+  try {
+    wasm::Module m = wasm::decode_module(std::vector<uint8_t>(text.begin(), text.end()));
+    wasm::validate_module(m);
+    return m;
+  } catch (const wasm::DecodeError& e) {
+    throw std::runtime_error(fmt::format("{}: malformed at byte {}: {}", path, e.offset(), e.what()));
+  } catch (const wasm::ValidationError& e) {
+    throw std::runtime_error(fmt::format("{}: invalid: {}", path, e.what()));
+  }
+}
+
+// Fills `plan` in place: it owns a scratch folder, which is not copied or moved.
+void plan_bench(BenchOptions& o, const CLI::App& cmd, BenchPlan& plan) {
+  // Everything the command line decides is checked before anything is made (a run directory, a
+  // scratch folder, a generated module): a refused command line leaves nothing behind.
+  plan.peers = check_bench_options(o, cmd);
+  if (o.quick) apply_quick_protocol(&cmd, o.protocol);
+  const bool small = o.quick || o.valgrind;  // cachegrind runs ~50x slower
+  if (cmd.count("--dbinop")) plan_dbinop(o, plan, small);
+  plan.module = read_bench_module(o.module);
+  plan.engines = choose_engines(o, plan.not_built);
+  if (!plan.scratch) {
+    std::vector<std::string> workload_names;
+    for (const auto& w : kWorkloads) workload_names.push_back(w.name);
+    std::vector<std::string> wanted = choose_from(o.workloads, workload_names, "--workloads");
+    for (const auto& w : kWorkloads)
+      if (std::find(wanted.begin(), wanted.end(), w.name) != wanted.end())
+        // fib's cost grows exponentially with its size, not linearly: its quick size is 24
+        plan.workloads.push_back({w.name, !small ? w.size : std::string(w.name) == "fib" ? 24u : std::max<uint32_t>(1, w.size / 4)});
+  }
+  plan.command_module = (std::filesystem::path(default_module()).parent_path() / "kernels_cmd.wasm").string();
+  if (!plan.peers.empty() && !std::filesystem::exists(plan.command_module))
+    throw std::runtime_error(plan.command_module + " not found: it is built with the project when wasi-libc is installed");
+}
+
+// --- prepare: every engine instantiated, every workload checked ---
+
+std::vector<std::unique_ptr<Prepared>> prepare_engines(const BenchOptions& o, const BenchPlan& plan) {
+  std::vector<std::unique_ptr<Prepared>> prepared;
+  for (const auto& e : plan.engines) {
+    prepared.push_back(prepare(o.module, plan.module, e));
+    if (o.valgrind) break;  // cachegrind runs `dlab wasm run`; one instance checks the exports
+  }
+  // One call each, too: a workload that traps is found before a run directory exists.
+  for (const auto& w : plan.workloads)
+    call_workload(*prepared.front(), workload_export(*prepared.front(), o.module, w.name), o.module, w.name, w.size,
+                  plan.engines.front().name);
+  return prepared;
+}
+
+// --- run: one interleaved protocol run per workload group ---
+
+struct BenchRun {
+  BenchRun(const BenchOptions& o, const BenchPlan& plan, std::string run_id)
+      : o(o), plan(plan), machine(this_machine()), run_id(std::move(run_id)), backends(BackendSet::for_this_machine()),
+        counters(plan_counters(MetricCatalog::builtin(), backends, this_host_cpu())), meter(counters, backends) {
+    // Peers: only wall-time metrics (TSC ticks and the cycle estimate) mean anything for another
+    // process, so their groups have a meter with just those.
+    if (!plan.peers.empty())
+      wall_meter = std::make_unique<Meter>(counters, backends, std::vector<std::string>{"tsc_ticks", "cycles_tsc_estimate"});
+  }
+  const BenchOptions& o;
+  const BenchPlan& plan;
+  const MachineFingerprint& machine;
+  std::string run_id;
+  BackendSet backends;
+  CounterPlan counters;
+  Meter meter;
+  std::unique_ptr<Meter> wall_meter;
+  ExperimentTables all;
+  nlohmann::json groups = nlohmann::json::array();
+  RunResult last;
+};
+
+// The cases of one workload: every engine (each must return the first's checksum) and the native
+// build of the same C in the same rounds (the "vs native" of every engine).
+std::vector<Variant> workload_cases(const BenchRun& run, const std::vector<std::unique_ptr<Prepared>>& prepared, const Workload& w,
+                                    uint32_t& checksum) {
+  const auto& o = run.o;
+  const auto& modes = run.plan.engines;
+  std::vector<Variant> variants;
+  for (size_t mi = 0; mi < modes.size(); ++mi) {
+    Prepared* p = prepared[mi].get();
+    wasm::FuncInst* f = workload_export(*p, o.module, w.name);
+    std::vector<wasm::Value> args{wasm::Value::i32(w.size)};
+    uint32_t got = call_workload(*p, f, o.module, w.name, w.size, modes[mi].name);
+    if (mi == 0) checksum = got;
+    else if (got != checksum)
+      throw std::runtime_error(fmt::format("{}: {} returned {:#x}, {} returned {:#x}", w.name, modes[mi].name, got, modes[0].name, checksum));
+    wasm::Runtime* rt = p->rt.get();
+    variants.push_back({fmt::format("{}/{}", w.name, modes[mi].name),
+                        [rt, f, args] { rt->invoke(f, args); },
+                        w.instructions_per_size ? static_cast<double>(w.size) * static_cast<double>(w.instructions_per_size) : 1,
+                        w.instructions_per_size ? "instruction" : "call",
+                        {{"workload", w.name},
+                         {"binop_pairs", w.pairs >= 0 ? std::to_string(w.pairs) : ""},
+                         {"distinct_pairs", w.distinct_pairs >= 0 ? std::to_string(w.distinct_pairs) : ""},
+                         {"size", std::to_string(w.size)},
+                         {"dispatch", wasm::dispatch_name(modes[mi].mode)},
+                         {"variant", wasm::placement_name(modes[mi].placement)},
+                         {"lowering", wasm::lowering_name(modes[mi].lowering)},
+                         {"checksum", fmt::format("{:08x}", got)},
+                         {"module", std::filesystem::path(o.module).filename().string()}}});
+  }
+  if (o.no_native) return variants;
+  NativeKernel k = native_kernel(w.name);
+  if (!k) throw std::runtime_error(fmt::format("no native build of workload {}", w.name));
+  uint32_t got = k(w.size);
+  if (got != checksum)
+    throw std::runtime_error(fmt::format("{}: the native build returned {:#x}, {} returned {:#x}", w.name, got, modes[0].name, checksum));
+  uint32_t size = w.size;
+  variants.push_back({fmt::format("{}/native", w.name),
+                      [k, size] {
+                        volatile uint32_t sink = k(size);  // kept: the call's result is used
+                        (void)sink;
+                      },
+                      1,
+                      "call",
+                      {{"workload", w.name},
+                       {"size", std::to_string(w.size)},
+                       {"dispatch", "native"},
+                       {"variant", "native"},
+                       {"checksum", fmt::format("{:08x}", got)},
+                       {"module", "native (clang -O2)"}}});
+  return variants;
+}
+
+// One peer's cases on a workload: its first run's checksum checked, its start-up (the fastest of
+// three runs making no call) measured apart, and a timed case whose every run is checked too (a
+// peer that fails in one of them fails the bench, and nothing it did is written as a result).
+Variant peer_case(const BenchRun& run, const Peer& peer, const Workload& w, uint32_t checksum, nlohmann::json& notes) {
+  const double limit = run.o.peer_timeout;
+  const uint64_t n = run.o.peer_calls;
+  const std::string& module = run.plan.command_module;
+  ProcessResult one = run_peer(peer_argv(peer, module, w.name, w.size, 1), true, limit);
+  if (!one.ok()) throw std::runtime_error(describe_peer_failure(peer, one, limit) + " (1 call of " + w.name + ")");
+  std::string why;
+  auto got = parse_peer_checksum(one.output, why);
+  if (!got) throw std::runtime_error(fmt::format("peer {} on {}: {}", peer.name, w.name, why));
+  if (*got != checksum)
+    throw std::runtime_error(fmt::format("peer {} on {}: checksum {:08x} where dlab computed {:08x}", peer.name, w.name, *got, checksum));
+  double startup_ns = 1e300;
+  for (int i = 0; i < 3; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    ProcessResult z = run_peer(peer_argv(peer, module, w.name, w.size, 0), true, limit);
+    auto dt = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    if (!z.ok()) throw std::runtime_error(describe_peer_failure(peer, z, limit) + " (0 calls)");
+    startup_ns = std::min(startup_ns, dt);
+  }
+  notes[peer.name] = fmt::format("start-up {:.1f} ms (no call); values include it, spread over {} calls", startup_ns / 1e6, n);
+  auto argv = peer_argv(peer, module, w.name, w.size, n);
+  return {fmt::format("{}/peer:{} x{}", w.name, peer.name, n),
+          [argv, peer, limit, n] {
+            ProcessResult r = run_peer(argv, false, limit);
+            if (!r.ok()) throw std::runtime_error(describe_peer_failure(peer, r, limit) + fmt::format(" (a timed run of {} calls)", n));
+          },
+          static_cast<double>(n),
+          "call",
+          {{"workload", w.name},
+           {"size", std::to_string(w.size)},
+           {"dispatch", "peer"},
+           {"variant", peer.name},
+           {"peer_command", fmt::format("{}", fmt::join(peer.argv, " "))},
+           {"peer_startup_ns", fmt::format("{:.0f}", startup_ns)},
+           {"calls_per_process", std::to_string(n)},
+           {"checksum", fmt::format("{:08x}", checksum)}}};
+}
+
+// The peers' group of a workload, beside `reference` (dlab's fastest engine there) making the same
+// calls in process; null when the command build lacks the workload (said on stderr).
+nlohmann::json run_peer_group(BenchRun& run, const Workload& w, uint32_t checksum, const Variant& reference, const std::string& engine) {
+  // Decided by the module itself, never by what a peer's exit status seems to say.
+  if (!command_module_has(run.plan.command_module, w.name)) {
+    for (const auto& peer : run.plan.peers)
+      fmt::print(stderr, "[wasm bench] peer {}: not run: the command build has no {} (it needs tail calls)\n", peer.name, w.name);
+    return nullptr;
+  }
+  uint64_t n = run.o.peer_calls;
+  std::vector<Variant> pv;
+  Variant ref = reference;
+  ref.name = fmt::format("{}/{} in process x{}", w.name, engine, n);
+  auto inner = reference.run;
+  ref.run = [inner, n] {
+    for (uint64_t i = 0; i < n; ++i) inner();
+  };
+  ref.units = static_cast<double>(n);
+  pv.push_back(ref);
+  nlohmann::json notes = nlohmann::json::object();
+  for (const auto& peer : run.plan.peers) pv.push_back(peer_case(run, peer, w, checksum, notes));
+  RunResult pr = run_protocol(run.o.protocol, *run.wall_meter, pv);
+  auto pt = experiment_tables(run.run_id, run.o.name, pr, pv, run.machine);
+  run.all.summary.append(pt.summary);
+  run.all.samples.append(pt.samples);
+  for (size_t r = 0; r < pt.summary.size(); ++r)
+    if (pt.summary.at(r, "metric") == "tsc_ticks" && !pt.summary.at(r, "median").empty())
+      fmt::print("{:<34} {:>14.4g} ticks/call {}\n", pt.summary.at(r, "variant"), std::stod(pt.summary.at(r, "median")),
+                 pt.summary.at(r, "ratio").empty() ? "baseline" : fmt::format("x{:.2f}", std::stod(pt.summary.at(r, "ratio"))));
+  return {{"workload", w.name + " (peers)"}, {"size", w.size}, {"baseline", ref.name}, {"checksum", fmt::format("{:08x}", checksum)},
+          {"peers", notes}};
+}
+
+// --- report: what a group measured, on stdout ---
+
+void print_group(const ExperimentTables& t) {
+  for (size_t r = 0; r < t.summary.size(); ++r) {
+    if (t.summary.at(r, "metric") != "cycles_tsc_estimate" && t.summary.at(r, "metric") != "task_clock") continue;
+    if (t.summary.at(r, "median").empty()) continue;
+    std::string ratio = t.summary.at(r, "variant") == t.summary.at(r, "baseline") || t.summary.at(r, "ratio").empty()
+                            ? "baseline"
+                            : fmt::format("{:+.1f}% [{:+.1f}, {:+.1f}] {}/{} faster", (std::stod(t.summary.at(r, "ratio")) - 1) * 100,
+                                          (std::stod(t.summary.at(r, "ratio_ci95_lo")) - 1) * 100,
+                                          (std::stod(t.summary.at(r, "ratio_ci95_hi")) - 1) * 100, t.summary.at(r, "smaller_k"),
+                                          t.summary.at(r, "smaller_n"));
+    fmt::print("{:<20} {:<20} {:>14.4g} {:<12} {}\n", t.summary.at(r, "variant"), t.summary.at(r, "metric"),
+               std::stod(t.summary.at(r, "median")), t.summary.at(r, "unit"), ratio);
+  }
+}
+
+// The engine with the lowest median TSC ticks among the first `engines` cases.
+size_t fastest_engine(const ExperimentTables& t, const std::vector<Variant>& variants, size_t engines) {
+  size_t best = 0;
+  double best_ticks = 1e300;
+  for (size_t r = 0; r < t.summary.size(); ++r)
+    if (t.summary.at(r, "metric") == "tsc_ticks" && !t.summary.at(r, "median").empty())
+      for (size_t mi = 0; mi < engines; ++mi)
+        if (t.summary.at(r, "variant") == variants[mi].name && std::stod(t.summary.at(r, "median")) < best_ticks) {
+          best_ticks = std::stod(t.summary.at(r, "median"));
+          best = mi;
+        }
+  return best;
+}
+
+void run_workload_group(BenchRun& run, const std::vector<std::unique_ptr<Prepared>>& prepared, size_t wi) {
+  const Workload& w = run.plan.workloads[wi];
+  uint32_t checksum = 0;
+  std::vector<Variant> variants = workload_cases(run, prepared, w, checksum);
+  bool tty = isatty(fileno(stderr));
+  auto progress = [&](int done, int total, const std::string& v) {
+    if (tty) fmt::print(stderr, "\r[wasm bench] {}/{} {:<10} sample {}/{} {:<22}", wi + 1, run.plan.workloads.size(), w.name, done, total, v);
+  };
+  run.last = run_protocol(run.o.protocol, run.meter, variants, progress);
+  if (tty) fmt::print(stderr, "\r{:<100}\r", "");
+  auto t = experiment_tables(run.run_id, run.o.name, run.last, variants, run.machine);
+  print_group(t);
+  run.all.summary.append(t.summary);
+  run.all.samples.append(t.samples);
+  run.groups.push_back({{"workload", w.name}, {"size", w.size}, {"baseline", variants.front().name},
+                        {"checksum", fmt::format("{:08x}", checksum)}, {"native", !run.o.no_native}});
+  if (run.plan.peers.empty()) return;
+  size_t best = fastest_engine(t, variants, run.plan.engines.size());
+  nlohmann::json peer_log = run_peer_group(run, w, checksum, variants[best], run.plan.engines[best].name);
+  if (!peer_log.is_null()) run.groups.push_back(peer_log);
+}
+
 }  // namespace
 
 void add_wasm_bench_command(CLI::App& wasm_cmd) {
@@ -278,20 +566,16 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
   cmd->add_option("--module", o->module, "the workload module (built from interpreter/workloads/kernels.c)")->capture_default_str();
   cmd->add_option("--workloads", o->workloads, "comma-separated subset of: " + names);
   cmd->add_option("--dispatch", o->dispatch, "comma-separated dispatch modes; the first is the baseline")->capture_default_str();
-  std::string placements;
-  for (auto pl : wasm::placements()) placements += (placements.empty() ? "" : ",") + std::string(wasm::placement_name(pl));
   cmd->add_option("--variants", o->variants,
-                  "comma-separated subset of the stack placements " + placements +
+                  "comma-separated subset of the stack placements " + join(placement_choices(), ",") +
                       " (engines.def); with several, every placement in every mode, "
                       "the first placement in the first mode the baseline (e.g. --variants vec,sp,sp_wt)")
       ->capture_default_str();
-  std::string lowering_list;
-  for (auto l : wasm::lowerings()) lowering_list += (lowering_list.empty() ? "" : ",") + wasm::lowering_name(l);
   cmd->add_option("--lowerings", o->lowerings,
-                  "comma-separated subset of the lowering's technique sets " + lowering_list +
-                      " (fold: const / local.get operands folded into binops; fuse: compare-and-branch; super: measured pairs as "
-                      "superinstructions); with several, "
-                      "every set on every engine, the first the baseline (e.g. --lowerings plain,fold,fuse,super,fold+fuse+super)")
+                  "comma-separated subset of the lowering's technique sets " + join(lowering_choices(), ",") + " (" +
+                      wasm::lowering_help() +
+                      "); with several, every set on every engine, the first the baseline (e.g. --lowerings plain,fold,fuse,super," +
+                      default_lowering() + ")")
       ->capture_default_str();
   cmd->add_option("--name", o->name,
                   "experiment name: the files are <name>.summary.csv ... (<name>_valgrind with --valgrind), so several "
@@ -332,258 +616,30 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
   cmd->add_flag("--no-save", o->no_save, "print only, write no files");
   o->out.add_to(cmd, "results");
   cmd->callback([o, cmd] {
-    // Everything the command line decides is checked before anything is made (a run directory,
-    // a scratch folder, a generated module): a refused command line leaves nothing behind.
-    std::vector<Peer> peers = check_bench_options(*o, *cmd);
-    if (o->quick) apply_quick_protocol(cmd, o->protocol);
-    const bool small = o->quick || o->valgrind;  // cachegrind runs ~50x slower
-    std::vector<Workload> workloads;
-    std::optional<TempDir> scratch;  // the D-binop module's folder: removed at the end, or on SIGINT/SIGTERM
-    if (cmd->count("--dbinop")) {
-      std::vector<int> pairs = parse_dbinop(o->dbinop);
-      std::vector<DBinopFunction> functions;
-      std::string wat = dbinop_module_wat(pairs, functions);
-      scratch.emplace("dbinop");
-      auto wat_path = scratch->write("dbinop.wat", wat);
-      auto wasm_path = scratch->file("dbinop.wasm");
-      ProcessOptions po;
-      po.stderr_file = scratch->file("wat2wasm.err").string();
-      ProcessResult r = run_process({"wat2wasm", wat_path.string(), "-o", wasm_path.string()}, po);
-      if (!r.ok()) throw std::runtime_error(r.describe("wat2wasm") + ": " + read_text_file(po.stderr_file));
-      o->module = wasm_path.string();
-      o->no_native = true;  // generated code has no C source
-      for (const auto& f : functions)
-        workloads.push_back({f.name, small ? 5000u : 20000u, f.instructions_per_iteration, f.pairs, f.distinct_pairs});
-    }
-    if (!std::filesystem::exists(o->module))
-      throw std::runtime_error(o->module == default_module()
-                                   ? o->module + " not found: it is built with the project when wasi-libc is installed (run "
-                                                 "./tools/bootstrap, then just build)"
-                                   : o->module + " not found (--module)");
-    std::string text = read_input_file(o->module);
-    std::vector<uint8_t> bytes(text.begin(), text.end());
-    wasm::Module module;
-    try {
-      module = wasm::decode_module(bytes);
-      wasm::validate_module(module);
-    } catch (const wasm::DecodeError& e) {
-      throw std::runtime_error(fmt::format("{}: malformed at byte {}: {}", o->module, e.offset(), e.what()));
-    } catch (const wasm::ValidationError& e) {
-      throw std::runtime_error(fmt::format("{}: invalid: {}", o->module, e.what()));
-    }
-    std::vector<std::string> not_built;
-    std::vector<Engine> modes = choose_engines(*o, not_built);
-    if (!scratch) {
-      std::vector<std::string> workload_names;
-      for (const auto& w : kWorkloads) workload_names.push_back(w.name);
-      std::vector<std::string> wanted = choose_from(o->workloads, workload_names, "--workloads");
-      for (const auto& w : kWorkloads)
-        if (std::find(wanted.begin(), wanted.end(), w.name) != wanted.end())
-          // fib's cost grows exponentially with its size, not linearly: its quick size is 24
-          workloads.push_back({w.name, !small ? w.size : std::string(w.name) == "fib" ? 24u : std::max<uint32_t>(1, w.size / 4)});
-    }
-    std::string command_module = (std::filesystem::path(default_module()).parent_path() / "kernels_cmd.wasm").string();
-    if (!peers.empty() && !std::filesystem::exists(command_module))
-      throw std::runtime_error(command_module + " not found: it is built with the project when wasi-libc is installed");
-    // The engines, instantiated, and every workload's export checked in the first of them, before
-    // a run directory exists: a module that cannot be benched leaves no empty run behind.
-    std::vector<std::unique_ptr<Prepared>> prepared;
-    for (const auto& e : modes) {
-      prepared.push_back(prepare(o->module, module, e));
-      if (o->valgrind) break;  // cachegrind runs `dlab wasm run`; one instance checks the exports
-    }
-    // One call each, too: a workload that traps is found before a run directory exists.
-    for (const auto& w : workloads)
-      call_workload(*prepared.front(), workload_export(*prepared.front(), o->module, w.name), o->module, w.name, w.size,
-                    modes.front().name);
+    BenchPlan plan;
+    plan_bench(*o, *cmd, plan);
+    // The engines, instantiated, and every workload's export checked (and called once) in the
+    // first of them, before a run directory exists: a module that cannot be benched leaves no
+    // empty run behind.
+    std::vector<std::unique_ptr<Prepared>> prepared = prepare_engines(*o, plan);
     if (o->valgrind) {
       prepared.clear();
       std::optional<RunDirectory> dir;
       if (!o->no_save) dir = o->out.resolve(this_machine(), experiment_files(o->name + "_valgrind"));
-      run_valgrind(o->module, workloads, modes, o->valgrind_calls, dir, o->name + "_valgrind");
+      run_valgrind(o->module, plan.workloads, plan.engines, o->valgrind_calls, dir, o->name + "_valgrind");
       return;
     }
-    const auto& machine = this_machine();
     std::optional<RunDirectory> dir;
-    if (!o->no_save) dir = o->out.resolve(machine, experiment_files(o->name));
-    BackendSet backends = BackendSet::for_this_machine();
-    CounterPlan plan = plan_counters(MetricCatalog::builtin(), backends, this_host_cpu());
-    Meter meter(plan, backends);
-
-    std::string run_id = dir ? dir->run_id() : "unsaved";
-    ExperimentTables all;
-    nlohmann::json groups = nlohmann::json::array();
-    RunResult last;
-    bool tty = isatty(fileno(stderr));
+    if (!o->no_save) dir = o->out.resolve(this_machine(), experiment_files(o->name));
+    BenchRun run(*o, plan, dir ? dir->run_id() : "unsaved");
     fmt::print(stderr, "[wasm bench] {} workloads x {} engines, {} samples each (+{} warm-up), interleaved per workload\n",
-               workloads.size(), modes.size(), o->protocol.samples, o->protocol.warmup_rounds);
-    // Peers: each its own process per sample, beside dlab's first engine making the same calls in
-    // process. Only wall-time metrics (TSC ticks and the cycle estimate) mean anything for another
-    // process, so this group has its own meter with just those.
-    std::unique_ptr<Meter> wall_meter;
-    if (!peers.empty()) wall_meter = std::make_unique<Meter>(plan, backends, std::vector<std::string>{"tsc_ticks", "cycles_tsc_estimate"});
-    const double limit = o->peer_timeout;
-    auto run_peers = [&](const Workload& w, uint32_t checksum, const Variant& reference, const std::string& engine) -> nlohmann::json {
-      uint64_t n = o->peer_calls;
-      std::vector<Variant> pv;
-      Variant ref = reference;
-      ref.name = fmt::format("{}/{} in process x{}", w.name, engine, n);
-      auto inner = reference.run;
-      ref.run = [inner, n] {
-        for (uint64_t i = 0; i < n; ++i) inner();
-      };
-      ref.units = static_cast<double>(n);
-      pv.push_back(ref);
-      nlohmann::json notes = nlohmann::json::object();
-      // Decided by the module itself, never by what a peer's exit status seems to say.
-      if (!command_module_has(command_module, w.name)) {
-        for (const auto& peer : peers) {
-          notes[peer.name] = fmt::format("not run: the command build has no {} (it needs tail calls)", w.name);
-          fmt::print(stderr, "[wasm bench] peer {}: {}\n", peer.name, notes[peer.name].get<std::string>());
-        }
-        return nullptr;  // no peer group: said on stderr, nothing timed
-      }
-      for (const auto& peer : peers) {
-        ProcessResult one = run_peer(peer_argv(peer, command_module, w.name, w.size, 1), true, limit);
-        if (!one.ok()) throw std::runtime_error(describe_peer_failure(peer, one, limit) + " (1 call of " + w.name + ")");
-        std::string why;
-        auto got = parse_peer_checksum(one.output, why);
-        if (!got) throw std::runtime_error(fmt::format("peer {} on {}: {}", peer.name, w.name, why));
-        if (*got != checksum)
-          throw std::runtime_error(fmt::format("peer {} on {}: checksum {:08x} where dlab computed {:08x}", peer.name, w.name, *got, checksum));
-        // Start-up (decode, compile, instantiate, process): the fastest of three runs making no call.
-        double startup_ns = 1e300;
-        for (int i = 0; i < 3; ++i) {
-          auto t0 = std::chrono::steady_clock::now();
-          ProcessResult z = run_peer(peer_argv(peer, command_module, w.name, w.size, 0), true, limit);
-          auto dt = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
-          if (!z.ok()) throw std::runtime_error(describe_peer_failure(peer, z, limit) + " (0 calls)");
-          startup_ns = std::min(startup_ns, dt);
-        }
-        auto argv = peer_argv(peer, command_module, w.name, w.size, n);
-        // Every timed run is checked too: a peer that fails in one of them fails the bench, and
-        // nothing it did is written as a result.
-        pv.push_back({fmt::format("{}/peer:{} x{}", w.name, peer.name, n),
-                      [argv, peer, limit, n] {
-                        ProcessResult r = run_peer(argv, false, limit);
-                        if (!r.ok()) throw std::runtime_error(describe_peer_failure(peer, r, limit) + fmt::format(" (a timed run of {} calls)", n));
-                      },
-                      static_cast<double>(n),
-                      "call",
-                      {{"workload", w.name},
-                       {"size", std::to_string(w.size)},
-                       {"dispatch", "peer"},
-                       {"variant", peer.name},
-                       {"peer_command", fmt::format("{}", fmt::join(peer.argv, " "))},
-                       {"peer_startup_ns", fmt::format("{:.0f}", startup_ns)},
-                       {"calls_per_process", std::to_string(n)},
-                       {"checksum", fmt::format("{:08x}", checksum)}}});
-        notes[peer.name] = fmt::format("start-up {:.1f} ms (no call); values include it, spread over {} calls", startup_ns / 1e6, n);
-      }
-      RunResult pr = run_protocol(o->protocol, *wall_meter, pv);
-      auto pt = experiment_tables(run_id, o->name, pr, pv, machine);
-      all.summary.append(pt.summary);
-      all.samples.append(pt.samples);
-      for (size_t r = 0; r < pt.summary.size(); ++r)
-        if (pt.summary.at(r, "metric") == "tsc_ticks" && !pt.summary.at(r, "median").empty())
-          fmt::print("{:<34} {:>14.4g} ticks/call {}\n", pt.summary.at(r, "variant"), std::stod(pt.summary.at(r, "median")),
-                     pt.summary.at(r, "ratio").empty() ? "baseline" : fmt::format("x{:.2f}", std::stod(pt.summary.at(r, "ratio"))));
-      return {{"workload", w.name + " (peers)"}, {"size", w.size}, {"baseline", ref.name}, {"checksum", fmt::format("{:08x}", checksum)},
-              {"peers", notes}};
-    };
-    for (size_t wi = 0; wi < workloads.size(); ++wi) {
-      const Workload& w = workloads[wi];
-      std::vector<Variant> variants;
-      uint32_t checksum = 0;
-      for (size_t mi = 0; mi < modes.size(); ++mi) {
-        Prepared* p = prepared[mi].get();
-        wasm::FuncInst* f = workload_export(*p, o->module, w.name);
-        std::vector<wasm::Value> args{wasm::Value::i32(w.size)};
-        uint32_t got = call_workload(*p, f, o->module, w.name, w.size, modes[mi].name);
-        if (mi == 0) checksum = got;
-        else if (got != checksum)
-          throw std::runtime_error(fmt::format("{}: {} returned {:#x}, {} returned {:#x}", w.name, modes[mi].name, got, modes[0].name,
-                                               checksum));
-        wasm::Runtime* rt = p->rt.get();
-        variants.push_back({fmt::format("{}/{}", w.name, modes[mi].name),
-                            [rt, f, args] { rt->invoke(f, args); },
-                            w.instructions_per_size ? static_cast<double>(w.size) * static_cast<double>(w.instructions_per_size) : 1,
-                            w.instructions_per_size ? "instruction" : "call",
-                            {{"workload", w.name},
-                             {"binop_pairs", w.pairs >= 0 ? std::to_string(w.pairs) : ""},
-                             {"distinct_pairs", w.distinct_pairs >= 0 ? std::to_string(w.distinct_pairs) : ""},
-                             {"size", std::to_string(w.size)},
-                             {"dispatch", wasm::dispatch_name(modes[mi].mode)},
-                             {"variant", wasm::placement_name(modes[mi].placement)},
-                             {"lowering", wasm::lowering_name(modes[mi].lowering)},
-                             {"checksum", fmt::format("{:08x}", got)},
-                             {"module", std::filesystem::path(o->module).filename().string()}}});
-      }
-      // The native build of the same C, in the same rounds: the "vs native" of every engine.
-      if (!o->no_native) {
-        NativeKernel k = native_kernel(w.name);
-        if (!k) throw std::runtime_error(fmt::format("no native build of workload {}", w.name));
-        uint32_t got = k(w.size);
-        if (got != checksum)
-          throw std::runtime_error(fmt::format("{}: the native build returned {:#x}, {} returned {:#x}", w.name, got, modes[0].name,
-                                               checksum));
-        uint32_t size = w.size;
-        variants.push_back({fmt::format("{}/native", w.name),
-                            [k, size] {
-                              volatile uint32_t sink = k(size);  // kept: the call's result is used
-                              (void)sink;
-                            },
-                            1,
-                            "call",
-                            {{"workload", w.name},
-                             {"size", std::to_string(w.size)},
-                             {"dispatch", "native"},
-                             {"variant", "native"},
-                             {"checksum", fmt::format("{:08x}", got)},
-                             {"module", "native (clang -O2)"}}});
-      }
-      auto progress = [&](int done, int total, const std::string& v) {
-        if (tty) fmt::print(stderr, "\r[wasm bench] {}/{} {:<10} sample {}/{} {:<22}", wi + 1, workloads.size(), w.name, done, total, v);
-      };
-      last = run_protocol(o->protocol, meter, variants, progress);
-      if (tty) fmt::print(stderr, "\r{:<100}\r", "");
-      auto t = experiment_tables(run_id, o->name, last, variants, machine);
-      for (size_t r = 0; r < t.summary.size(); ++r) {
-        if (t.summary.at(r, "metric") != "cycles_tsc_estimate" && t.summary.at(r, "metric") != "task_clock") continue;
-        if (t.summary.at(r, "median").empty()) continue;
-        std::string ratio = t.summary.at(r, "variant") == t.summary.at(r, "baseline") || t.summary.at(r, "ratio").empty()
-                                ? "baseline"
-                                : fmt::format("{:+.1f}% [{:+.1f}, {:+.1f}] {}/{} faster", (std::stod(t.summary.at(r, "ratio")) - 1) * 100,
-                                              (std::stod(t.summary.at(r, "ratio_ci95_lo")) - 1) * 100,
-                                              (std::stod(t.summary.at(r, "ratio_ci95_hi")) - 1) * 100, t.summary.at(r, "smaller_k"),
-                                              t.summary.at(r, "smaller_n"));
-        fmt::print("{:<20} {:<20} {:>14.4g} {:<12} {}\n", t.summary.at(r, "variant"), t.summary.at(r, "metric"),
-                   std::stod(t.summary.at(r, "median")), t.summary.at(r, "unit"), ratio);
-      }
-      all.summary.append(t.summary);
-      all.samples.append(t.samples);
-      groups.push_back({{"workload", w.name}, {"size", w.size}, {"baseline", variants.front().name}, {"checksum", fmt::format("{:08x}", checksum)},
-                        {"native", !o->no_native}});
-      if (!peers.empty()) {
-        // The peers' reference: dlab's fastest engine on this workload (lowest median TSC ticks).
-        size_t best = 0;
-        double best_ticks = 1e300;
-        for (size_t r = 0; r < t.summary.size(); ++r)
-          if (t.summary.at(r, "metric") == "tsc_ticks" && !t.summary.at(r, "median").empty())
-            for (size_t mi = 0; mi < modes.size(); ++mi)
-              if (t.summary.at(r, "variant") == variants[mi].name && std::stod(t.summary.at(r, "median")) < best_ticks) {
-                best_ticks = std::stod(t.summary.at(r, "median"));
-                best = mi;
-              }
-        nlohmann::json peer_log = run_peers(w, checksum, variants[best], modes[best].name);
-        if (!peer_log.is_null()) groups.push_back(peer_log);
-      }
-    }
+               plan.workloads.size(), plan.engines.size(), o->protocol.samples, o->protocol.warmup_rounds);
+    for (size_t wi = 0; wi < plan.workloads.size(); ++wi) run_workload_group(run, prepared, wi);
     if (dir) {
-      auto sidecar = sidecar_json(run_id, machine, &last, {"summary", "samples"});
-      sidecar["groups"] = groups;
-      sidecar["not_built"] = not_built;
-      write_experiment(*dir, o->name, all, sidecar);
+      auto sidecar = sidecar_json(run.run_id, run.machine, &run.last, {"summary", "samples"});
+      sidecar["groups"] = run.groups;
+      sidecar["not_built"] = plan.not_built;
+      write_experiment(*dir, o->name, run.all, sidecar);
       fmt::print(stderr, "wrote {}/{}.summary.csv\n", dir->path().string(), o->name);
     }
   });

@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "../../harness/cli/commands.h"
+#include "engine_choices.h"
 #include "dispatchlab/harness/files.h"
 #include "dispatchlab/harness/result_writer.h"
 #include "dispatchlab/interpreter/module.h"
@@ -27,31 +28,6 @@
 namespace dlab::cli {
 
 namespace {
-
-// The names of the engines' axes, from the runtime (engines.def), optionally with "all".
-std::vector<std::string> mode_names(bool with_all = false) {
-  std::vector<std::string> out;
-  if (with_all) out.push_back("all");
-  for (auto d : wasm::dispatch_modes()) out.push_back(wasm::dispatch_name(d));
-  return out;
-}
-std::vector<std::string> placement_names(bool with_all = false) {
-  std::vector<std::string> out;
-  if (with_all) out.push_back("all");
-  for (auto p : wasm::placements()) out.push_back(wasm::placement_name(p));
-  return out;
-}
-
-std::vector<std::string> lowering_names() {
-  std::vector<std::string> out;
-  for (auto l : wasm::lowerings()) out.push_back(wasm::lowering_name(l));
-  return out;
-}
-// --lowering's help: the sets it takes and what each technique does.
-const char* const kLoweringHelp =
-    "the lowering's speed techniques: plain, fold (a const / local.get operand folded into the binop that consumes it), "
-    "fuse (an integer compare and the branch on it as one instruction), super (measured pairs as superinstructions), "
-    "or a +-joined set of them, e.g. fold+fuse+super (the default)";
 
 std::vector<uint8_t> read_module(const std::string& file) {
   std::string text = read_input_file(file);
@@ -174,7 +150,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
                                            "one export with --invoke. Program arguments go after the module (after `--` when they "
                                            "start with '-')");
   struct Options {
-    std::string file, invoke, dispatch = "tail", variant = "sp", lowering = "fold+fuse+super", json;
+    std::string file, invoke, dispatch = "tail", variant = "sp", lowering = default_lowering(), json;
     std::vector<std::string> args, env;
     uint64_t repeat = 1;
     size_t top = 15;
@@ -190,12 +166,12 @@ void add_run_command(CLI::App& cmd, bool profile) {
   run->add_option("args", o->args, "the program's arguments (WASI argv[1..]), or the export's arguments with --invoke");
   run->add_option("--invoke", o->invoke, "call this export with the arguments (i32/i64 decimal or 0x hex, f32/f64) and print its results");
   if (!profile) {
-    run->add_option("--dispatch", o->dispatch, "dispatch mode")->check(CLI::IsMember(mode_names()))->capture_default_str();
+    run->add_option("--dispatch", o->dispatch, "dispatch mode")->check(CLI::IsMember(dispatch_choices()))->capture_default_str();
     run->add_option("--variant", o->variant, "stack placement (engines.def lists which modes have which)")
-        ->check(CLI::IsMember(placement_names()))
+        ->check(CLI::IsMember(placement_choices()))
         ->capture_default_str();
   }
-  run->add_option("--lowering", o->lowering, kLoweringHelp)->check(CLI::IsMember(lowering_names()))->capture_default_str();
+  run->add_option("--lowering", o->lowering, wasm::lowering_help())->check(CLI::IsMember(lowering_choices()))->capture_default_str();
   run->add_option("--repeat", o->repeat, "with --invoke: call the export this many times (results printed once); "
                                          "cachegrind runs N and 2N calls and keeps the difference")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1'000'000'000}))
@@ -321,20 +297,20 @@ void add_wasm_command(CLI::App& app) {
   auto dispatch = std::make_shared<std::string>("all");
   auto variant = std::make_shared<std::string>("sp");
   auto only = std::make_shared<std::string>();
-  auto lowering = std::make_shared<std::string>("fold+fuse+super");
+  auto lowering = std::make_shared<std::string>(default_lowering());
   spec->add_option("--stage", *stage,
                    "decode; validate (also the validator); link (also import resolution, register, assert_unlinkable); "
                    "execute (everything: instantiation, actions, every assertion)")
       ->check(CLI::IsMember({"decode", "validate", "link", "execute"}))
       ->capture_default_str();
-  spec->add_option("--dispatch", *dispatch, "execute stage: switch, tail, tail_pn, goto, or all (each mode in turn)")
-      ->check(CLI::IsMember(mode_names(true)))
+  spec->add_option("--dispatch", *dispatch, "execute stage: " + join(dispatch_choices()) + ", or all (each mode in turn)")
+      ->check(CLI::IsMember(dispatch_choices(true)))
       ->capture_default_str();
   spec->add_option("--variant", *variant, "execute stage: a stack placement, or all (each in turn)")
-      ->check(CLI::IsMember(placement_names(true)))
+      ->check(CLI::IsMember(placement_choices(true)))
       ->capture_default_str();
-  spec->add_option("--lowering", *lowering, std::string("execute stage: ") + kLoweringHelp)
-      ->check(CLI::IsMember(lowering_names()))
+  spec->add_option("--lowering", *lowering, "execute stage: " + wasm::lowering_help())
+      ->check(CLI::IsMember(lowering_choices()))
       ->capture_default_str();
   spec->add_option("--suite", *suite, "folder of .wast or .bin.wast files (searched recursively; where a folder has .bin.wast files, only those run)")->capture_default_str();
   spec->add_option("--only", *only, "run only files whose path contains this text");

@@ -17,7 +17,8 @@
 namespace dlab::wasm {
 
 // Lowers defined function `defined_index` of `inst` into inst.funcs[imports + defined_index].
-// Throws Unsupported for SIMD instructions, ImplementationLimit past Runtime::kMaxLocals.
+// Throws Unsupported for an instruction this build has no handler for, ImplementationLimit past
+// Runtime::kMaxLocals.
 // `lowering` says which speed techniques its peephole stage applies (runtime.h).
 void lower_function(Instance& inst, uint32_t defined_index, const uint64_t* op_words, Lowering lowering);
 

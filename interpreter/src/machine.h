@@ -1,12 +1,13 @@
 // The state a running handler sees, and the handler signature: defined here once for every
 // dispatch mode.
 //
-// Stack placement (the axis the models vary as sp / vec / sp_spill): in the `sp` placement the
-// operand-stack pointer `sp` and the frame pointer `fp` travel as handler arguments, so with
+// Stack placement (engines.def's PLACEMENT rows, the axes the models vary): in the `sp` placement
+// the operand-stack pointer `sp` and the frame pointer `fp` travel as handler arguments, so with
 // tail-call dispatch they stay in registers from handler to handler; memory base and size are
-// read through `m`. The other placements (placement.h) change only how `sp` arrives at and leaves
-// a handler: `vec` keeps it in Machine::vsp, `sp_spill` passes it past the register budget. A
-// cached top of stack would change the bodies in handlers.def, and is not a placement yet.
+// read through `m`. The other placements (placement.h) change only how `sp` and a cached top of
+// stack arrive at and leave a handler: `vec` keeps `sp` in Machine::vsp, `sp_spill` passes it past
+// the register budget, `sp_wt` / `sp_wb` add the top as an argument; the bodies in handlers.def
+// reach the top through placement.h's vocabulary, so they are the same in every placement.
 #pragma once
 
 #include <cstdint>
@@ -70,7 +71,7 @@ struct Machine {
   void run_##name(DLW_HANDLER_PARAMS);    \
   const uint64_t* name##_op_words();
 #define NOT_GENERATED(dispatch, placement, why)
-#include "engines.def"
+#include "dispatchlab/interpreter/engines.def"
 #undef ENGINE
 #undef NOT_GENERATED
 // The counting engine (never timed, so not in engines.def).

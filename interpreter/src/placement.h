@@ -1,7 +1,9 @@
-// Where the operand-stack pointer lives between handlers: the placement axis of the engines
-// (engines.def). A dispatch file sets exactly one DLW_PLACE_* to 1 and includes this header; handler
-// bodies (handlers.def) are written against `sp` and the top-of-stack vocabulary below, and do not
-// change: only how `sp` (and a cached top) arrive and leave does.
+// Where the operand-stack pointer and the top of stack live between handlers: the placement axes
+// of the engines (engines.def's PLACEMENT rows). A dispatch file (generated per ENGINE row by
+// interpreter/CMakeLists.txt) sets one DLW_SP_HOME_* (ARG, MACHINE, SPILL) and one DLW_TOP_* (NONE,
+// WT, WB) to 1 and includes this header; handler bodies (handlers.def) are written against `sp` and
+// the top-of-stack vocabulary below, and do not change: only how `sp` (and a cached top) arrive
+// and leave does.
 //
 //   DLW_P_PARAMS / DLW_P_ARGS  a tail-call handler's parameters and the arguments it passes on
 //   DLW_SP_IN                  at a handler's entry (vec: load the stack pointer from the machine)
@@ -15,8 +17,13 @@
 
 #include "machine.h"
 
-#if DLW_PLACE_SP + DLW_PLACE_VEC + DLW_PLACE_SPILL + DLW_PLACE_WT + DLW_PLACE_WB != 1
-#error "placement.h: set exactly one of DLW_PLACE_SP, DLW_PLACE_VEC, DLW_PLACE_SPILL, DLW_PLACE_WT, DLW_PLACE_WB to 1"
+#if DLW_SP_HOME_ARG + DLW_SP_HOME_MACHINE + DLW_SP_HOME_SPILL != 1 || DLW_TOP_NONE + DLW_TOP_WT + DLW_TOP_WB != 1
+#error "placement.h: set one of DLW_SP_HOME_ARG, _MACHINE, _SPILL and one of DLW_TOP_NONE, _WT, _WB to 1"
+#endif
+// A cached top travels beside the stack pointer as a handler argument: with the stack pointer in
+// the machine or past the register budget there is no such pair (engines.def has no such row).
+#if !DLW_SP_HOME_ARG && !DLW_TOP_NONE
+#error "placement.h: a cached top of stack (DLW_TOP_WT/WB) needs the stack pointer in an argument (DLW_SP_HOME_ARG)"
 #endif
 
 // The cached top of stack (sp_wt, sp_wb): `top` is a handler argument (a local of the run function
@@ -30,14 +37,14 @@
 // begin with the top's slot made current (DLW_TOP_FLUSH). Every NEXT/GOTO reloads the cache from
 // the slot below sp (DLW_TOP_RELOAD; the runtime keeps a slot below the stack base for an empty
 // stack, and with an empty operand stack sp[-1] is a local or frame word the cache only mirrors).
-#if DLW_PLACE_WT || DLW_PLACE_WB
+#if DLW_TOP_WT || DLW_TOP_WB
 #define DLW_TOP_RELOAD top = sp[-1];
 #define TOP_VALUE (top)
 #else
 #define DLW_TOP_RELOAD
 #define TOP_VALUE (sp[-1])
 #endif
-#if DLW_PLACE_WT
+#if DLW_TOP_WT
 #define DLW_TOP_FLUSH
 #define SET_TOP(v)      \
   {                     \
@@ -51,7 +58,7 @@
     *sp++ = v_;         \
     top = v_;           \
   }
-#elif DLW_PLACE_WB
+#elif DLW_TOP_WB
 #define DLW_TOP_FLUSH sp[-1] = top;
 #define SET_TOP(v) \
   { top = (v); }
@@ -70,7 +77,7 @@
   { *sp++ = (v); }
 #endif
 
-#if DLW_PLACE_VEC
+#if DLW_SP_HOME_MACHINE
 #define DLW_P_PARAMS const uint64_t *ip, uint64_t *fp, ::dlab::wasm::Machine *m
 #define DLW_P_ARGS ip, fp, m
 #define DLW_SP_IN                                           \
@@ -85,7 +92,7 @@
 #define DLW_LOCAL_SP_OUT *static_cast<uint64_t* volatile*>(&m->vsp) = sp;
 #define DLW_LOCAL_SP_IN sp = *static_cast<uint64_t* volatile*>(&m->vsp);
 #define DLW_LOCAL_TOP
-#elif DLW_PLACE_SPILL
+#elif DLW_SP_HOME_SPILL
 // Five unused integer arguments push `sp` to ninth place: past x86-64 System V's six and arm64's
 // eight integer argument registers, so every handler receives it on the stack and passes it on.
 #define DLW_P_PARAMS                                                                                \
@@ -96,7 +103,7 @@
 #define DLW_SP_OUT
 #define DLW_RUN_FIRST(Handler) reinterpret_cast<Handler>(ip[0])(ip, fp, m, 0, 0, 0, 0, 0, sp);
 #define DLW_LOCAL_TOP
-#elif DLW_PLACE_WT || DLW_PLACE_WB
+#elif DLW_TOP_WT || DLW_TOP_WB
 #define DLW_P_PARAMS const uint64_t *ip, uint64_t *sp, uint64_t *fp, ::dlab::wasm::Machine *m, uint64_t top
 #define DLW_P_ARGS ip, sp, fp, m, top
 #define DLW_SP_IN

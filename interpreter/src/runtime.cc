@@ -14,34 +14,37 @@ namespace dlab::wasm {
 
 const char* dispatch_name(Dispatch d) {
   switch (d) {
-    case Dispatch::kSwitch: return "switch";
-    case Dispatch::kTail: return "tail";
-    case Dispatch::kTailPreserveNone: return "tail_pn";
-    case Dispatch::kGoto: return "goto";
+#define DISPATCH(name, enumerator, file) \
+  case Dispatch::enumerator: return #name;
+#include "dispatchlab/interpreter/engines.def"
+#undef DISPATCH
   }
   return "?";
 }
 
 std::optional<Dispatch> parse_dispatch(std::string_view name) {
-  for (Dispatch d : {Dispatch::kSwitch, Dispatch::kTail, Dispatch::kTailPreserveNone, Dispatch::kGoto})
-    if (name == dispatch_name(d)) return d;
+#define DISPATCH(n, enumerator, file) \
+  if (name == #n) return Dispatch::enumerator;
+#include "dispatchlab/interpreter/engines.def"
+#undef DISPATCH
   return std::nullopt;
 }
 
 std::vector<Dispatch> dispatch_modes() {
-  std::vector<Dispatch> out{Dispatch::kSwitch, Dispatch::kTail};
-  if (tail_pn_op_words()) out.push_back(Dispatch::kTailPreserveNone);
-  out.push_back(Dispatch::kGoto);
+  std::vector<Dispatch> out;
+#define DISPATCH(name, enumerator, file) \
+  if (Dispatch::enumerator != Dispatch::kTailPreserveNone || tail_pn_op_words()) out.push_back(Dispatch::enumerator);
+#include "dispatchlab/interpreter/engines.def"
+#undef DISPATCH
   return out;
 }
 
 const char* placement_name(Placement p) {
   switch (p) {
-    case Placement::kSp: return "sp";
-    case Placement::kVec: return "vec";
-    case Placement::kSpSpill: return "sp_spill";
-    case Placement::kSpWt: return "sp_wt";
-    case Placement::kSpWb: return "sp_wb";
+#define PLACEMENT(name, enumerator, sp, top) \
+  case Placement::enumerator: return #name;
+#include "dispatchlab/interpreter/engines.def"
+#undef PLACEMENT
   }
   return "?";
 }
@@ -52,13 +55,28 @@ std::optional<Placement> parse_placement(std::string_view name) {
   return std::nullopt;
 }
 
-std::vector<Placement> placements() { return {Placement::kSp, Placement::kVec, Placement::kSpSpill, Placement::kSpWt, Placement::kSpWb}; }
+std::vector<Placement> placements() {
+  return {
+#define PLACEMENT(name, enumerator, sp, top) Placement::enumerator,
+#include "dispatchlab/interpreter/engines.def"
+#undef PLACEMENT
+  };
+}
+
+Lowering Lowering::none() {
+  Lowering l;
+#define TECHNIQUE(name, help) l.name = false;
+#include "dispatchlab/interpreter/lowerings.def"
+#undef TECHNIQUE
+  return l;
+}
 
 std::string lowering_name(Lowering l) {
   std::string out;
-  if (l.fold) out = "fold";
-  if (l.fuse) out += out.empty() ? "fuse" : "+fuse";
-  if (l.super) out += out.empty() ? "super" : "+super";
+#define TECHNIQUE(name, help) \
+  if (l.name) out += (out.empty() ? "" : "+") + std::string(#name);
+#include "dispatchlab/interpreter/lowerings.def"
+#undef TECHNIQUE
   return out.empty() ? "plain" : out;
 }
 
@@ -69,11 +87,34 @@ std::optional<Lowering> parse_lowering(std::string_view name) {
 }
 
 std::vector<Lowering> lowerings() {
+  // Every subset, by the bits of a counter: technique k is bit k, so "plain" comes first, then
+  // each technique alone in the registry's order, then the pairs and so on up to every technique.
+  struct Row {
+    bool Lowering::*field;
+  };
+  static const Row rows[] = {
+#define TECHNIQUE(name, help) {&Lowering::name},
+#include "dispatchlab/interpreter/lowerings.def"
+#undef TECHNIQUE
+  };
+  constexpr size_t n = sizeof rows / sizeof rows[0];
   std::vector<Lowering> out;
-  for (int super = 0; super < 2; ++super)
-    for (int fuse = 0; fuse < 2; ++fuse)
-      for (int fold = 0; fold < 2; ++fold) out.push_back({fold == 1, fuse == 1, super == 1});
+  for (size_t count = 0; count <= n; ++count)
+    for (unsigned bits = 0; bits < (1u << n); ++bits) {
+      if (static_cast<size_t>(__builtin_popcount(bits)) != count) continue;
+      Lowering l = Lowering::none();
+      for (size_t k = 0; k < n; ++k) l.*rows[k].field = (bits >> k) & 1;
+      out.push_back(l);
+    }
   return out;
+}
+
+std::string lowering_help() {
+  std::string out = "the lowering's speed techniques: plain (none), ";
+#define TECHNIQUE(name, help) out += std::string(#name) + " (" + help + "), ";
+#include "dispatchlab/interpreter/lowerings.def"
+#undef TECHNIQUE
+  return out + "or a +-joined set of them in that order, e.g. " + lowering_name(Lowering{}) + " (every technique, the default)";
 }
 
 namespace {
@@ -88,7 +129,7 @@ struct Engine {
 constexpr Engine kEngines[] = {
 #define ENGINE(name, d, p) {Dispatch::d, Placement::p, &name##_op_words, &run_##name},
 #define NOT_GENERATED(d, p, why)
-#include "engines.def"
+#include "dispatchlab/interpreter/engines.def"
 #undef ENGINE
 #undef NOT_GENERATED
 };
@@ -100,7 +141,7 @@ struct Missing {
 constexpr Missing kNotGenerated[] = {
 #define ENGINE(name, d, p)
 #define NOT_GENERATED(d, p, why) {Dispatch::d, Placement::p, why},
-#include "engines.def"
+#include "dispatchlab/interpreter/engines.def"
 #undef ENGINE
 #undef NOT_GENERATED
 };
@@ -118,7 +159,7 @@ std::string engine_unavailable(Dispatch d, Placement p) {
     if (n.dispatch == d && n.placement == p)
       return fmt::format("{} x {} is not built: {}", dispatch_name(d), placement_name(p), n.why);
   const Engine* e = find_engine(d, p);
-  if (!e) return fmt::format("{} x {} is not in interpreter/src/engines.def", dispatch_name(d), placement_name(p));
+  if (!e) return fmt::format("{} x {} is not in interpreter/include/dispatchlab/interpreter/engines.def", dispatch_name(d), placement_name(p));
   if (!e->op_words()) return fmt::format("dispatch mode {} needs clang's preserve_none (x86-64 or AArch64)", dispatch_name(d));
   return "";
 }

@@ -29,8 +29,32 @@ std::string read(const std::string& path) {
 bool indirect_jump(const std::string& ins) { return mnemonic(ins).rfind("jmp", 0) == 0 && ins.find('*') != std::string::npos; }
 bool indirect_call(const std::string& ins) { return mnemonic(ins).rfind("call", 0) == 0 && ins.find('*') != std::string::npos; }
 
-// What a handler's code must show besides its jump, per stack placement.
-enum class Placement { kSp, kVec, kSpill };
+// What a handler's code must show besides its jump: where its stack pointer lives (the SP axis of
+// engines.def's PLACEMENT rows).
+enum class SpHome { ARG, MACHINE, SPILL };
+
+SpHome sp_home(wasm::Placement p) {
+  switch (p) {
+#define PLACEMENT(name, enumerator, sp, top) \
+  case wasm::Placement::enumerator: return SpHome::sp;
+#include "dispatchlab/interpreter/engines.def"
+#undef PLACEMENT
+  }
+  return SpHome::ARG;
+}
+
+// Every engine of engines.def, as the asm files CMake writes (dispatch_<name>.s).
+struct EngineRow {
+  const char* name;
+  wasm::Dispatch dispatch;
+  wasm::Placement placement;
+};
+constexpr EngineRow kEngines[] = {
+#define ENGINE(name, d, p) {#name, wasm::Dispatch::d, wasm::Placement::p},
+#include "dispatchlab/interpreter/engines.def"
+#undef ENGINE
+};
+std::string asm_file(const EngineRow& e) { return std::string(DLAB_WASM_ASM_DIR "/dispatch_") + e.name + ".s"; }
 
 // "24(%rdx)"-style operand of Machine::vsp: the vec placement's stack pointer in the machine.
 std::string vsp_operand() {
@@ -40,7 +64,7 @@ std::string vsp_operand() {
 #pragma clang diagnostic pop
 }
 
-void check_file(const std::string& path, Placement placement = Placement::kSp) {
+void check_file(const std::string& path, SpHome home = SpHome::ARG) {
   SCOPED_TRACE(path);
   const std::set<std::string> host_callers = {"call", "call_indirect", "return_call", "return_call_indirect"};
   const std::set<std::string> stoppers = {"halt", "unreachable"};
@@ -66,8 +90,8 @@ void check_file(const std::string& path, Placement placement = Placement::kSp) {
     EXPECT_TRUE(jumps) << f.name << " has no indirect jump to the next handler";
     // vec: the stack pointer goes through Machine::vsp in every handler; sp_spill: through the
     // stack, where the ninth argument is passed.
-    if (placement == Placement::kVec) EXPECT_TRUE(machine_sp) << f.name << " does not touch Machine::vsp (" << vsp_operand() << ")";
-    if (placement == Placement::kSpill) EXPECT_TRUE(stack_sp) << f.name << " does not touch the stack-passed stack pointer";
+    if (home == SpHome::MACHINE) EXPECT_TRUE(machine_sp) << f.name << " does not touch Machine::vsp (" << vsp_operand() << ")";
+    if (home == SpHome::SPILL) EXPECT_TRUE(stack_sp) << f.name << " does not touch the stack-passed stack pointer";
   }
   EXPECT_EQ(handlers, static_cast<int>(wasm::Op::kCount));
 }
@@ -135,42 +159,33 @@ TEST(InterpreterAsm, WriteBackHandlersKeepTheResultInARegister) {
   }
 }
 
-// Computed goto: clang may merge the handlers' `goto *` into one shared dispatch block (the
-// models' goto_nodup); this mode is meant to keep one indirect jump per handler, as `goto`.
-TEST(InterpreterAsm, GotoHandlersKeepTheirOwnIndirectJumps) {
-  int jumps = 0;
-  for (const auto& f : parse_asm_functions(read(DLAB_WASM_ASM_DIR "/dispatch_goto.s")))
-    if (f.name.find("run_goto") != std::string::npos)
-      for (const auto& ins : f.instructions) jumps += indirect_jump(ins);
-  EXPECT_GT(jumps, static_cast<int>(wasm::Op::kCount) / 2) << "indirect jumps in run_goto";
-}
-
-TEST(InterpreterAsm, GotoPlacementsKeepTheirOwnIndirectJumps) {
-  for (std::string engine : {"goto_vec", "goto_wt", "goto_wb"}) {
+// Every goto engine: clang may merge the handlers' `goto *` into one shared dispatch block (the
+// models' goto_nodup); these engines are meant to keep one indirect jump per handler, as `goto`.
+TEST(InterpreterAsm, GotoEnginesKeepTheirOwnIndirectJumps) {
+  int engines = 0;
+  for (const auto& e : kEngines) {
+    if (e.dispatch != wasm::Dispatch::kGoto) continue;
+    ++engines;
     int jumps = 0;
-    for (const auto& f : parse_asm_functions(read(DLAB_WASM_ASM_DIR "/dispatch_" + engine + ".s")))
-      if (f.name.find("run_" + engine) != std::string::npos)
+    for (const auto& f : parse_asm_functions(read(asm_file(e))))
+      if (f.name.find(std::string("run_") + e.name) != std::string::npos)
         for (const auto& ins : f.instructions) jumps += indirect_jump(ins);
-    EXPECT_GT(jumps, static_cast<int>(wasm::Op::kCount) / 2) << "indirect jumps in run_" << engine;
+    EXPECT_GT(jumps, static_cast<int>(wasm::Op::kCount) / 2) << "indirect jumps in run_" << e.name;
   }
+  EXPECT_GT(engines, 0);
 }
 
-TEST(InterpreterAsm, TailHandlersJumpToTheirSuccessor) {
-  check_file(DLAB_WASM_ASM_DIR "/dispatch_tail.s");
-  check_file(DLAB_WASM_ASM_DIR "/dispatch_tail_wt.s");
-  check_file(DLAB_WASM_ASM_DIR "/dispatch_tail_wb.s");
-}
-TEST(InterpreterAsm, PreserveNoneHandlersJumpToTheirSuccessor) {
-  check_file(DLAB_WASM_ASM_DIR "/dispatch_tail_pn.s");
-  check_file(DLAB_WASM_ASM_DIR "/dispatch_tail_pn_wt.s");
-  check_file(DLAB_WASM_ASM_DIR "/dispatch_tail_pn_wb.s");
-}
-TEST(InterpreterAsm, VecHandlersKeepTheStackPointerInTheMachine) {
-  check_file(DLAB_WASM_ASM_DIR "/dispatch_tail_vec.s", Placement::kVec);
-  check_file(DLAB_WASM_ASM_DIR "/dispatch_tail_pn_vec.s", Placement::kVec);
-}
-TEST(InterpreterAsm, SpillHandlersPassTheStackPointerOnTheStack) {
-  check_file(DLAB_WASM_ASM_DIR "/dispatch_tail_spill.s", Placement::kSpill);
+// Every tail-call engine (plain and preserve_none): each handler reaches its successor by an
+// indirect jump, and its stack pointer is where its placement says (vec: through Machine::vsp in
+// every handler; sp_spill: through the stack, where the ninth argument is passed).
+TEST(InterpreterAsm, TailEnginesJumpToTheirSuccessorWithTheStackPointerWhereTheirPlacementSays) {
+  int engines = 0;
+  for (const auto& e : kEngines) {
+    if (e.dispatch != wasm::Dispatch::kTail && e.dispatch != wasm::Dispatch::kTailPreserveNone) continue;
+    ++engines;
+    check_file(asm_file(e), sp_home(e.placement));
+  }
+  EXPECT_GT(engines, 0);
 }
 
 }  // namespace

@@ -395,7 +395,9 @@ void add_models_command(CLI::App& app) {
   cmd->add_option("--length", o->grid.lengths,
                   fmt::format("K-copy elements per program, comma-separated (default {}, the research's)", models::kDefaultKCopyLength));
   cmd->add_option("--orders", o->grid.orders, "cyclic, random, blockN, comma-separated");
-  cmd->add_option("--dispatch", o->grid.dispatch, "tail, tail_pn, goto, goto_nodup, switch (K-copy), comma-separated");
+  std::string mode_list;
+  for (const auto& d : models::dispatch_docs()) mode_list += (mode_list.empty() ? "" : ", ") + d.name;
+  cmd->add_option("--dispatch", o->grid.dispatch, mode_list + " (K-copy), comma-separated");
   cmd->add_option("--stack-copies", o->grid.stack_copies,
                   "copies per kind for the stack model (1..64; 17 = 171 handlers, the research's), comma-separated");
   cmd->add_option("--statements", o->grid.statements,

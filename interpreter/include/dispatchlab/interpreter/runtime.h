@@ -24,27 +24,25 @@
 
 namespace dlab::wasm {
 
-// How handlers reach each other. Axis names match the models' dispatch axis (models/spec).
-//   switch   one loop around a switch over the opcode word
-//   tail     every handler a function ending in [[clang::musttail]] to the next one's address
-//   tail_pn  as tail, with handlers in clang's preserve_none convention (more argument registers)
-//   goto     one function, a label per handler, each ending in its own computed `goto *`
-enum class Dispatch : uint8_t { kSwitch, kTail, kTailPreserveNone, kGoto };
+// How handlers reach each other, and where the operand-stack pointer (and a cached top of stack)
+// lives between handlers: both axes are rows of engines.def (beside this header), which says what
+// each mode and placement is, which pairs exist and why the others cannot. Axis names match the
+// models' dispatch and state-placement axes (models/spec).
+enum class Dispatch : uint8_t {
+#define DISPATCH(name, enumerator, file) enumerator,
+#include "dispatchlab/interpreter/engines.def"
+#undef DISPATCH
+};
 const char* dispatch_name(Dispatch d);
 std::optional<Dispatch> parse_dispatch(std::string_view name);
 // The modes this build has (tail_pn needs clang's preserve_none on x86-64 or AArch64).
 std::vector<Dispatch> dispatch_modes();
 
-// Where the operand-stack pointer lives between handlers (the models' state-placement axis):
-//   sp        a handler argument / a local of the one function (a register)
-//   vec       in the machine: loaded by every handler and stored back before it dispatches on
-//   sp_spill  the 9th integer argument of tail-call handlers: on the stack on every target
-//   sp_wt     as sp, with the top of stack cached in a register too, written through to its slot
-//   sp_wb     as sp_wt, the cached top written back to its slot only when a push covers it (or a
-//             handler that works on the slots needs it there)
-// The (dispatch, placement) pairs that exist are listed, with the ones that cannot and why, in
-// interpreter/src/engines.def.
-enum class Placement : uint8_t { kSp, kVec, kSpSpill, kSpWt, kSpWb };
+enum class Placement : uint8_t {
+#define PLACEMENT(name, enumerator, sp, top) enumerator,
+#include "dispatchlab/interpreter/engines.def"
+#undef PLACEMENT
+};
 const char* placement_name(Placement p);
 std::optional<Placement> parse_placement(std::string_view name);
 std::vector<Placement> placements();
@@ -61,16 +59,20 @@ std::string engine_unavailable(Dispatch d, Placement p);
 //   super a pair of consecutive instructions becomes one superinstruction (both bodies in one
 //         handler), for the pairs tools/superinstructions.py chose from measured pair frequencies
 // Named as a '+'-joined set, "plain" for none: "fold+fuse+super" is every technique (the default).
+// The techniques are the rows of lowerings.def (beside this header): a field each.
 struct Lowering {
-  bool fold = true;
-  bool fuse = true;
-  bool super = true;
+#define TECHNIQUE(name, help) bool name = true;
+#include "dispatchlab/interpreter/lowerings.def"
+#undef TECHNIQUE
   bool operator==(const Lowering&) const = default;
+  static Lowering none();  // "plain"
 };
 std::string lowering_name(Lowering l);
 std::optional<Lowering> parse_lowering(std::string_view name);
 // Every set, "plain" first: the names `--lowering` accepts.
 std::vector<Lowering> lowerings();
+// --lowering's help: every technique with what it does, and how sets are named.
+std::string lowering_help();
 
 class Trap : public std::runtime_error {
  public:

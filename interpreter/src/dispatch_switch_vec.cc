@@ -1,5 +1,0 @@
-// Switch dispatch, the stack pointer stored to and loaded from the machine around every dispatch
-// (vec).
-#define DLW_MODE switch_vec
-#define DLW_PLACE_VEC 1
-#include "dispatch_switch.inc"
