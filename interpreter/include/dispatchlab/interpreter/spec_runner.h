@@ -1,5 +1,6 @@
-// The WebAssembly spec-test runner: converts each .wast with wast2json (wabt) at test time and
-// runs its commands against this interpreter, up to a stage (decode, validate, link, execute).
+// The WebAssembly spec-test runner: converts each .wast with wast2json (wabt) at test time, or reads
+// a .bin.wast script (the 3.0 suite in binary form) itself (spec_script.h), and runs its commands
+// against this interpreter, up to a stage (decode, validate, link, execute).
 // Commands a stage cannot check are counted as skipped, by reason, never dropped silently.
 #pragma once
 
@@ -20,7 +21,7 @@ struct SpecFileResult {
   int passed = 0, failed = 0;
   std::map<std::string, int> skipped;  // reason -> commands
   std::vector<std::string> failures;   // "line N: expected ..., got ..."
-  std::string error;                   // wast2json failed, ...
+  std::string error;                   // wast2json failed, a .bin.wast script is malformed ("file:line: ..."), ...
 };
 
 // kDecode: binary modules decode, binary assert_malformed is rejected by the decoder.
@@ -33,7 +34,7 @@ enum class SpecStage { kDecode, kValidate, kLink, kExecute };
 
 SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage = SpecStage::kDecode, Dispatch dispatch = Dispatch::kTail,
                              Placement placement = Placement::kSp, Lowering lowering = {});
-// Every .wast under `suite_dir` (recursively), sorted.
+// Every .wast under `suite_dir` (recursively), sorted; in a folder with .bin.wast scripts, only those.
 std::vector<std::string> spec_files(const std::string& suite_dir);
 
 }  // namespace dlab::wasm

@@ -1,0 +1,53 @@
+// The WebAssembly 3.0 spec suite in binary form (.bin.wast, as the reference interpreter writes
+// it): a script read by sexpr.h, translated into the command list that wast2json would write for
+// the same script (the JSON model execute_commands() and the earlier stages consume), each module's
+// bytes written into a scratch folder as the .wasm file its command names.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sexpr.h"
+
+namespace dlab::wasm {
+
+// A script the translator cannot read: "file:line: what is wrong".
+class ScriptError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// {"commands": [...]} in wast2json's model, plus what wast2json never writes:
+//   "needs": "<feature>" on a command whose module uses a WebAssembly 3.0 feature this interpreter
+//            does not have (needed_feature()); if that module is rejected, the command and those
+//            that depend on it are skipped with the reason "needs <feature>", never failed or passed;
+//            "imports": [module names] with it: instances registered under those names share state
+//            (tables, memories, globals) with the skipped module, so their later results are
+//            undetermined and skipped too;
+//   "skip": "<reason>" on a command no stage can check yet (assert_exception, GC reference values):
+//            counted as skipped with that reason;
+//   {"type": "module_definition", "filename"} for a `module definition` never instantiated
+//            (decoded and validated only);
+//   expected values {"type": "either", "values": [...]} (any alternative), {"type": "refnull"}
+//            (any null reference) and value "any" for funcref/externref (any non-null reference).
+nlohmann::json translate_script(const std::vector<sexpr::Node>& script, const std::string& file, const std::filesystem::path& dir);
+nlohmann::json translate_script_file(const std::string& path, const std::filesystem::path& dir);
+
+// The first WebAssembly 3.0 feature this interpreter lacks that the module's bytes use: "memory64",
+// "multi-memory", "GC (part 2)", "exceptions (part 2)", "typed function references", "relaxed
+// SIMD", "extended-const", or "" (none found, or bytes too malformed to tell).
+std::string needed_feature(const std::vector<uint8_t>& bytes);
+// The module names the module's imports name, in order, each once (as far as the bytes read).
+std::vector<std::string> import_module_names(const std::vector<uint8_t>& bytes);
+
+// Literal bits as the JSON model writes them (decimal), or "nan:canonical" / "nan:arithmetic".
+// Throws std::invalid_argument on a literal that is not one.
+uint64_t parse_int_literal(const std::string& text, int bits);
+std::string parse_float_literal(const std::string& text, int bits, bool patterns);
+
+}  // namespace dlab::wasm

@@ -1,0 +1,170 @@
+// The .bin.wast reader (sexpr.h) and the translator into the spec runner's command model
+// (spec_script.h), checked end to end on a tiny script run by execute_commands().
+#include "sexpr.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "spec_execution.h"
+#include "spec_script.h"
+
+namespace dlab::wasm {
+namespace {
+
+namespace fs = std::filesystem;
+using sexpr::Node;
+
+std::string parse_error(const std::string& text) {
+  try {
+    sexpr::parse(text, "t.wast");
+  } catch (const sexpr::ParseError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Sexpr, StringEscapes) {
+  auto nodes = sexpr::parse(R"("\00\ff\7F\n\t\r\"\'\\ \u{48}\u{e9}\u{1F600}")", "t.wast");
+  ASSERT_EQ(nodes.size(), 1u);
+  ASSERT_TRUE(nodes[0].is_string());
+  EXPECT_EQ(nodes[0].text, std::string("\x00\xff\x7f\n\t\r\"'\\ H\xc3\xa9\xf0\x9f\x98\x80", 17));
+}
+
+TEST(Sexpr, NestingAtomsAndLines) {
+  auto nodes = sexpr::parse("(module binary \"\\00asm\"\n  \"x\")\n;; a comment\n(; block (; nested ;) ;)\n"
+                            "(assert_return (invoke $M \"f\" (i32.const -0x1_0)) (f32.const nan:canonical))",
+                            "t.wast");
+  ASSERT_EQ(nodes.size(), 2u);
+  const Node& m = nodes[0];
+  EXPECT_TRUE(m.is_list());
+  EXPECT_EQ(m.head(), "module");
+  EXPECT_EQ(m.line, 1);
+  ASSERT_EQ(m.size(), 4u);
+  EXPECT_TRUE(m[1].is_atom("binary"));
+  EXPECT_EQ(m[2].text, std::string("\0asm", 4));
+  EXPECT_EQ(m[3].line, 2);
+  const Node& a = nodes[1];
+  EXPECT_EQ(a.line, 5);
+  EXPECT_EQ(a[1].head(), "invoke");
+  EXPECT_TRUE(a[1][1].is_symbol());
+  EXPECT_EQ(a[1][3][1].text, "-0x1_0");
+  EXPECT_EQ(a[2][1].text, "nan:canonical");
+}
+
+TEST(Sexpr, ErrorsSayFileAndLine) {
+  EXPECT_EQ(parse_error("(module\n  (func)\n"), "t.wast:1: unclosed '(' (end of file)");
+  EXPECT_EQ(parse_error("\n\n)"), "t.wast:3: unexpected ')'");
+  EXPECT_EQ(parse_error("(a\n \"\\zz\")"), "t.wast:2: malformed escape '\\z' in a string");
+  EXPECT_EQ(parse_error("\"abc"), "t.wast:1: unterminated string");
+  EXPECT_EQ(parse_error("\n(; open"), "t.wast:2: unterminated block comment");
+  EXPECT_EQ(parse_error("\"\\u{d800}\""), "t.wast:1: \\u escape is a surrogate");
+}
+
+TEST(SpecScript, Literals) {
+  EXPECT_EQ(parse_int_literal("0xffff_ffff", 32), 0xffffffffu);
+  EXPECT_EQ(parse_int_literal("-1", 32), 0xffffffffu);
+  EXPECT_EQ(parse_int_literal("-0x8000000000000000", 64), 0x8000000000000000ull);
+  EXPECT_EQ(parse_int_literal("-128", 8), 0x80u);
+  EXPECT_THROW(parse_int_literal("0x1_0000_0000", 32), std::invalid_argument);
+  EXPECT_EQ(parse_float_literal("-0x0p+0", 32, false), "2147483648");
+  EXPECT_EQ(parse_float_literal("0x1.8p+1", 64, false), std::to_string(0x4008000000000000ull));
+  EXPECT_EQ(parse_float_literal("1e10", 32, false), std::to_string(0x501502f9u));
+  EXPECT_EQ(parse_float_literal("-inf", 32, false), std::to_string(0xff800000u));
+  EXPECT_EQ(parse_float_literal("nan:0x200000", 32, false), std::to_string(0x7fa00000u));
+  EXPECT_EQ(parse_float_literal("-nan", 64, false), std::to_string(0xfff8000000000000ull));
+  EXPECT_EQ(parse_float_literal("nan:arithmetic", 32, true), "nan:arithmetic");
+  EXPECT_THROW(parse_float_literal("nan:canonical", 32, false), std::invalid_argument);
+}
+
+std::vector<uint8_t> bytes(const std::string& s) { return {s.begin(), s.end()}; }
+
+TEST(SpecScript, FeatureScan) {
+  const std::string h("\0asm\1\0\0\0", 8);
+  EXPECT_EQ(needed_feature(bytes(h)), "");
+  EXPECT_EQ(needed_feature(bytes(h + std::string("\x05\x03\x01\x04\x01", 5))), "memory64");
+  EXPECT_EQ(needed_feature(bytes(h + std::string("\x05\x05\x02\x00\x01\x00\x01", 7))), "multi-memory");
+  EXPECT_EQ(needed_feature(bytes(h + std::string("\x01\x03\x01\x5f\x00", 5))), "GC (part 2)");
+  EXPECT_EQ(needed_feature(bytes(h + std::string("\x0d\x03\x01\x00\x00", 5))), "exceptions (part 2)");
+  // A function of type [] -> [(ref null 0)]: a typed function reference.
+  EXPECT_EQ(needed_feature(bytes(h + std::string("\x01\x06\x01\x60\x00\x01\x63\x00", 8))), "typed function references");
+  // A global i32 initialised by i32.const 1 i32.const 2 i32.add: extended-const.
+  EXPECT_EQ(needed_feature(bytes(h + std::string("\x06\x09\x01\x7f\x00\x41\x01\x41\x02\x6a\x0b", 11))), "extended-const");
+}
+
+// A module exporting f: [] -> [i32] (42) and n: [] -> [externref] (null).
+const char* kModule =
+    "\"\\00asm\\01\\00\\00\\00\" \"\\01\\09\\02\\60\\00\\01\\7f\\60\\00\\01\\6f\" \"\\03\\03\\02\\00\\01\" "
+    "\"\\07\\09\\02\\01\\66\\00\\00\\01\\6e\\00\\01\" \"\\0a\\0b\\02\\04\\00\\41\\2a\\0b\\04\\00\\d0\\6f\\0b\"";
+
+class TranslatedScript : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("dlab-sexpr-test-" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  nlohmann::json translate(const std::string& text) { return translate_script(sexpr::parse(text, "tiny.bin.wast"), "tiny.bin.wast", dir_); }
+  fs::path dir_;
+};
+
+TEST_F(TranslatedScript, RunsModuleInvokeAssertReturnEitherRefNull) {
+  std::string script = std::string("(module definition $M binary ") + kModule + ")\n" +
+                       "(module instance $I $M)\n"
+                       "(assert_return (invoke $I \"f\") (i32.const 0x2a))\n"
+                       "(assert_return (invoke \"f\") (either (i32.const 1) (i32.const 42)))\n"
+                       "(assert_return (invoke \"n\") (ref.null extern))\n"
+                       "(assert_return (invoke \"n\") (ref.null))\n"
+                       "(invoke \"f\")\n"
+                       "(assert_return (invoke \"f\") (either (i32.const 1) (i32.const 2)))\n"
+                       "(assert_return (invoke \"n\") (ref.null any))\n"
+                       "(assert_exception (invoke \"f\"))\n"
+                       "(assert_malformed (module quote \"(module\") \"unexpected end\")\n"
+                       "(module definition binary \"\\00asm\\01\\00\\00\\00\" \"\\05\\03\\01\\04\\01\")\n";
+  nlohmann::json doc = translate(script);
+  const auto& cmds = doc.at("commands");
+  ASSERT_EQ(cmds.size(), 11u);  // the instantiated definition is not a command of its own
+  EXPECT_EQ(cmds[0].at("type"), "module");
+  EXPECT_EQ(cmds[0].at("name"), "$I");
+  EXPECT_EQ(cmds[0].at("line"), 2);
+  EXPECT_TRUE(fs::exists(dir_ / cmds[0].at("filename").get<std::string>()));
+  EXPECT_EQ(cmds[1].at("action").at("module"), "$I");
+  EXPECT_EQ(cmds[2].at("expected")[0].at("type"), "either");
+  EXPECT_EQ(cmds[7].at("skip"), "needs GC (part 2)");
+  EXPECT_EQ(cmds[8].at("skip"), "needs exceptions (part 2)");
+  EXPECT_EQ(cmds[9].at("module_type"), "text");
+  EXPECT_EQ(cmds[10].at("type"), "module_definition");
+  EXPECT_EQ(cmds[10].at("needs"), "memory64");
+
+  SpecFileResult res;
+  execute_commands(doc, dir_, Dispatch::kTail, Placement::kSp, Lowering{}, res);
+  EXPECT_EQ(res.passed, 6);
+  EXPECT_EQ(res.failed, 1);
+  ASSERT_EQ(res.failures.size(), 1u);
+  EXPECT_NE(res.failures[0].find("line 8:"), std::string::npos) << res.failures[0];
+  EXPECT_EQ(res.skipped["needs GC (part 2)"], 1);
+  EXPECT_EQ(res.skipped["needs exceptions (part 2)"], 1);
+  EXPECT_EQ(res.skipped["text-format module (not a binary test)"], 1);
+  EXPECT_EQ(res.skipped["needs memory64"], 1);
+}
+
+TEST_F(TranslatedScript, ErrorsSayFileAndLine) {
+  auto error = [&](const std::string& text) -> std::string {
+    try {
+      translate(text);
+    } catch (const ScriptError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(error("(module instance)"), "tiny.bin.wast:1: module instance without a preceding module definition");
+  EXPECT_EQ(error("\n(assert_return (invoke \"f\") (i32.const 0x1_0000_0000))"), "tiny.bin.wast:2: integer out of range: 0x1_0000_0000");
+  EXPECT_EQ(error("(assert_return (invoke \"f\") (i33.const 1))"), "tiny.bin.wast:1: unknown value i33.const");
+  EXPECT_EQ(error("(module instance $X $Nope)"), "tiny.bin.wast:1: unknown module definition $Nope");
+}
+
+}  // namespace
+}  // namespace dlab::wasm
