@@ -87,7 +87,7 @@ plots RUN="": build
     echo "== notebook"
     DLAB_BIN="$PWD/{{dlab}}" DLAB_RUN="$PWD/$run" {{python}} -m nbconvert --to notebook --execute analysis/notebooks/run_overview.ipynb --output-dir "$run/notebooks"
 
-# fuzz the WebAssembly decoder, validator, instantiation and execution (under fuel) for SECONDS (default 60), seeded with the spec suite's binary modules
+# fuzz the WebAssembly decoder, validator, instantiation and execution (under fuel) for SECONDS (default 60), seeded with the WebAssembly 3.0 suite's modules
 fuzz SECONDS="60":
     #!/usr/bin/env bash
     set -euo pipefail
@@ -95,10 +95,9 @@ fuzz SECONDS="60":
     cmake --build build/fuzz --target wasm_decode_fuzzer
     corpus=build/fuzz/corpus; mkdir -p "$corpus"
     if [ -z "$(ls -A "$corpus")" ]; then
-      for f in ../shared/wasm-testsuite/core/binary*.wast ../shared/wasm-testsuite/core/{call,br_table,memory,global}.wast; do
-        wast2json --enable-tail-call "$f" -o "$corpus/$(basename "$f" .wast).json" >/dev/null 2>&1 || true
-      done
-      rm -f "$corpus"/*.json
+      # every module of the WebAssembly 3.0 suite's binary scripts (the release build reads them)
+      just build
+      {{dlab}} wasm spec --suite ../shared/wasm-spec-3.0 --modules-out "$corpus"
     fi
     mkdir -p build/fuzz/crashes
     build/fuzz/wasm_decode_fuzzer -max_total_time={{SECONDS}} -artifact_prefix=build/fuzz/crashes/ "$corpus"

@@ -312,15 +312,27 @@ void add_wasm_command(CLI::App& app) {
   spec->add_option("--lowering", *lowering, "execute stage: " + wasm::lowering_help())
       ->check(CLI::IsMember(lowering_choices()))
       ->capture_default_str();
-  spec->add_option("--suite", *suite, "folder of .wast or .bin.wast files (searched recursively; where a folder has .bin.wast files, only those run)")->capture_default_str();
+  spec->add_option("--suite", *suite,
+                   "the suite's folder, searched recursively: its .bin.wast scripts (the WebAssembly 3.0 suite's binary form), "
+                   "or, where it has none, its .wast files (through wast2json)")
+      ->capture_default_str();
   spec->add_option("--only", *only, "run only files whose path contains this text");
   spec->add_flag("--verbose", *verbose, "list every failure");
-  spec->callback([suite, verbose, stage, dispatch, variant, only, lowering] {
+  auto modules_out = std::make_shared<std::string>();
+  spec->add_option("--modules-out", *modules_out,
+                   "instead of running: write every module of the suite's .bin.wast scripts into this (new or empty) folder as "
+                   "<script>-<n>.wasm, e.g. to seed the fuzzer (`just fuzz`)");
+  spec->callback([suite, verbose, stage, dispatch, variant, only, lowering, modules_out] {
+    if (!modules_out->empty()) {
+      size_t n = wasm::write_suite_modules(*suite, *only, *modules_out);
+      fmt::print(stderr, "wrote {} modules into {}\n", n, *modules_out);
+      return;
+    }
     std::error_code ec;
     if (std::filesystem::exists(*suite, ec) && !std::filesystem::is_directory(*suite, ec))
       throw std::runtime_error(*suite + " is not a directory: --suite takes the folder of .wast files");
     if (!std::filesystem::is_directory(*suite, ec))
-      throw std::runtime_error(*suite + " not found: pass --suite (the spec tests live in ../shared/wasm-testsuite)");
+      throw std::runtime_error(*suite + " not found: pass --suite (the WebAssembly 3.0 suite lives in ../shared/wasm-spec-3.0)");
     wasm::SpecStage st = *stage == "link"       ? wasm::SpecStage::kLink
                          : *stage == "validate" ? wasm::SpecStage::kValidate
                          : *stage == "execute"  ? wasm::SpecStage::kExecute

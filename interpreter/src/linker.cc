@@ -8,6 +8,7 @@ namespace {
 
 // Limits `have` (the provided) match `want` (the import's) when have's range lies inside want's.
 bool limits_match(const Limits& have, const Limits& want) {
+  if (have.address64 != want.address64) return false;  // an i64-indexed memory is another type
   if (have.min < want.min) return false;
   if (!want.max) return true;
   return have.max && *have.max <= *want.max;

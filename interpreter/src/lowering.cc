@@ -13,24 +13,6 @@ namespace dlab::wasm {
 
 namespace {
 
-// wasm opcode -> index into kSimpleOps (or -1): single-byte opcodes, then 0xFC 0..7.
-struct SimpleOpIndex {
-  std::array<int16_t, 256> byte{};
-  std::array<int16_t, 8> fc{};
-  std::array<int16_t, 256> fd{};
-  constexpr SimpleOpIndex() {
-    byte.fill(-1);
-    fc.fill(-1);
-    fd.fill(-1);
-    for (size_t i = 0; i < sizeof(kSimpleOps) / sizeof(kSimpleOps[0]); ++i) {
-      uint32_t op = kSimpleOps[i].opcode;
-      if (op < 256) byte[op] = static_cast<int16_t>(i);
-      else if (op < 0xFD000) fc[op - 0xFC00] = static_cast<int16_t>(i);
-      else fd[op - 0xFD000] = static_cast<int16_t>(i);
-    }
-  }
-};
-constexpr SimpleOpIndex kIndex;
 
 // Per op, what the peephole stage may turn it into (handlers.def's BINOP and CMPOP forms):
 // `folded` when a const / local.get was just written before it, and `fused` when a branch follows
@@ -70,6 +52,7 @@ ValType type_letter(char c) {
     case 'l': return ValType::kI64;
     case 'f': return ValType::kF32;
     case 'v': return ValType::kV128;
+    case 'a': return ValType::kI32;  // the address operand: a 32-bit memory's
     default: return ValType::kF64;
   }
 }
@@ -349,21 +332,29 @@ class Lowerer {
     }
   }
 
+  // A (validated) memarg's offset; its memory must be memory 0 (multi-memory is not here yet).
+  uint64_t memarg_offset(BinaryReader& r) {
+    uint32_t flags = r.u32();
+    if (flags & 64) memory_zero(r.u32());
+    return r.u64();
+  }
+  static void memory_zero(uint32_t idx) {
+    if (idx != 0) throw Unsupported(fmt::format("not supported yet: multi-memory (an access to memory {})", idx));
+  }
   // An instruction from the table, with its immediates read and emitted by kind.
   void table_op(BinaryReader& r, const SimpleOp& s) {
     uint64_t imm[2] = {0, 0};
     switch (s.imm) {
       case Imm::NONE: break;
-      case Imm::MEM: r.u32(); imm[0] = r.u32(); break;  // the alignment is a hint only
+      case Imm::MEM: imm[0] = memarg_offset(r); break;  // the alignment is a hint only
       case Imm::LANE: imm[0] = r.u8(); break;
-      case Imm::MEMLANE: r.u32(); imm[0] = r.u32(); imm[1] = r.u8(); break;
+      case Imm::MEMLANE: imm[0] = memarg_offset(r); imm[1] = r.u8(); break;
       case Imm::SHUF: std::memcpy(imm, r.bytes(16), 16); break;
     }
     pop_push(s);
     if (s.imm == Imm::MEM && fold_load(s.op, imm[0])) return;
     if (!fold(s.op)) emit(s.op);
-    int words = s.imm == Imm::NONE ? 0 : (s.imm == Imm::MEM || s.imm == Imm::LANE) ? 1 : 2;
-    for (int i = 0; i < words; ++i) word(imm[i]);
+    for (int i = 0; i < imm_words(s.imm); ++i) word(imm[i]);
   }
   // The operand types' effect of a table instruction's signature.
   void pop_push(const SimpleOp& s) {
@@ -531,8 +522,8 @@ class Lowerer {
         word(reinterpret_cast<uint64_t>(t));
         return;
       }
-      case 0x3F: r.u8(); push(ValType::kI32); emit(Op::memory_size); return;
-      case 0x40: r.u8(); emit(Op::memory_grow); return;
+      case 0x3F: memory_zero(r.u32()); push(ValType::kI32); emit(Op::memory_size); return;
+      case 0x40: memory_zero(r.u32()); emit(Op::memory_grow); return;
       case 0x41: push(ValType::kI32); emit(Op::const_); word(static_cast<uint32_t>(r.s32())); return;
       case 0x42: push(ValType::kI64); emit(Op::const_); word(static_cast<uint64_t>(r.s64())); return;
       case 0x43: {
@@ -567,32 +558,32 @@ class Lowerer {
           word(hi);
           return;
         }
-        int16_t idx = sub < 256 ? kIndex.fd[sub] : -1;
-        if (idx < 0) throw Unsupported(fmt::format("SIMD instruction 0xfd {} has no handler (module not validated?)", sub));
-        return table_op(r, kSimpleOps[idx]);
+        const SimpleOp* s = find_simple_op(0xFD000 + sub);
+        if (!s) throw Unsupported(fmt::format("SIMD instruction 0xfd {} has no handler (module not validated?)", sub));
+        return table_op(r, *s);
       }
       default: break;
     }
-    int16_t idx = kIndex.byte[op];
-    if (idx < 0) throw Unsupported(fmt::format("opcode {:#04x} has no handler (module not validated?)", op));
-    table_op(r, kSimpleOps[idx]);
+    const SimpleOp* s = find_simple_op(op);
+    if (!s) throw Unsupported(fmt::format("opcode {:#04x} has no handler (module not validated?)", op));
+    table_op(r, *s);
   }
 
   void misc(BinaryReader& r) {
     uint32_t sub = r.u32();
-    if (sub < 8) return simple(kSimpleOps[kIndex.fc[sub]]);
+    if (const SimpleOp* s = find_simple_op(0xFC00 + sub)) return simple(*s);
     switch (sub) {
       case 8: {
         uint32_t seg = r.u32();
-        r.u8();
+        memory_zero(r.u32());
         pop(3);
         emit(Op::memory_init);
         word(reinterpret_cast<uint64_t>(&inst_.datas.at(seg)));
         return;
       }
       case 9: emit(Op::data_drop); word(reinterpret_cast<uint64_t>(&inst_.datas.at(r.u32()))); return;
-      case 10: r.u8(); r.u8(); pop(3); emit(Op::memory_copy); return;
-      case 11: r.u8(); pop(3); emit(Op::memory_fill); return;
+      case 10: memory_zero(r.u32()); memory_zero(r.u32()); pop(3); emit(Op::memory_copy); return;
+      case 11: memory_zero(r.u32()); pop(3); emit(Op::memory_fill); return;
       case 12: {
         uint32_t seg = r.u32(), table = r.u32();
         pop(3);

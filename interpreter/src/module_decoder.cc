@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "binary_reader.h"
+#include "ops.h"
 
 namespace dlab::wasm {
 
@@ -23,11 +24,14 @@ ValType reftype(BinaryReader& r) {
 }
 
 Limits limits(BinaryReader& r) {
+  // Flags: bit 0 a maximum follows, bit 2 the index type is i64 (memory64). Bit 1 (shared, the
+  // threads proposal) is not in WebAssembly 3.0.
   uint8_t flag = r.u8();
-  if (flag > 1) r.fail("integer too large");  // the spec's word for an out-of-range flag
+  if (flag & ~0x05) r.fail("integer too large");  // the spec's word for an out-of-range flag
   Limits l;
-  l.min = r.u32();
-  if (flag == 1) l.max = r.u32();
+  l.address64 = flag & 0x04;
+  l.min = r.u64();
+  if (flag & 0x01) l.max = r.u64();
   return l;
 }
 
@@ -44,9 +48,24 @@ struct ExprScan {
   bool uses_data_count = false;  // memory.init or data.drop: needs the data count section
 };
 
+// A memarg (WebAssembly 3.0): flags below 64 are the alignment, 64..127 the alignment + 64 with a
+// memory index following, anything larger malformed; the offset is a u64.
 void memarg(BinaryReader& r) {
-  r.u32();  // alignment
-  r.u32();  // offset
+  uint32_t flags = r.u32();
+  if (flags >= 128) r.fail("malformed memop flags");
+  if (flags & 64) r.u32();  // memory index
+  r.u64();                  // offset
+}
+
+// A declared instruction's immediates (handlers.def through ops.h), read by their kinds.
+void declared_immediates(BinaryReader& r, const SimpleOp& s) {
+  switch (s.imm) {
+    case Imm::NONE: break;
+    case Imm::MEM: memarg(r); break;
+    case Imm::LANE: r.u8(); break;
+    case Imm::MEMLANE: memarg(r); r.u8(); break;
+    case Imm::SHUF: r.bytes(16); break;
+  }
 }
 
 // Walks one expression through its final `end`, checking every opcode and immediate.
@@ -91,8 +110,8 @@ void scan_expr(BinaryReader& r, ExprScan& scan) {
         for (uint32_t i = 0; i < n; ++i) valtype(r);
         break;
       }
-      case 0x3F: case 0x40:  // memory.size, memory.grow
-        if (r.u8() != 0) r.fail("zero byte expected");
+      case 0x3F: case 0x40:  // memory.size, memory.grow: a memory index (3.0)
+        r.u32();
         break;
       case 0x41: r.s32(); break;
       case 0x42: r.s64(); break;
@@ -101,36 +120,37 @@ void scan_expr(BinaryReader& r, ExprScan& scan) {
       case 0xD0: reftype(r); break;
       case 0xFC: {
         uint32_t sub = r.u32();
+        if (const SimpleOp* s = find_simple_op(0xFC00 + sub)) {  // the saturating truncations
+          declared_immediates(r, *s);
+          break;
+        }
         switch (sub) {
-          case 0: case 1: case 2: case 3: case 4: case 5: case 6: case 7: break;  // trunc_sat
-          case 8:  // memory.init
+          case 8:  // memory.init: data index, memory index
             r.u32();
-            if (r.u8() != 0) r.fail("zero byte expected");
+            r.u32();
             scan.uses_data_count = true;
             break;
           case 9: r.u32(); scan.uses_data_count = true; break;  // data.drop
-          case 10:  // memory.copy
-            if (r.u8() != 0 || r.u8() != 0) r.fail("zero byte expected");
-            break;
-          case 11: if (r.u8() != 0) r.fail("zero byte expected"); break;  // memory.fill
+          case 10: r.u32(); r.u32(); break;  // memory.copy: two memory indices
+          case 11: r.u32(); break;           // memory.fill: a memory index
           case 12: case 14: r.u32(); r.u32(); break;  // table.init, table.copy
           case 13: case 15: case 16: case 17: r.u32(); break;
           default: r.fail("illegal opcode");
         }
         break;
       }
-      case 0xFD: {  // SIMD
+      case 0xFD: {  // SIMD: v128.const by hand, every other instruction by its declaration
         uint32_t sub = r.u32();
-        if (sub <= 11 || sub == 92 || sub == 93) memarg(r);
-        else if (sub == 12 || sub == 13) r.bytes(16);
-        else if (sub >= 21 && sub <= 34) r.u8();
-        else if (sub >= 84 && sub <= 91) { memarg(r); r.u8(); }
-        else if (sub > 255) r.fail("illegal opcode");
+        if (sub == 12) r.bytes(16);
+        else if (const SimpleOp* s = find_simple_op(0xFD000 + sub)) declared_immediates(r, *s);
+        else r.fail("illegal opcode");
         break;
       }
-      default:
-        if (op >= 0x28 && op <= 0x3E) { memarg(r); break; }    // loads and stores
-        if (op >= 0x45 && op <= 0xC4) break;                  // numeric, no immediates
+      default:  // numeric, loads and stores: by their declarations
+        if (const SimpleOp* s = find_simple_op(op)) {
+          declared_immediates(r, *s);
+          break;
+        }
         r.fail(fmt::format("illegal opcode {:#04x}", op));
     }
   }

@@ -3,6 +3,7 @@
 // (an expander that defines only OP gets every entry through handlers.def's kind fallbacks).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace dlab::wasm {
@@ -14,36 +15,67 @@ enum class Op : uint16_t {
   kCount
 };
 
-// The immediates an instruction carries after its op word.
+// The immediates an instruction carries after its op word (handlers.def's typed notation).
 enum class Imm : uint8_t {
   NONE,     // none
-  MEM,      // memarg: word 1 = static offset (the alignment hint is dropped)
+  MEM,      // memarg: word 1 = static offset (the alignment is checked, then dropped)
   LANE,     // word 1 = lane index
   MEMLANE,  // word 1 = offset, word 2 = lane index
   SHUF,     // words 1-2 = 16 lane indices
 };
+// Words an instruction's immediates take after its op word: with the op word, its handler's length.
+constexpr int imm_words(Imm i) { return i == Imm::NONE ? 0 : (i == Imm::MEM || i == Imm::LANE) ? 1 : 2; }
 
-// An instruction lowered by table: its wasm opcode (0xFC00 + sub-opcode for the 0xFC prefix,
-// 0xFD000 + sub-opcode for SIMD), stack effect ("ii:i": pops two i32, pushes one i32; v = v128)
-// and immediates.
+constexpr uint8_t log2_of(unsigned long n) { return n <= 1 ? 0 : static_cast<uint8_t>(1 + log2_of(n / 2)); }
+
+// An instruction declared by table: its wasm opcode (0xFC00 + sub-opcode for the 0xFC prefix,
+// 0xFD000 + sub-opcode for SIMD), stack effect ("ii:i": pops two i32, pushes one i32; v = v128,
+// a = the address operand), immediates, and for those the natural alignment (log2, the largest a
+// memarg may give) and the lane count (a lane index must be below it).
 struct SimpleOp {
   uint32_t opcode;
   Op op;
   const char* signature;
   Imm imm;
+  uint8_t align;
+  uint8_t lanes;
 };
 
+#define DLW_LOG2(n) ::dlab::wasm::log2_of(n)
+#define DLW_NONE Imm::NONE, 0, 0
+#define DLW_MEMARG(align) Imm::MEM, align, 0
+#define DLW_LANE(lanes) Imm::LANE, 0, lanes
+#define DLW_MEMLANE(align, lanes) Imm::MEMLANE, align, lanes
+#define DLW_SHUF Imm::SHUF, 0, 32
 inline constexpr SimpleOp kSimpleOps[] = {
 #define OP(name, ...)
-#define NUM(name, opcode, sig, ...) {opcode, Op::name, sig, Imm::NONE},
-#define MEM(name, opcode, sig, ...) {opcode, Op::name, sig, Imm::MEM},
-#define VEC(name, sub, imm, sig, ...) {0xFD000 + sub, Op::name, sig, Imm::imm},
+#define NUM(name, opcode, sig, ...) {opcode, Op::name, sig, DLW_NONE},
+#define MEM(name, opcode, sig, imm, ...) {opcode, Op::name, sig, DLW_##imm},
+#define VEC(name, sub, imm, sig, ...) {0xFD000 + sub, Op::name, sig, DLW_##imm},
 #include "handlers.def"
 #undef OP
 #undef NUM
 #undef MEM
 #undef VEC
 };
+#undef DLW_NONE
+#undef DLW_MEMARG
+#undef DLW_LANE
+#undef DLW_MEMLANE
+#undef DLW_SHUF
+
+// The declaration of the table instruction with this opcode (as in SimpleOp), or null.
+const SimpleOp* find_simple_op(uint32_t opcode);
+
+// Per op, the words its declaration gives it (op word + immediates; 0: not a table instruction):
+// the length its handler must consume, which the counting engine checks at every NEXT.
+struct DeclaredWords {
+  uint8_t of[static_cast<size_t>(Op::kCount)] = {};
+  constexpr DeclaredWords() {
+    for (const SimpleOp& s : kSimpleOps) of[static_cast<size_t>(s.op)] = static_cast<uint8_t>(1 + imm_words(s.imm));
+  }
+};
+inline constexpr DeclaredWords kDeclaredWords;
 
 // The forms the lowering's speed techniques write in place of a plain op, from handlers.def's
 // BINOP and CMPOP entries (Op::kCount where an op has no such form).

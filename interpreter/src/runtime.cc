@@ -243,6 +243,7 @@ FuncInst* Runtime::host_function(FuncType type, HostFunction fn) {
 }
 
 TableInst* Runtime::table(TableType type) {
+  if (type.limits.address64) throw Unsupported("not supported yet: table64 (a table indexed by i64, memory64)");
   if (type.limits.min > kMaxTableElements)
     throw ImplementationLimit(fmt::format("a table of at least {} elements; this interpreter's limit is {}", type.limits.min,
                                           kMaxTableElements));
@@ -254,7 +255,11 @@ TableInst* Runtime::table(TableType type) {
 }
 
 MemoryInst* Runtime::memory(Limits limits) {
-  memories_.push_back(std::make_unique<MemoryInst>(limits.min, limits.max));
+  if (limits.address64) throw Unsupported("not supported yet: memory64 (a memory indexed by i64)");
+  // Validation bounds a 32-bit memory to 65536 pages.
+  std::optional<uint32_t> max;
+  if (limits.max) max = static_cast<uint32_t>(*limits.max);
+  memories_.push_back(std::make_unique<MemoryInst>(static_cast<uint32_t>(limits.min), max));
   return memories_.back().get();
 }
 
@@ -269,37 +274,58 @@ GlobalInst* Runtime::global(GlobalType type, uint64_t lo, uint64_t hi) {
 
 namespace {
 
-// A validated constant expression: one value-producing instruction, then `end`.
+// A validated constant expression, evaluated: the consts, global.get, ref.null / ref.func and
+// extended-const's i32/i64 add, sub and mul, on a small stack, until `end`.
 std::pair<uint64_t, uint64_t> eval_const(const Instance& inst, const Expr& e) {
   BinaryReader r(e.bytes.data(), e.bytes.size());
-  uint8_t op = r.u8();
-  switch (op) {
-    case 0x41: return {static_cast<uint32_t>(r.s32()), 0};
-    case 0x42: return {static_cast<uint64_t>(r.s64()), 0};
-    case 0x43: {
-      uint32_t b;
-      std::memcpy(&b, r.bytes(4), 4);
-      return {b, 0};
+  std::vector<std::pair<uint64_t, uint64_t>> stack;
+  auto binop = [&](auto f) {
+    auto b = stack.back().first;
+    stack.pop_back();
+    stack.back().first = f(stack.back().first, b);
+  };
+  for (;;) {
+    uint8_t op = r.u8();
+    switch (op) {
+      case 0x0B: return stack.back();
+      case 0x41: stack.push_back({static_cast<uint32_t>(r.s32()), 0}); break;
+      case 0x42: stack.push_back({static_cast<uint64_t>(r.s64()), 0}); break;
+      case 0x43: {
+        uint32_t b;
+        std::memcpy(&b, r.bytes(4), 4);
+        stack.push_back({b, 0});
+        break;
+      }
+      case 0x44: {
+        uint64_t b;
+        std::memcpy(&b, r.bytes(8), 8);
+        stack.push_back({b, 0});
+        break;
+      }
+      case 0x23: {
+        const GlobalInst* g = inst.globals.at(r.u32());
+        stack.push_back({g->lo, g->hi});
+        break;
+      }
+      case 0xD0: r.s64(); stack.push_back({0, 0}); break;  // the heap type (s33)
+      case 0xD2: stack.push_back({reinterpret_cast<uint64_t>(inst.funcs.at(r.u32())), 0}); break;
+      case 0xFD: {
+        r.u32();
+        uint64_t lo, hi;
+        std::memcpy(&lo, r.bytes(8), 8);
+        std::memcpy(&hi, r.bytes(8), 8);
+        stack.push_back({lo, hi});
+        break;
+      }
+      // i32 results stay zero-extended in their 64-bit lane, as every i32 does.
+      case 0x6A: binop([](uint64_t a, uint64_t b) -> uint64_t { return static_cast<uint32_t>(a + b); }); break;
+      case 0x6B: binop([](uint64_t a, uint64_t b) -> uint64_t { return static_cast<uint32_t>(a - b); }); break;
+      case 0x6C: binop([](uint64_t a, uint64_t b) -> uint64_t { return static_cast<uint32_t>(a * b); }); break;
+      case 0x7C: binop([](uint64_t a, uint64_t b) { return a + b; }); break;
+      case 0x7D: binop([](uint64_t a, uint64_t b) { return a - b; }); break;
+      case 0x7E: binop([](uint64_t a, uint64_t b) { return a * b; }); break;
+      default: throw std::logic_error(fmt::format("constant expression opcode {:#04x} (module not validated?)", op));
     }
-    case 0x44: {
-      uint64_t b;
-      std::memcpy(&b, r.bytes(8), 8);
-      return {b, 0};
-    }
-    case 0x23: {
-      const GlobalInst* g = inst.globals.at(r.u32());
-      return {g->lo, g->hi};
-    }
-    case 0xD0: return {0, 0};
-    case 0xD2: return {reinterpret_cast<uint64_t>(inst.funcs.at(r.u32())), 0};
-    case 0xFD: {
-      r.u32();
-      uint64_t lo, hi;
-      std::memcpy(&lo, r.bytes(8), 8);
-      std::memcpy(&hi, r.bytes(8), 8);
-      return {lo, hi};
-    }
-    default: throw Unsupported(fmt::format("constant expression opcode {:#04x}", op));
   }
 }
 
@@ -340,6 +366,9 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
   }
   for (const auto& t : m.tables) inst.tables.push_back(table(t));
   for (const auto& l : m.memories) inst.memories.push_back(memory(l));
+  // The engines address memory 0 through the machine: a second memory would be silently wrong.
+  if (inst.memories.size() > 1)
+    throw Unsupported(fmt::format("not supported yet: multi-memory (this module has {} memories)", inst.memories.size()));
   for (const auto& g : m.globals) {
     auto [lo, hi] = eval_const(inst, g.init);
     inst.globals.push_back(global(g.type, lo, hi));

@@ -4,6 +4,7 @@
 // every target the models run on.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -189,6 +190,32 @@ inline V128 dot_i16x8(const V128& a, const V128& b) {
                  uint32_t(int32_t(lane<int16_t>(a, 2 * i + 1)) * lane<int16_t>(b, 2 * i + 1));
     set_lane<uint32_t>(r, i, s);
   }
+  return r;
+}
+// Relaxed SIMD's dot products, with the choices the reference interpreter makes: the second
+// operand's i7 lanes read as signed i8, the i16 sums wrapping.
+inline V128 relaxed_dot_i8x16_i7x16(const V128& a, const V128& b) {
+  V128 r;
+  for (int i = 0; i < 8; ++i) {
+    int32_t s = int32_t(lane<int8_t>(a, 2 * i)) * lane<int8_t>(b, 2 * i) + int32_t(lane<int8_t>(a, 2 * i + 1)) * lane<int8_t>(b, 2 * i + 1);
+    set_lane<uint16_t>(r, i, static_cast<uint16_t>(s));
+  }
+  return r;
+}
+inline V128 relaxed_dot_i8x16_i7x16_add(const V128& a, const V128& b, const V128& c) {
+  V128 r;
+  for (int i = 0; i < 4; ++i) {
+    int32_t s = 0;
+    for (int k = 0; k < 4; ++k) s += int32_t(lane<int8_t>(a, 4 * i + k)) * lane<int8_t>(b, 4 * i + k);
+    set_lane<uint32_t>(r, i, uint32_t(s) + lane<uint32_t>(c, i));
+  }
+  return r;
+}
+// a * b + c per lane (sign < 0: -(a * b) + c), fused as the reference interpreter computes it.
+template <class T>
+inline V128 madd(const V128& a, const V128& b, const V128& c, int sign) {
+  V128 r;
+  for (int i = 0; i < kLanes<T>; ++i) set_lane<T>(r, i, std::fma(sign < 0 ? -lane<T>(a, i) : lane<T>(a, i), lane<T>(b, i), lane<T>(c, i)));
   return r;
 }
 inline V128 popcnt(const V128& a) { return map1<uint8_t>(a, [](uint8_t x) { return uint8_t(__builtin_popcount(x)); }); }

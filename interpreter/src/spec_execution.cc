@@ -200,7 +200,13 @@ void execute_commands(const json& doc, const std::filesystem::path& dir, Dispatc
   // Why a module that did not instantiate is skipped rather than failed ("" if it is not): the
   // 3.0 feature it uses, or an import from a registered module that was itself skipped.
   auto skip_reason = [&](const json& c, const std::string& r) -> std::string {
-    if (r.rfind("unsupported", 0) == 0) return kUnsupportedSkip;
+    if (r.rfind("unsupported", 0) == 0) {
+      // "unsupported: not supported yet: multi-memory (this module has 2 memories)": the feature,
+      // without the module's particulars, so one reason counts every such module.
+      const std::string yet = "unsupported: not supported yet: ";
+      if (r.rfind(yet, 0) == 0) return "needs " + r.substr(yet.size(), r.find(" (") == std::string::npos ? std::string::npos : r.find(" (") - yet.size());
+      return kUnsupportedSkip;
+    }
     if (std::string f = feature_skip(c); !f.empty()) return f;
     if (unsupported_registered.empty() || r.rfind("unlinkable", 0) != 0) return "";
     try {

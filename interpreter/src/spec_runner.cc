@@ -41,19 +41,44 @@ bool is_binary_script(const std::string& path) {
 }  // namespace
 
 std::vector<std::string> spec_files(const std::string& suite_dir) {
-  std::vector<std::string> all;
-  std::set<fs::path> binary_dirs;  // folders with .bin.wast scripts: only those are run there
+  // A suite with scripts in binary form (.bin.wast) runs those only: the 3.0 suite has each script
+  // in text/ and in binary/, and the text form needs a text parser (wast2json) that does not know
+  // 3.0. A suite of .wast files only (the 2.0 testsuite, a user's own) runs through wast2json.
+  std::vector<std::string> text, binary;
   for (const auto& e : fs::recursive_directory_iterator(suite_dir))
-    if (e.is_regular_file() && e.path().extension() == ".wast") {
-      all.push_back(e.path().string());
-      if (is_binary_script(all.back())) binary_dirs.insert(e.path().parent_path());
-    }
-  std::vector<std::string> out;
-  for (const auto& f : all)
-    if (is_binary_script(f) || !binary_dirs.count(fs::path(f).parent_path())) out.push_back(f);
+    if (e.is_regular_file() && e.path().extension() == ".wast") (is_binary_script(e.path().string()) ? binary : text).push_back(e.path().string());
+  std::vector<std::string> out = binary.empty() ? text : binary;
   std::sort(out.begin(), out.end());
   return out;
 }
+
+// Every module of the suite's binary scripts, as files: the fuzzer's seeds.
+size_t write_suite_modules(const std::string& suite, const std::string& only, const std::string& out) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(out, ec) && (!fs::is_directory(out, ec) || !fs::is_empty(out, ec)))
+    throw std::runtime_error(out + " exists and is not an empty folder (--modules-out)");
+  fs::create_directories(out, ec);
+  if (ec) throw std::runtime_error(fmt::format("cannot create {}: {}", out, ec.message()));
+  size_t written = 0;
+  for (const auto& f : spec_files(suite)) {
+    if (!only.empty() && f.find(only) == std::string::npos) continue;
+    if (f.size() < 9 || f.compare(f.size() - 9, 9, ".bin.wast") != 0) continue;
+    TempDir scratch("spec-modules");
+    translate_script_file(f, scratch.path());
+    std::string stem = fs::path(f).filename().string();
+    stem = stem.substr(0, stem.size() - 9);
+    for (const auto& e : fs::directory_iterator(scratch.path())) {
+      if (e.path().extension() != ".wasm") continue;
+      write_output_file((fs::path(out) / (stem + "-" + e.path().filename().string())).string(), read_input_file(e.path().string()),
+                        ExistingFile::kRefuse);
+      ++written;
+    }
+  }
+  if (written == 0) throw std::runtime_error(fmt::format("no module in the .bin.wast scripts of {}", suite));
+  return written;
+}
+
 
 SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage, Dispatch dispatch, Placement placement, Lowering lowering) {
   SpecFileResult res;

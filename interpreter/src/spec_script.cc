@@ -31,10 +31,8 @@ using json = nlohmann::json;
 //     try_table/delegate, exn/noexn types;
 //   typed function references: (ref null? ht) types of func/extern or a function type index,
 //     call_ref, return_call_ref, ref.as_non_null, br_on_null, br_on_non_null, table initializers;
-//   relaxed SIMD: 0xfd 0x100..0x113;
-//   extended-const: i32/i64 add, sub, mul in a constant expression;
-//   also GC (part 2): global.get of a module-defined (not imported) global in a constant
-//     expression (3.0 allows earlier immutable globals; the GC proposal brought it).
+// (extended-const, global.get of an earlier defined global in a constant expression and relaxed
+// SIMD are implemented: the scan reads past them.)
 // Bytes the scan cannot read end it with "" (the module is malformed for another reason).
 namespace {
 
@@ -153,10 +151,10 @@ class FeatureScan {
       uint8_t op = s.u8();
       if (constant) {
         if (op == 0x0B) return;
-        if (op == 0x6A || op == 0x6B || op == 0x6C || op == 0x7C || op == 0x7D || op == 0x7E) found("extended-const");
+        // extended-const's add/sub/mul and global.get of an earlier defined global are implemented.
+        if (op == 0x6A || op == 0x6B || op == 0x6C || op == 0x7C || op == 0x7D || op == 0x7E) continue;
         if (op == 0x23) {
-          uint64_t g = s.leb();
-          if (g >= imported_globals_ && g < imported_globals_ + defined_globals_) found("GC (part 2)");
+          s.leb();
           continue;
         }
       }
@@ -208,12 +206,12 @@ class FeatureScan {
         }
         case 0xFD: {
           uint64_t sub = s.leb();
-          if (sub >= 0x100 && sub <= 0x113) found("relaxed SIMD");
+          // relaxed SIMD (0x100..0x113) is implemented
           if (sub <= 11 || sub == 92 || sub == 93) memarg(s);
           else if (sub == 12 || sub == 13) s.skip(16);
           else if (sub >= 21 && sub <= 34) s.u8();
           else if (sub >= 84 && sub <= 91) { memarg(s); s.u8(); }
-          else if (sub > 255) throw Stop{};
+          else if (sub > 0x113) throw Stop{};  // 0x100..0x113: relaxed SIMD, no immediates
           break;
         }
         default:

@@ -3,11 +3,13 @@
 #include "dispatchlab/interpreter/validator.h"
 
 #include <optional>
+#include <cstring>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "binary_reader.h"
+#include "ops.h"
 
 namespace dlab::wasm {
 
@@ -21,6 +23,7 @@ struct Ctx {
   std::vector<uint32_t> func_types;  // type index of every function (imports first)
   std::vector<TableType> tables;
   uint32_t memories = 0;
+  std::vector<bool> memory64;  // per memory: indexed by i64 (its addresses and offsets are i64)
   std::vector<GlobalType> globals;
   uint32_t imported_globals = 0;
   std::set<uint32_t> refs;  // functions that ref.func may name
@@ -141,11 +144,29 @@ class FunctionValidator {
   void memory_needed() {
     if (c_.memories == 0) invalid("unknown memory");
   }
-  void memarg(BinaryReader& r, uint32_t natural_log2) {
+  // A memory index immediate (WebAssembly 3.0: memory.size, grow, fill, copy, init name theirs).
+  uint32_t memory_index(BinaryReader& r) {
+    uint32_t idx = r.u32();
+    if (idx >= c_.memories) invalid(fmt::format("unknown memory {}", idx));
+    return idx;
+  }
+  // The address type of a memory or table: i64 when it is indexed by i64 (memory64, table64).
+  uint8_t memory_at(uint32_t idx) const { return c_.memory64[idx] ? 0x7E : 0x7F; }
+  static uint8_t table_at(const TableType& t) { return t.limits.address64 ? 0x7E : 0x7F; }
+  // A memarg (3.0): flags below 64 are the alignment; 64..127 the alignment + 64 with a memory
+  // index following; larger is malformed. The offset is a u64, in range for the memory's index
+  // type (a 32-bit memory's offset fits in 32 bits).
+  uint32_t memarg(BinaryReader& r, uint32_t natural_log2) {
+    uint32_t flags = r.u32();
+    if (flags >= 128) r.fail("malformed memop flags");
+    uint32_t idx = 0;
+    if (flags & 64) idx = r.u32();
+    uint64_t offset = r.u64();
     memory_needed();
-    uint32_t align = r.u32();
-    r.u32();
-    if (align > natural_log2) invalid("alignment must not be larger than natural");
+    if (idx >= c_.memories) invalid(fmt::format("unknown memory {}", idx));
+    if ((flags & 63) > natural_log2) invalid("alignment must not be larger than natural");
+    if (!c_.memory64[idx] && offset > 0xFFFFFFFFull) invalid("offset out of range");
+    return idx;
   }
   const TableType& table(uint32_t idx) {
     if (idx >= c_.tables.size()) invalid(fmt::format("unknown table {}", idx));
@@ -166,14 +187,16 @@ class FunctionValidator {
       for (auto t : ft.results) push(static_cast<uint8_t>(t));
     }
   }
-  void unop(uint8_t in, uint8_t out) { pop(in); push(out); }
-  void binop(uint8_t in, uint8_t out) { pop(in); pop(in); push(out); }
 
   void instruction(BinaryReader& r) {
     uint8_t op = r.u8();
     constexpr uint8_t I32 = 0x7F, I64 = 0x7E, F32 = 0x7D, F64 = 0x7C;
+    // Constant instructions (WebAssembly 3.0): the consts, ref.null / ref.func, global.get of an
+    // immutable global, and extended-const's i32/i64 add, sub and mul (0xFD: only v128.const,
+    // checked below).
     bool is_const_instr = op == 0x41 || op == 0x42 || op == 0x43 || op == 0x44 || op == 0xD0 || op == 0xD2 || op == 0x23 ||
-                          op == 0x0B || op == 0xFD;  // 0xFD: only v128.const, checked below
+                          op == 0x0B || op == 0xFD || op == 0x6A || op == 0x6B || op == 0x6C || op == 0x7C || op == 0x7D ||
+                          op == 0x7E;
     if (const_ && !is_const_instr) invalid("constant expression required");
     if (const_ && op == 0xFD) {
       if (r.u32() != 12) invalid("constant expression required");
@@ -255,7 +278,7 @@ class FunctionValidator {
         const TableType& t = table(r.u32());
         if (t.element != VT::kFuncRef) invalid("type mismatch");
         type_at(c_, type_idx);
-        pop(I32);
+        pop(table_at(t));
         call_type(type_idx, op == 0x13);
         return;
       }
@@ -290,7 +313,8 @@ class FunctionValidator {
       case 0x23: case 0x24: {
         uint32_t g = r.u32();
         if (g >= c_.globals.size()) invalid("unknown global");
-        if (const_ && g >= c_.imported_globals) invalid("unknown global");  // constant expressions see imported globals only
+        // A global's initialiser sees the imported globals and the globals defined before it (Ctx
+        // grows as they are validated); segment offsets see them all.
         if (const_ && c_.globals[g].mutable_) invalid("constant expression required");
         uint8_t t = static_cast<uint8_t>(c_.globals[g].type);
         if (op == 0x23) push(t);
@@ -301,13 +325,14 @@ class FunctionValidator {
         return;
       }
       case 0x25: case 0x26: {
-        uint8_t t = static_cast<uint8_t>(table(r.u32()).element);
-        if (op == 0x25) { pop(I32); push(t); }
-        else { pop(t); pop(I32); }
+        const TableType& tt = table(r.u32());
+        uint8_t t = static_cast<uint8_t>(tt.element);
+        if (op == 0x25) { pop(table_at(tt)); push(t); }
+        else { pop(t); pop(table_at(tt)); }
         return;
       }
-      case 0x3F: r.u8(); memory_needed(); push(I32); return;
-      case 0x40: r.u8(); memory_needed(); pop(I32); push(I32); return;
+      case 0x3F: { memory_needed(); uint8_t at = memory_at(memory_index(r)); push(at); return; }
+      case 0x40: { memory_needed(); uint8_t at = memory_at(memory_index(r)); pop(at); push(at); return; }
       case 0x41: r.s32(); push(I32); return;
       case 0x42: r.s64(); push(I64); return;
       case 0x43: r.bytes(4); push(F32); return;
@@ -334,125 +359,57 @@ class FunctionValidator {
       case 0xFD: simd(r); return;
       default: break;
     }
-    if (op >= 0x28 && op <= 0x3E) {
-      // loads: type, natural alignment (log2); stores likewise
-      static const struct { uint8_t t; uint32_t align; bool store; } mem[] = {
-          {I32, 2, 0}, {I64, 3, 0}, {F32, 2, 0}, {F64, 3, 0}, {I32, 0, 0}, {I32, 0, 0}, {I32, 1, 0}, {I32, 1, 0},
-          {I64, 0, 0}, {I64, 0, 0}, {I64, 1, 0}, {I64, 1, 0}, {I64, 2, 0}, {I64, 2, 0},
-          {I32, 2, 1}, {I64, 3, 1}, {F32, 2, 1}, {F64, 3, 1}, {I32, 0, 1}, {I32, 1, 1}, {I64, 0, 1}, {I64, 1, 1}, {I64, 2, 1}};
-      const auto& d = mem[op - 0x28];
-      memarg(r, d.align);
-      if (d.store) { pop(d.t); pop(I32); }
-      else { pop(I32); push(d.t); }
-      return;
-    }
-    if (op == 0x45) return unop(I32, I32);
-    if (op >= 0x46 && op <= 0x4F) return binop(I32, I32);
-    if (op == 0x50) return unop(I64, I32);
-    if (op >= 0x51 && op <= 0x5A) return binop(I64, I32);
-    if (op >= 0x5B && op <= 0x60) return binop(F32, I32);
-    if (op >= 0x61 && op <= 0x66) return binop(F64, I32);
-    if (op >= 0x67 && op <= 0x69) return unop(I32, I32);
-    if (op >= 0x6A && op <= 0x78) return binop(I32, I32);
-    if (op >= 0x79 && op <= 0x7B) return unop(I64, I64);
-    if (op >= 0x7C && op <= 0x8A) return binop(I64, I64);
-    if (op >= 0x8B && op <= 0x91) return unop(F32, F32);
-    if (op >= 0x92 && op <= 0x98) return binop(F32, F32);
-    if (op >= 0x99 && op <= 0x9F) return unop(F64, F64);
-    if (op >= 0xA0 && op <= 0xA6) return binop(F64, F64);
-    if (op >= 0xA7 && op <= 0xBF) {
-      static const uint8_t conv[][2] = {
-          {I64, I32}, {F32, I32}, {F32, I32}, {F64, I32}, {F64, I32},                  // a7-ab
-          {I32, I64}, {I32, I64}, {F32, I64}, {F32, I64}, {F64, I64}, {F64, I64},      // ac-b1
-          {I32, F32}, {I32, F32}, {I64, F32}, {I64, F32}, {F64, F32},                  // b2-b6
-          {I32, F64}, {I32, F64}, {I64, F64}, {I64, F64}, {F32, F64},                  // b7-bb
-          {F32, I32}, {F64, I64}, {I32, F32}, {I64, F64}};                             // bc-bf
-      return unop(conv[op - 0xA7][0], conv[op - 0xA7][1]);
-    }
-    if (op == 0xC0 || op == 0xC1) return unop(I32, I32);
-    if (op >= 0xC2 && op <= 0xC4) return unop(I64, I64);
+    // Numeric and memory instructions: typed by their declaration (handlers.def through ops.h).
+    if (const SimpleOp* s = find_simple_op(op)) return declared(r, *s);
     invalid(fmt::format("illegal opcode {:#04x}", op));
   }
 
-  // SIMD (0xFD prefix): lane immediates, alignment and operand types per sub-opcode.
+  // SIMD (0xFD prefix): every instruction but v128.const is typed by its declaration.
   void simd(BinaryReader& r) {
-    constexpr uint8_t I32 = 0x7F, I64 = 0x7E, F32 = 0x7D, F64 = 0x7C, V = 0x7B;
     uint32_t op = r.u32();
-    auto lane = [&](uint32_t lanes) {
-      if (r.u8() >= lanes) invalid("invalid lane index");
-    };
-    auto un = [&] { pop(V); push(V); };
-    auto bin = [&] { pop(V); pop(V); push(V); };
-    auto test = [&] { pop(V); push(I32); };
-    auto shift = [&] { pop(I32); pop(V); push(V); };
-    if (op <= 10) {  // loads
-      static const uint32_t align[] = {4, 3, 3, 3, 3, 3, 3, 0, 1, 2, 3};
-      memarg(r, align[op]);
-      pop(I32);
-      push(V);
+    if (op == 12) {  // v128.const: 16 immediate bytes
+      r.bytes(16);
+      push(0x7B);
       return;
     }
-    switch (op) {
-      case 11: memarg(r, 4); pop(V); pop(I32); return;
-      case 12: r.bytes(16); push(V); return;
-      case 13: for (int i = 0; i < 16; ++i) lane(32); bin(); return;
-      case 14: bin(); return;
-      case 15: case 16: case 17: pop(I32); push(V); return;
-      case 18: pop(I64); push(V); return;
-      case 19: pop(F32); push(V); return;
-      case 20: pop(F64); push(V); return;
-      case 21: case 22: lane(16); pop(V); push(I32); return;
-      case 23: lane(16); pop(I32); pop(V); push(V); return;
-      case 24: case 25: lane(8); pop(V); push(I32); return;
-      case 26: lane(8); pop(I32); pop(V); push(V); return;
-      case 27: lane(4); pop(V); push(I32); return;
-      case 28: lane(4); pop(I32); pop(V); push(V); return;
-      case 29: lane(2); pop(V); push(I64); return;
-      case 30: lane(2); pop(I64); pop(V); push(V); return;
-      case 31: lane(4); pop(V); push(F32); return;
-      case 32: lane(4); pop(F32); pop(V); push(V); return;
-      case 33: lane(2); pop(V); push(F64); return;
-      case 34: lane(2); pop(F64); pop(V); push(V); return;
-      case 82: pop(V); pop(V); pop(V); push(V); return;
-      case 84: case 85: case 86: case 87: {
-        static const uint32_t align[] = {0, 1, 2, 3}, lanes[] = {16, 8, 4, 2};
-        memarg(r, align[op - 84]);
-        lane(lanes[op - 84]);
-        pop(V);
-        pop(I32);
-        push(V);
-        return;
-      }
-      case 88: case 89: case 90: case 91: {
-        static const uint32_t align[] = {0, 1, 2, 3}, lanes[] = {16, 8, 4, 2};
-        memarg(r, align[op - 88]);
-        lane(lanes[op - 88]);
-        pop(V);
-        pop(I32);
-        return;
-      }
-      case 92: memarg(r, 2); pop(I32); push(V); return;
-      case 93: memarg(r, 3); pop(I32); push(V); return;
-      case 83: case 99: case 100: case 131: case 132: case 163: case 164: case 195: case 196: test(); return;
-      case 107: case 108: case 109: case 139: case 140: case 141: case 171: case 172: case 173: case 203: case 204: case 205:
-        shift();
-        return;
-      case 154: case 162: case 165: case 166: case 175: case 176: case 178: case 179: case 180: case 187: case 194: case 197:
-      case 198: case 207: case 208: case 210: case 211: case 212: case 226: case 238:
-        invalid("illegal opcode");
-      default: break;
-    }
-    static const std::set<uint32_t> unary = {77,  94,  95,  96,  97,  98,  103, 104, 105, 106, 116, 117, 122, 124, 125, 126,
-                                             127, 128, 129, 135, 136, 137, 138, 148, 160, 161, 167, 168, 169, 170, 192, 193,
-                                             199, 200, 201, 202, 224, 225, 227, 236, 237, 239, 248, 249, 250, 251, 252, 253,
-                                             254, 255};
-    if (unary.count(op)) return un();
-    if (op <= 255) return bin();  // every remaining defined sub-opcode is binary
+    if (const SimpleOp* s = find_simple_op(0xFD000 + op)) return declared(r, *s);
     invalid("illegal opcode");
   }
 
+  // The value type a declaration's signature letter stands for ('a': the address operand, of the
+  // instruction's memory's address type).
+  static uint8_t letter_type(char c, uint8_t address) {
+    switch (c) {
+      case 'a': return address;
+      case 'i': return 0x7F;
+      case 'l': return 0x7E;
+      case 'f': return 0x7D;
+      case 'd': return 0x7C;
+      default: return 0x7B;
+    }
+  }
+  // An instruction with a declared effect: its immediates checked by their declared type (a
+  // memarg's alignment against the natural one, a lane index against the lane count), then its
+  // operands popped (last first) and its results pushed by its signature.
+  void declared(BinaryReader& r, const SimpleOp& s) {
+    auto lane = [&] {
+      if (r.u8() >= s.lanes) invalid("invalid lane index");
+    };
+    uint8_t address = 0x7F;
+    switch (s.imm) {
+      case Imm::NONE: break;
+      case Imm::MEM: address = memory_at(memarg(r, s.align)); break;
+      case Imm::LANE: lane(); break;
+      case Imm::MEMLANE: address = memory_at(memarg(r, s.align)); lane(); break;
+      case Imm::SHUF: for (int i = 0; i < 16; ++i) lane(); break;
+    }
+    const char* colon = std::strchr(s.signature, ':');
+    for (const char* p = colon; p-- != s.signature;) pop(letter_type(*p, address));
+    for (const char* p = colon + 1; *p; ++p) push(letter_type(*p, address));
+  }
+
   void misc(BinaryReader& r) {
-    constexpr uint8_t I32 = 0x7F, I64 = 0x7E, F32 = 0x7D, F64 = 0x7C;
+    constexpr uint8_t I32 = 0x7F;
     uint32_t sub = r.u32();
     auto elem = [&](uint32_t i) -> const ElemSegment& {
       if (i >= c_.m.elements.size()) invalid("unknown elem segment");
@@ -462,20 +419,27 @@ class FunctionValidator {
       size_t n = c_.m.data_count ? *c_.m.data_count : c_.m.data.size();
       if (i >= n) invalid("unknown data segment");
     };
+    if (const SimpleOp* s = find_simple_op(0xFC00 + sub)) return declared(r, *s);  // the saturating truncations
     switch (sub) {
-      case 0: case 1: return unop(F32, I32);
-      case 2: case 3: return unop(F64, I32);
-      case 4: case 5: return unop(F32, I64);
-      case 6: case 7: return unop(F64, I64);
-      case 8: data(r.u32()); r.u8(); memory_needed(); pop(I32); pop(I32); pop(I32); return;
+      // memory.init d s n: d of the memory's address type, s and n i32 (a data segment's offsets).
+      case 8: { data(r.u32()); memory_needed(); uint8_t at = memory_at(memory_index(r)); pop(I32); pop(I32); pop(at); return; }
       case 9: data(r.u32()); return;
-      case 10: r.u8(); r.u8(); memory_needed(); pop(I32); pop(I32); pop(I32); return;
-      case 11: r.u8(); memory_needed(); pop(I32); pop(I32); pop(I32); return;
+      // memory.copy d s n: d and s of their memories' address types, n of the narrower one.
+      case 10: {
+        memory_needed();
+        uint8_t d = memory_at(memory_index(r)), s = memory_at(memory_index(r));
+        pop(d == 0x7E && s == 0x7E ? 0x7E : I32);
+        pop(s);
+        pop(d);
+        return;
+      }
+      // memory.fill d v n: d and n of the memory's address type, v i32.
+      case 11: { memory_needed(); uint8_t at = memory_at(memory_index(r)); pop(at); pop(I32); pop(at); return; }
       case 12: {
         const ElemSegment& e = elem(r.u32());
         const TableType& t = table(r.u32());
         if (e.type != t.element) invalid("type mismatch");
-        pop(I32); pop(I32); pop(I32);
+        pop(I32); pop(I32); pop(table_at(t));
         return;
       }
       case 13: elem(r.u32()); return;
@@ -483,12 +447,14 @@ class FunctionValidator {
         const TableType& dst = table(r.u32());
         const TableType& src = table(r.u32());
         if (dst.element != src.element) invalid("type mismatch");
-        pop(I32); pop(I32); pop(I32);
+        pop(table_at(dst) == 0x7E && table_at(src) == 0x7E ? 0x7E : I32);
+        pop(table_at(src));
+        pop(table_at(dst));
         return;
       }
-      case 15: { uint8_t t = static_cast<uint8_t>(table(r.u32()).element); pop(I32); pop(t); push(I32); return; }
-      case 16: table(r.u32()); push(I32); return;
-      case 17: { uint8_t t = static_cast<uint8_t>(table(r.u32()).element); pop(I32); pop(t); pop(I32); return; }
+      case 15: { const TableType& tt = table(r.u32()); pop(table_at(tt)); pop(static_cast<uint8_t>(tt.element)); push(table_at(tt)); return; }
+      case 16: push(table_at(table(r.u32()))); return;
+      case 17: { const TableType& tt = table(r.u32()); pop(table_at(tt)); pop(static_cast<uint8_t>(tt.element)); pop(table_at(tt)); return; }
       default: invalid("illegal opcode");
     }
   }
@@ -516,6 +482,12 @@ void check_limits(const Limits& l, uint64_t bound, const char* too_big) {
   if (l.max && *l.max < l.min) invalid("size minimum must not be greater than maximum");
 }
 
+// A memory's limits: 2^16 pages for a 32-bit memory, 2^48 for a 64-bit one (memory64).
+void check_memory(const Limits& l) {
+  if (l.address64) check_limits(l, 1ull << 48, "memory size must be at most 2^48 pages");
+  else check_limits(l, 65536, "memory size must be at most 65536 pages (4GiB)");
+}
+
 }  // namespace
 
 void validate_module(const Module& m) {
@@ -525,8 +497,9 @@ void validate_module(const Module& m) {
       case ExternKind::kFunc: type_at(c, im.func_type); c.func_types.push_back(im.func_type); break;
       case ExternKind::kTable: check_limits(im.table.limits, 0xFFFFFFFFull, "table size"); c.tables.push_back(im.table); break;
       case ExternKind::kMemory:
-        check_limits(im.memory, 65536, "memory size must be at most 65536 pages (4GiB)");
+        check_memory(im.memory);
         ++c.memories;
+        c.memory64.push_back(im.memory.address64);
         break;
       case ExternKind::kGlobal: c.globals.push_back(im.global); ++c.imported_globals; break;
     }
@@ -540,10 +513,10 @@ void validate_module(const Module& m) {
     c.tables.push_back(t);
   }
   for (const auto& mem : m.memories) {
-    check_limits(mem, 65536, "memory size must be at most 65536 pages (4GiB)");
+    check_memory(mem);
     ++c.memories;
+    c.memory64.push_back(mem.address64);
   }
-  if (c.memories > 1) invalid("multiple memories");
   // Functions a body may name with ref.func: those referenced outside function bodies.
   auto collect_refs = [&](const Expr& e) {
     // Constant expressions are one instruction and `end`: only a leading ref.func names a function.
@@ -582,13 +555,13 @@ void validate_module(const Module& m) {
     if (e.mode == ElemSegment::kActive) {
       if (e.table >= c.tables.size()) invalid("unknown table");
       if (c.tables[e.table].element != e.type) invalid("type mismatch");
-      const_expr(c, e.offset, ValType::kI32);
+      const_expr(c, e.offset, c.tables[e.table].limits.address64 ? ValType::kI64 : ValType::kI32);
     }
   }
   for (const auto& d : m.data)
     if (d.mode == DataSegment::kActive) {
       if (d.memory >= c.memories) invalid("unknown memory");
-      const_expr(c, d.offset, ValType::kI32);
+      const_expr(c, d.offset, c.memory64[d.memory] ? ValType::kI64 : ValType::kI32);
     }
   for (size_t i = 0; i < m.code.size(); ++i) {
     const FuncType& ft = type_at(c, m.functions[i]);

@@ -17,9 +17,13 @@ struct FuncType {
   std::vector<ValType> params, results;
 };
 
+// Sizes are read as u64 (WebAssembly 3.0's binary format), so a size past what a 32-bit memory or
+// table may have decodes and is then invalid, not malformed. `address64`: limits flag bit 2, a
+// memory or table indexed by i64 (memory64).
 struct Limits {
-  uint32_t min = 0;
-  std::optional<uint32_t> max;
+  uint64_t min = 0;
+  std::optional<uint64_t> max;
+  bool address64 = false;
 };
 
 struct TableType {

@@ -36,5 +36,8 @@ SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage = Spe
                              Placement placement = Placement::kSp, Lowering lowering = {});
 // Every .wast under `suite_dir` (recursively), sorted; in a folder with .bin.wast scripts, only those.
 std::vector<std::string> spec_files(const std::string& suite_dir);
+// Every module of the suite's .bin.wast scripts (those whose path contains `only`) written into
+// `out` (new, or an empty folder) as <script>-<n>.wasm: the fuzzer's seeds. Returns how many.
+size_t write_suite_modules(const std::string& suite, const std::string& only, const std::string& out);
 
 }  // namespace dlab::wasm

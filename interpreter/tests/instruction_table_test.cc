@@ -1,0 +1,164 @@
+// The instruction table (handlers.def's NUM, MEM and VEC declarations, through ops.h) is what the
+// validator types instructions by, what the lowering lays their words out by, and what each
+// handler's length must be. For every declared instruction this builds a function that feeds it
+// operands of its declared types and drops its results, and checks that
+//   - the validator accepts it (its typing comes from the declaration);
+//   - the lowering writes the op and exactly 1 + imm_words(immediates) words before the next op;
+//   - its handler consumes exactly that many words (the counting engine checks every NEXT
+//     against the declaration and traps when they differ).
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "dispatchlab/interpreter/module.h"
+#include "dispatchlab/interpreter/runtime.h"
+#include "dispatchlab/interpreter/validator.h"
+#include "ops.h"
+
+namespace dlab::wasm {
+namespace {
+
+void uleb(std::vector<uint8_t>& out, uint64_t v) {
+  do {
+    uint8_t b = v & 0x7F;
+    v >>= 7;
+    out.push_back(static_cast<uint8_t>(b | (v ? 0x80 : 0)));
+  } while (v);
+}
+
+void section(std::vector<uint8_t>& m, uint8_t id, const std::vector<uint8_t>& body) {
+  m.push_back(id);
+  uleb(m, body.size());
+  m.insert(m.end(), body.begin(), body.end());
+}
+
+// An operand of the type a signature letter names: 1 (or 1.0, or sixteen 1 bytes), and address 0,
+// so that no declared instruction traps (no division by zero, every access in the one page).
+// Returns the lowered words the const takes (const_: op + value; a v128 const2: op + two).
+size_t push_operand(std::vector<uint8_t>& code, char letter) {
+  switch (letter) {
+    case 'a': code.insert(code.end(), {0x41, 0x00}); return 2;
+    case 'i': code.insert(code.end(), {0x41, 0x01}); return 2;
+    case 'l': code.insert(code.end(), {0x42, 0x01}); return 2;
+    case 'f': {
+      float one = 1.0f;
+      uint8_t b[4];
+      std::memcpy(b, &one, 4);
+      code.push_back(0x43);
+      code.insert(code.end(), b, b + 4);
+      return 2;
+    }
+    case 'd': {
+      double one = 1.0;
+      uint8_t b[8];
+      std::memcpy(b, &one, 8);
+      code.push_back(0x44);
+      code.insert(code.end(), b, b + 8);
+      return 2;
+    }
+    default:  // v
+      code.insert(code.end(), {0xFD, 0x0C});
+      code.insert(code.end(), 16, uint8_t{1});
+      return 3;
+  }
+}
+
+void encode_opcode(std::vector<uint8_t>& code, uint32_t opcode) {
+  if (opcode < 0x100) {
+    code.push_back(static_cast<uint8_t>(opcode));
+  } else if (opcode < 0xFD000) {
+    code.push_back(0xFC);
+    uleb(code, opcode - 0xFC00);
+  } else {
+    code.push_back(0xFD);
+    uleb(code, opcode - 0xFD000);
+  }
+}
+
+void encode_immediates(std::vector<uint8_t>& code, const SimpleOp& s) {
+  switch (s.imm) {
+    case Imm::NONE: break;
+    case Imm::MEM: uleb(code, s.align); uleb(code, 0); break;
+    case Imm::LANE: code.push_back(0); break;
+    case Imm::MEMLANE: uleb(code, s.align); uleb(code, 0); code.push_back(0); break;
+    case Imm::SHUF: code.insert(code.end(), 16, uint8_t{0}); break;
+  }
+}
+
+// A module exporting f: () -> (), one page of memory, whose body runs `s` once. `op_at` gets the
+// index of the instruction's op word in the plainly lowered code.
+std::vector<uint8_t> module_for(const SimpleOp& s, size_t& op_at) {
+  std::vector<uint8_t> body{0x00};  // no locals
+  const char* colon = std::strchr(s.signature, ':');
+  op_at = 0;
+  for (const char* p = s.signature; p != colon; ++p) op_at += push_operand(body, *p);
+  encode_opcode(body, s.opcode);
+  encode_immediates(body, s);
+  for (const char* p = colon + 1; *p; ++p) body.push_back(0x1A);  // drop
+  body.push_back(0x0B);
+  std::vector<uint8_t> m = {0x00, 0x61, 0x73, 0x6D, 0x01, 0x00, 0x00, 0x00};
+  section(m, 1, {0x01, 0x60, 0x00, 0x00});        // one type: [] -> []
+  section(m, 3, {0x01, 0x00});                    // one function of it
+  section(m, 5, {0x01, 0x00, 0x01});              // one memory, one page
+  section(m, 7, {0x01, 0x01, 'f', 0x00, 0x00});   // export "f" = function 0
+  std::vector<uint8_t> code{0x01};
+  uleb(code, body.size());
+  code.insert(code.end(), body.begin(), body.end());
+  section(m, 10, code);
+  return m;
+}
+
+TEST(InstructionTable, EveryDeclaredInstructionValidatesLowersAndRunsAtItsDeclaredLength) {
+  size_t checked = 0;
+  for (const SimpleOp& s : kSimpleOps) {
+    std::string name = kOpNames[static_cast<size_t>(s.op)];
+    SCOPED_TRACE(fmt::format("{} (opcode {:#x}, \"{}\")", name, s.opcode, s.signature));
+    size_t op_at = 0;
+    Module m;
+    try {
+      m = decode_module(module_for(s, op_at));
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "malformed: " << e.what();
+      continue;
+    }
+    try {
+      validate_module(m);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "invalid: " << e.what();
+      continue;
+    }
+    Runtime rt(Dispatch::kSwitch);
+    rt.set_lowering(Lowering::none());  // the op itself, no fold / fuse / super form
+    rt.enable_profile();
+    Instance& inst = rt.instantiate(std::move(m));
+    FuncInst* f = inst.exports.at("f").func;
+    const auto& code = f->code;
+    // The counting engine's op words are the op numbers (as switch's).
+    ASSERT_GT(code.size(), op_at);
+    EXPECT_EQ(code[op_at], static_cast<uint64_t>(s.op));
+    size_t next = op_at + 1 + static_cast<size_t>(imm_words(s.imm));
+    ASSERT_LT(next, code.size());
+    const bool results = *(std::strchr(s.signature, ':') + 1) != '\0';
+    uint64_t after = code[next];
+    EXPECT_TRUE(results ? (after == static_cast<uint64_t>(Op::drop) || after == static_cast<uint64_t>(Op::drop2))
+                        : after == static_cast<uint64_t>(Op::return_))
+        << "the word after the instruction's " << 1 + imm_words(s.imm) << " is op " << after;
+    EXPECT_NO_THROW(rt.invoke(f, {}));
+    EXPECT_EQ(rt.profile().op_counts[static_cast<size_t>(s.op)], 1u);
+    ++checked;
+  }
+  EXPECT_GT(checked, 400u);
+}
+
+TEST(InstructionTable, AnUndeclaredOpcodeIsNotFound) {
+  EXPECT_EQ(find_simple_op(0x06), nullptr);      // try (exceptions) is not a table instruction
+  EXPECT_EQ(find_simple_op(0xFD000 + 12), nullptr);  // v128.const is lowered by hand
+  ASSERT_NE(find_simple_op(0x6A), nullptr);
+  EXPECT_EQ(find_simple_op(0x6A)->op, Op::i32_add);
+}
+
+}  // namespace
+}  // namespace dlab::wasm
