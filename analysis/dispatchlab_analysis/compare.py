@@ -1,30 +1,31 @@
-"""The model's prediction beside the interpreter's measurement, for the dispatch modes: what the
-figure plots and the report's comparison table states, computed once."""
+"""The model's prediction beside the interpreter's measurement, for the dispatch modes and the
+stack placements: what the figures plot and the report's comparison tables state, computed once.
+Groups are picked by what their baseline case records (rows_whose_baseline), never by name."""
 from __future__ import annotations
 
 import pandas as pd
 
-from .results import Run, research_stack_config, with_params
+from .results import Run, pick_common_cycles, research_stack_config, rows_whose_baseline, with_params
 
 
 def model_change_by_dispatch(models: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, str]:
     """Per dispatch mode, the model's change against switch dispatch. Preferred: the stack model's
-    mode group (one variant in every mode, switch as baseline, paired in one interleaved run) at
-    the program nearest the research's configuration, a predictable program like the interpreter
-    workloads' loops. Fallback for older runs: kcopy_u at its largest K in every mode (ratio of
-    separate medians). Returns the changes and which configuration predicts."""
-    modes = models[(models["model"] == "stack") & models["baseline"].str.contains("/switch/") & (models["metric"] == metric)
-                   & (models["n"] > 0)]
+    mode group (one placement in every mode, its baseline recording switch dispatch, paired in one
+    interleaved run) at the program nearest the research's configuration, a predictable program
+    like the interpreter workloads' loops. Fallback for older runs: kcopy_u at its largest K in
+    every mode (ratio of separate medians). Returns the changes and which configuration predicts."""
+    modes = rows_whose_baseline(models, dispatch="switch")
+    modes = modes[(modes["model"] == "stack") & (modes["metric"] == metric) & (modes["n"] > 0)]
     if not modes.empty:
         copies, statements = research_stack_config(modes)
-        variant = "sp" if "sp" in set(modes["variant"]) else sorted(set(modes["variant"]))[0]
-        g = modes[(modes["copies"] == copies) & (modes["statements"] == statements) & (modes["variant"] == variant)]
+        placement = "sp" if "sp" in set(modes["placement"]) else sorted(set(modes["placement"]))[0]
+        g = modes[(modes["copies"] == copies) & (modes["statements"] == statements) & (modes["placement"] == placement)]
         g = g[g["dispatch"] != "switch"]
         if not g.empty:
             handlers = int(g["handlers"].iloc[0]) + 1
             rows = [{"dispatch": r.dispatch, "model_change": r.ratio - 1, "model_lo": r.ratio_ci95_lo - 1,
                      "model_hi": r.ratio_ci95_hi - 1, "model_case": r.case} for r in g.itertuples()]
-            return pd.DataFrame(rows), (f"stack model, variant {variant}, {handlers} handlers, {int(statements)} statements, "
+            return pd.DataFrame(rows), (f"stack model, variant {placement}, {handlers} handlers, {int(statements)} statements, "
                                         "paired against switch")
     k = models[(models["model"] == "kcopy_u") & (models["metric"] == metric) & (models["n"] > 0)]
     if k.empty or "switch" not in set(k["dispatch"]):
@@ -43,8 +44,9 @@ def model_change_by_dispatch(models: pd.DataFrame, metric: str) -> tuple[pd.Data
 
 
 def interpreter_changes(run: Run, metric: str) -> pd.DataFrame:
-    """The interpreter's paired change of each dispatch mode against switch, per workload."""
-    wasm = with_params(run.experiments["wasm"].summary)
+    """The interpreter's paired change of each dispatch mode against switch (the groups whose
+    baseline case records switch dispatch), per workload."""
+    wasm = rows_whose_baseline(with_params(run.experiments["wasm"].summary), dispatch="switch")
     w = wasm[(wasm["metric"] == metric) & (wasm["n"] > 0) & wasm["ratio"].notna()].copy()
     w = w[w["case"] != w["baseline"]]
     w["interp_change"] = w["ratio"] - 1
@@ -62,8 +64,8 @@ def count_ratios(run: Run, metric: str = "cg_instructions") -> tuple[dict, dict]
         mv = mv[(mv["model"] == "stack") & (mv["metric"] == metric) & (mv["n"] > 0)]
         if not mv.empty:
             copies, statements = research_stack_config(mv)
-            g = mv[(mv["copies"] == copies) & (mv["statements"] == statements) & (mv["variant"] == "sp")]
-            # sp/tail is in both the variant group and the mode group: the same deterministic count.
+            g = mv[(mv["copies"] == copies) & (mv["statements"] == statements) & (mv["placement"] == "sp")]
+            # sp/tail is in both the placement group and the mode group: the same deterministic count.
             at = g.drop_duplicates("dispatch").set_index("dispatch")["median"]
             if "switch" in at:
                 model = {d: at[d] / at["switch"] for d in at.index if d != "switch"}
@@ -79,29 +81,34 @@ def count_ratios(run: Run, metric: str = "cg_instructions") -> tuple[dict, dict]
     return model, interp
 
 
-def variant_changes(run: Run) -> tuple[pd.DataFrame, pd.DataFrame, str, str]:
-    """Per stack placement, the model's change against vec (the stack model's variant group nearest
-    the research's configuration, tail dispatch, paired) and the interpreter's (the wasm_variants
-    bench, tail dispatch, paired per workload). Returns (model, interpreter, metric, label)."""
+def placement_changes(run: Run) -> tuple[pd.DataFrame, pd.DataFrame, str, str]:
+    """Per stack placement, the model's change against vec (the stack model's placement group
+    nearest the research's configuration: its baseline records the vec placement and tail
+    dispatch; paired) and the interpreter's (the wasm_variants bench's groups against vec, tail
+    dispatch, paired per workload). Returns (model, interpreter, metric, label); both frames have
+    a `placement` column."""
     empty = pd.DataFrame()
     if "wasm_variants" not in run.experiments or "models" not in run.experiments:
         return empty, empty, "", ""
     wv = with_params(run.experiments["wasm_variants"].summary)
-    from .results import pick_common_cycles
     models = with_params(run.experiments["models"].summary)
     metric, _ = pick_common_cycles(wv, models)
+    wv = rows_whose_baseline(wv, placement="vec", dispatch="tail")
     wv = wv[(wv["metric"] == metric) & (wv["dispatch"] == "tail") & (wv["n"] > 0) & wv["ratio"].notna()]
     wv = wv[wv["case"] != wv["baseline"]]
-    interp = pd.DataFrame({"variant": wv["variant"], "workload": wv["workload"], "interp_change": wv["ratio"] - 1,
+    interp = pd.DataFrame({"placement": wv["placement"], "workload": wv["workload"], "interp_change": wv["ratio"] - 1,
                            "interp_lo": wv["ratio_ci95_lo"] - 1, "interp_hi": wv["ratio_ci95_hi"] - 1})
-    s = models[(models["model"] == "stack") & (models["dispatch"] == "tail") & models["baseline"].str.startswith("stack/vec/")
-               & (models["metric"] == metric) & (models["n"] > 0)]
+    s = rows_whose_baseline(models, placement="vec", dispatch="tail")
+    s = s[(s["model"] == "stack") & (s["dispatch"] == "tail") & (s["metric"] == metric) & (s["n"] > 0)]
     if s.empty:
         return empty, interp, metric, ""
     copies, statements = research_stack_config(s)
-    g = s[(s["copies"] == copies) & (s["statements"] == statements) & s["variant"].isin(set(interp["variant"]))]
+    g = s[(s["copies"] == copies) & (s["statements"] == statements) & s["placement"].isin(set(interp["placement"]))]
     g = g[g["case"] != g["baseline"]]
-    model = pd.DataFrame({"variant": g["variant"], "model_change": g["ratio"] - 1, "model_lo": g["ratio_ci95_lo"] - 1,
+    model = pd.DataFrame({"placement": g["placement"], "model_change": g["ratio"] - 1, "model_lo": g["ratio_ci95_lo"] - 1,
                           "model_hi": g["ratio_ci95_hi"] - 1})
     handlers = int(g["handlers"].iloc[0]) + 1 if len(g) else 0
     return model, interp, metric, f"stack model, {handlers} handlers, {int(statements)} statements, tail, paired against vec"
+
+
+variant_changes = placement_changes  # the name before placements were named apart from cases

@@ -12,9 +12,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from .compare import interpreter_changes, model_change_by_dispatch  # noqa: E402
-from .results import Run, nearest, pick_common_cycles, pick_cycles, research_stack_config, with_params  # noqa: E402
+from .results import (Run, nearest, pick_common_cycles, pick_cycles, research_stack_config, rows_whose_baseline,  # noqa: E402
+                      with_params)
 
-# Thirteen variants on one axis stay readable only with both a distinct colour and a distinct
+# Thirteen placements on one axis stay readable only with both a distinct colour and a distinct
 # marker per line.
 MARKERS = ["o", "s", "^", "v", "D", "P", "X", "<", ">", "h", "*", "p", "8"]
 
@@ -30,13 +31,17 @@ def unavailable_note(df: pd.DataFrame, metric: str) -> str | None:
     return f"{metric} unavailable: {rows.iloc[0]['unavailable_reason']}"
 
 
+# The figures' data files name the stack placement `variant`, as the result files do.
+CSV_COLUMNS = {"placement": "variant"}
+
+
 def save(fig, data: pd.DataFrame, out_dir: Path, name: str, notes: list[str]) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     if notes:
         lines = [line for n in notes for line in textwrap.wrap(n, 130)]
         fig.text(0.01, 0.01, "\n".join(lines), fontsize=7, va="bottom", ha="left", color="#a00")
         fig.subplots_adjust(bottom=0.12 + 0.03 * len(lines))
-    data.to_csv(out_dir / f"{name}.csv", index=False)
+    data.rename(columns=CSV_COLUMNS).to_csv(out_dir / f"{name}.csv", index=False)
     for ext in ("png", "svg"):
         fig.savefig(out_dir / f"{name}.{ext}", dpi=110)
     plt.close(fig)
@@ -69,28 +74,32 @@ def flushes_vs_copies(run: Run, out_dir: Path) -> Path | None:
     return save(fig, data, out_dir, "flushes_vs_copies", notes)
 
 
-def stack_variant_groups(run: Run) -> pd.DataFrame | None:
-    """The stack model's variant groups (baseline vec) in tail dispatch."""
+def stack_placement_groups(run: Run) -> pd.DataFrame | None:
+    """The stack model's placement groups in tail dispatch (their baseline case records the vec
+    placement and tail dispatch)."""
     if "models" not in run.experiments:
         return None
-    df = with_params(run.experiments["models"].summary)
-    s = df[(df["model"] == "stack") & (df["dispatch"] == "tail") & df["baseline"].str.startswith("stack/vec/")]
+    df = rows_whose_baseline(with_params(run.experiments["models"].summary), placement="vec", dispatch="tail")
+    s = df[(df["model"] == "stack") & (df["dispatch"] == "tail")]
     return None if s.empty else s
+
+
+stack_variant_groups = stack_placement_groups  # the name before placements were named apart from cases
 
 
 def against_handlers(s: pd.DataFrame, metric: str, scale: float, ylabel: str, title: str, notes: list[str],
                      out_dir: Path, name: str) -> Path:
-    """One line per stack variant of `metric` (x scale) against handler count, with CI bars, at
+    """One line per stack placement of `metric` (x scale) against handler count, with CI bars, at
     the program length nearest the research's (the title says which)."""
     _, statements = research_stack_config(s)
     s = s[s["statements"] == statements]
-    data = s[s["metric"] == metric][["variant", "copies", "handlers", "statements", "median", "ci95_lo", "ci95_hi", "n"]].copy()
+    data = s[s["metric"] == metric][["placement", "copies", "handlers", "statements", "median", "ci95_lo", "ci95_hi", "n"]].copy()
     fig, ax = plt.subplots(figsize=(8, 5))
-    for i, (variant, g) in enumerate(data[data["n"] > 0].groupby("variant", sort=False)):
+    for i, (placement, g) in enumerate(data[data["n"] > 0].groupby("placement", sort=False)):
         g = g.sort_values("handlers")
         ax.errorbar(g["handlers"], g["median"] * scale,
                     yerr=[(g["median"] - g["ci95_lo"]) * scale, (g["ci95_hi"] - g["median"]) * scale], capsize=2,
-                    label=variant, **style(i))
+                    label=placement, **style(i))
     ax.set_xscale("log")
     ax.set_xlabel("handlers (kinds x copies)")
     ax.set_ylabel(ylabel)
@@ -101,8 +110,8 @@ def against_handlers(s: pd.DataFrame, metric: str, scale: float, ylabel: str, ti
 
 
 def cycles_vs_handlers(run: Run, out_dir: Path) -> Path | None:
-    """Cycles per dispatch against handler count, one line per stack variant."""
-    s = stack_variant_groups(run)
+    """Cycles per dispatch against handler count, one line per stack placement."""
+    s = stack_placement_groups(run)
     if s is None:
         return None
     metric, notes = pick_cycles(s)
@@ -112,7 +121,7 @@ def cycles_vs_handlers(run: Run, out_dir: Path) -> Path | None:
 
 def backend_vs_handlers(run: Run, out_dir: Path) -> Path | None:
     """Back-end bound share against handler count."""
-    s = stack_variant_groups(run)
+    s = stack_placement_groups(run)
     if s is None:
         return None
     notes = [n for n in [unavailable_note(s, "backend_bound")] if n]
@@ -121,23 +130,23 @@ def backend_vs_handlers(run: Run, out_dir: Path) -> Path | None:
 
 
 def cycles_vs_statements(run: Run, out_dir: Path) -> Path | None:
-    """The predictability sweep: cycles per dispatch against program length, one line per variant
+    """The predictability sweep: cycles per dispatch against program length, one line per placement
     (left), and branch mispredicts per dispatch where counted (right): where the dispatch sequence
-    stops being learnable, mispredicts take over and the variants converge."""
-    s = stack_variant_groups(run)
+    stops being learnable, mispredicts take over and the placements converge."""
+    s = stack_placement_groups(run)
     if s is None or s["statements"].nunique() < 2:
         return None
     copies, _ = research_stack_config(s)
     s = s[s["copies"] == copies]
     metric, notes = pick_cycles(s)
-    cols = ["variant", "statements", "distinct_pairs", "metric", "median", "ci95_lo", "ci95_hi", "n"]
+    cols = ["placement", "statements", "distinct_pairs", "metric", "median", "ci95_lo", "ci95_hi", "n"]
     data = s[s["metric"].isin([metric, "branch_mispredicts"])][[c for c in cols if c in s]].copy()
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(13, 5))
     cyc = data[(data["metric"] == metric) & (data["n"] > 0)]
-    for i, (variant, g) in enumerate(cyc.groupby("variant", sort=False)):
+    for i, (placement, g) in enumerate(cyc.groupby("placement", sort=False)):
         g = g.sort_values("statements")
         ax.errorbar(g["statements"], g["median"], yerr=[g["median"] - g["ci95_lo"], g["ci95_hi"] - g["median"]], capsize=2,
-                    label=variant, **style(i))
+                    label=placement, **style(i))
     ax.set_xscale("log")
     ax.set_xlabel("statements per program (random order; the research used 64)")
     ax.set_ylabel(f"{metric} / dispatch")
@@ -152,9 +161,9 @@ def cycles_vs_statements(run: Run, out_dir: Path) -> Path | None:
         if note:
             notes = notes + [note]
     else:
-        for i, (variant, g) in enumerate(mis.groupby("variant", sort=False)):
+        for i, (placement, g) in enumerate(mis.groupby("placement", sort=False)):
             g = g.sort_values("statements")
-            bx.plot(g["statements"], g["median"], label=variant, **style(i))
+            bx.plot(g["statements"], g["median"], label=placement, **style(i))
         bx.set_xscale("log")
         bx.set_xlabel("statements per program")
         bx.set_ylabel("branch mispredicts / dispatch")
@@ -164,12 +173,13 @@ def cycles_vs_statements(run: Run, out_dir: Path) -> Path | None:
 
 
 def valgrind_counts(run: Run, out_dir: Path) -> Path | None:
-    """Instructions, loads and stores per dispatch per variant, from cachegrind (no PMU needed)."""
+    """Instructions, loads and stores per dispatch per stack placement (the mean over the
+    placement's cases), from cachegrind (no PMU needed)."""
     if "models_valgrind" not in run.experiments:
         return None
     df = with_params(run.experiments["models_valgrind"].summary)
     data = df[df["metric"].isin(["cg_instructions", "cg_loads", "cg_stores"])].pivot_table(
-        index="variant", columns="metric", values="median", sort=False).reset_index()
+        index="placement", columns="metric", values="median", sort=False).reset_index()
     fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(data)), 4.5))
     width = 0.27
     xs = range(len(data))
@@ -177,7 +187,7 @@ def valgrind_counts(run: Run, out_dir: Path) -> Path | None:
         if metric in data:
             ax.bar([x + (i - 1) * width for x in xs], data[metric], width, label=label)
     ax.set_xticks(list(xs))
-    ax.set_xticklabels(data["variant"], rotation=60, ha="right", fontsize=7)
+    ax.set_xticklabels(data["placement"], rotation=60, ha="right", fontsize=7)
     ax.set_ylabel("per dispatch (cachegrind, N vs 2N runs)")
     ax.set_title("Instructions, loads and stores per dispatch")
     ax.legend(fontsize=8)
@@ -260,20 +270,24 @@ def prediction_scatter(data: pd.DataFrame, series: str, baseline: str, metric: s
     return save(fig, data, out_dir, name, notes)
 
 
-def variants_model_vs_interpreter(run: Run, out_dir: Path) -> Path | None:
+def placements_model_vs_interpreter(run: Run, out_dir: Path) -> Path | None:
     """Per stack placement, the model's change against vec (x) against the interpreter's on every
-    workload (y), both with CIs; the diagonal is where the model predicts the interpreter."""
-    from .compare import variant_changes
-    model, interp, metric, label = variant_changes(run)
+    workload (y), both with CIs; the diagonal is where the model predicts the interpreter. Written
+    as `variants_model_vs_interpreter` (its name on disk)."""
+    from .compare import placement_changes
+    model, interp, metric, label = placement_changes(run)
     if model.empty or interp.empty:
         return None
-    data = interp.merge(model, on="variant")
+    data = interp.merge(model, on="placement")
     if data.empty:
         return None
     notes = ([] if metric == "cycles" else ["cycles are TSC-based ESTIMATES (no counted cycles on this machine)"]) + [
         "both changes paired against vec within their own interleaved runs, tail dispatch"]
-    return prediction_scatter(data, "variant", "vec", metric, f"Stack placements: model prediction vs WebAssembly interpreter\n"
+    return prediction_scatter(data, "placement", "vec", metric, f"Stack placements: model prediction vs WebAssembly interpreter\n"
                               f"predicted by: {label}", notes, out_dir, "variants_model_vs_interpreter")
+
+
+variants_model_vs_interpreter = placements_model_vs_interpreter  # the name before placements were named apart from cases
 
 
 def dbinop_cycles(run: Run, out_dir: Path) -> Path | None:
@@ -283,14 +297,14 @@ def dbinop_cycles(run: Run, out_dir: Path) -> Path | None:
         return None
     df = with_params(run.experiments["wasm_dbinop"].summary)
     metric, notes = pick_cycles(df)
-    data = df[(df["metric"] == metric) & (df["n"] > 0)][["dispatch", "variant", "binop_pairs", "median", "ci95_lo", "ci95_hi"]].copy()
+    data = df[(df["metric"] == metric) & (df["n"] > 0)][["dispatch", "placement", "binop_pairs", "median", "ci95_lo", "ci95_hi"]].copy()
     if data.empty:
         return None
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
-    for i, ((dispatch, variant), g) in enumerate(data.groupby(["dispatch", "variant"], sort=False)):
+    for i, ((dispatch, placement), g) in enumerate(data.groupby(["dispatch", "placement"], sort=False)):
         g = g.sort_values("binop_pairs")
         ax.errorbar(g["binop_pairs"], g["median"], yerr=[g["median"] - g["ci95_lo"], g["ci95_hi"] - g["median"]], capsize=2,
-                    label=f"{dispatch}/{variant}", **style(i))
+                    label=f"{dispatch}/{placement}", **style(i))
     ax.axvspan(11, 19, color="#eee", label="the research's knee (11-19 pairs)")
     ax.set_xlabel("distinct binop pairs D in the hot loop")
     ax.set_ylabel(f"{metric} / wasm instruction")
@@ -301,7 +315,7 @@ def dbinop_cycles(run: Run, out_dir: Path) -> Path | None:
 
 def all_figures(run: Run, out_dir: Path, probes_csv: Path | None = None) -> list[Path]:
     made = [f(run, out_dir) for f in (flushes_vs_copies, cycles_vs_handlers, backend_vs_handlers, cycles_vs_statements,
-                                      valgrind_counts, model_vs_interpreter, variants_model_vs_interpreter, dbinop_cycles)]
+                                      valgrind_counts, model_vs_interpreter, placements_model_vs_interpreter, dbinop_cycles)]
     if probes_csv is not None:
         made.append(register_budget(probes_csv, out_dir))
     return [m for m in made if m is not None]

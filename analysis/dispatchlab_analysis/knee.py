@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .results import with_params
+from .results import with_case, with_params
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -38,7 +38,7 @@ def detect(x, y, seed: int = 1) -> dict:
 def kcopy_knees(samples: pd.DataFrame, summary: pd.DataFrame, metric: str) -> list[dict]:
     """Per (model, order, dispatch) of the K-copy sweep: where `metric` per dispatch changes with K."""
     params = with_params(summary)[["case", "model", "order", "dispatch", "copies", "length"]].drop_duplicates("case")
-    s = samples[samples["metric"] == metric].merge(params, left_on="variant", right_on="case")
+    s = with_case(samples[samples["metric"] == metric]).merge(params, on="case")
     s = s[s["model"].astype(str).str.startswith("kcopy") & s["value"].notna()]
     found = []
     for (model, order, dispatch, length), g in s.groupby(["model", "order", "dispatch", "length"]):
@@ -53,13 +53,13 @@ def kcopy_knees(samples: pd.DataFrame, summary: pd.DataFrame, metric: str) -> li
 def dbinop_knees(samples: pd.DataFrame, summary: pd.DataFrame, metric: str) -> list[dict]:
     """Per engine (dispatch, placement) of the D-binop bench: where `metric` per instruction changes
     with the number of distinct binop pairs D in the hot loop."""
-    params = with_params(summary)[["case", "dispatch", "variant", "binop_pairs"]].drop_duplicates("case")
-    s = samples[samples["metric"] == metric].merge(params, left_on="variant", right_on="case", suffixes=("_sample", ""))
+    params = with_params(summary)[["case", "dispatch", "placement", "binop_pairs"]].drop_duplicates("case")
+    s = with_case(samples[samples["metric"] == metric]).merge(params, on="case")
     s = s[s["binop_pairs"].notna() & s["value"].notna()]
     found = []
-    for (dispatch, variant), g in s.groupby(["dispatch", "variant"]):
+    for (dispatch, placement), g in s.groupby(["dispatch", "placement"]):
         if g["binop_pairs"].nunique() < 3:
             continue
         k = detect(g["binop_pairs"], g["value"])
-        found.append({"dispatch": dispatch, "variant": variant, "metric": metric, "summary": k["summary"], "fit": k})
+        found.append({"dispatch": dispatch, "placement": placement, "metric": metric, "summary": k["summary"], "fit": k})
     return found

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from .figures import all_figures
 from .knee import dbinop_knees, kcopy_knees
-from .results import Run, latest_runs, load_run, parse_params, pick_cycles
+from .results import PLACEMENT_PARAM, Run, latest_runs, load_run, parse_params, pick_cycles, with_case
 from .tables import (MODEL_COLUMNS, VALGRIND_COLUMNS, WASM_VALGRIND_COLUMNS, counters_markdown, length_sweep_table, lowering_markdown,
-                     markdown_table, model_interpreter_markdown, rfc_change_table, summary_markdown, unavailable_markdown,
-                     variants_markdown, wide_markdown)
+                     markdown_table, model_interpreter_markdown, placements_markdown, rfc_change_table, summary_markdown,
+                     unavailable_markdown, wide_markdown)
 
 
 def calibration_rows(tsc: dict) -> list[list[str]]:
@@ -95,14 +95,15 @@ def experiment_markdown(exp) -> str:
                 for r in sub[(sub["metric"] == "tsc_ticks") & (sub["n"] > 0)].itertuples():
                     p = parse_params(r.params)
                     if p.get("dispatch") == "peer" and hz:
+                        peer = p[PLACEMENT_PARAM]  # a peer's row records the engine's name where others record a placement
                         calls = int(p["calls_per_process"])
                         total_ms, startup_ms = r.median * calls / hz * 1e3, float(p["peer_startup_ns"]) / 1e6
                         # Below a tenth of the start-up, the difference is the start-up's own jitter.
                         if total_ms - startup_ms < 0.1 * startup_ms:
-                            after.append(f"`{p['variant']}`: the calls take less than the start-up's noise "
+                            after.append(f"`{peer}`: the calls take less than the start-up's noise "
                                          f"({total_ms:.3g} ms in all, {startup_ms:.3g} ms start-up; raise --peer-calls)")
                         else:
-                            after.append(f"`{p['variant']}` {(total_ms - startup_ms) / calls:.3g} ms per call after its start-up")
+                            after.append(f"`{peer}` {(total_ms - startup_ms) / calls:.3g} ms per call after its start-up")
                 if after:
                     notes += ". Without start-up: " + ", ".join(after)
                 parts += [f"### {group['workload']} (size {group['size']}, checksum {group['checksum']} from every peer)\n",
@@ -114,7 +115,7 @@ def experiment_markdown(exp) -> str:
                       f"Per call of the workload's export; changes are against `{group['baseline']}`, paired by round; "
                       "`native` is the same C compiled with clang -O2, timed in the same rounds.\n",
                       wide_markdown(sub, pick_cycles(sub)[0], MODEL_COLUMNS + [("task_clock", "task-clock ns", 1)],
-                                    reference=native if (sub["variant"] == native).any() else None)]
+                                    reference=native if (with_case(sub)["case"] == native).any() else None)]
         return "\n".join(parts)
     if exp.name.startswith("wasm") and exp.name.endswith("_valgrind"):
         return ("Per call of the workload's export, from cachegrind runs of N and 2N calls (deterministic; decoding, "
@@ -200,14 +201,14 @@ def analysis_markdown(run: Run) -> str:
             parts += [f"## D-binop knee in the interpreter (`dlab knee`, {metric} per wasm instruction against D)\n",
                       "D+1 i32 binops back to back in a loop, D distinct consecutive pairs (the loop adds 9 fixed pairs); "
                       "the research found its knee between 11 and 19 pairs.\n",
-                      markdown_table(["dispatch", "placement", "result"], [[k["dispatch"], k["variant"], k["summary"]] for k in knees])]
+                      markdown_table(["dispatch", "placement", "result"], [[k["dispatch"], k["placement"], k["summary"]] for k in knees])]
     comparison = model_interpreter_markdown(run)
     if comparison:
         parts += ["## Model vs interpreter: dispatch modes against switch\n", comparison]
     lowering = lowering_markdown(run)
     if lowering:
         parts += ["## Interpreter speed techniques (the lowering's fold, fuse and super)\n", lowering]
-    placements = variants_markdown(run)
+    placements = placements_markdown(run)
     if placements:
         parts += ["## Model vs interpreter: stack placements against vec\n", placements]
     return "\n".join(parts)

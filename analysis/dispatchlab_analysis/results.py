@@ -114,15 +114,42 @@ def parse_params(params: str) -> dict[str, str]:
 
 NUMERIC_PARAMS = ("copies", "statements", "length", "distinct_handlers", "distinct_pairs", "dispatches_per_run", "binop_pairs")
 
+# Names on disk that the code names apart. The summary's and samples' `variant` column holds the
+# measured case ("stack/sp/tail/x17/s64", "fib/tail/vec"): in code it is `case`. A row's `variant`
+# param is the stack placement ("sp", "vec"; "native" for the native build, the engine's name for
+# a peer process): in code it is `placement`. Neither name changes on disk.
+CASE_COLUMN = "variant"
+PLACEMENT_PARAM = "variant"
+
+
+def with_case(frame: pd.DataFrame) -> pd.DataFrame:
+    """A summary or samples frame with its case column (`variant` on disk) named `case`; a frame
+    that already has `case` (from with_params) is returned as it is."""
+    return frame if "case" in frame.columns else frame.rename(columns={CASE_COLUMN: "case"})
+
+
+def params_frame(params: pd.Series) -> pd.DataFrame:
+    """The recorded params of each row as columns, indexed like `params`: the placement as
+    `placement`, the numeric axes (copies, statements, ...) as numbers."""
+    p = pd.DataFrame([parse_params(s) for s in params], index=params.index)
+    if PLACEMENT_PARAM in p:
+        p["placement"] = p[PLACEMENT_PARAM]
+    for c in NUMERIC_PARAMS:
+        if c in p:
+            p[c] = pd.to_numeric(p[c], errors="coerce")
+    return p
+
 
 def with_params(summary: pd.DataFrame) -> pd.DataFrame:
-    """The summary with its params (model, variant, copies, order, dispatch...) as columns.
+    """The summary with its params (model, placement, copies, order, dispatch...) as columns.
 
-    The summary's `variant` is the full case name ("stack/sp/tail/x17/s64"); the params' `variant`
-    is the stack-state variant ("sp"): the case is kept as `case`. `handlers` is copies times the
-    number of handler kinds the row names (plus the exit handler is not counted)."""
-    p = pd.DataFrame([parse_params(s) for s in summary["params"]], index=summary.index)
-    out = summary.rename(columns={"variant": "case"})
+    The summary's `variant` column is the measured case ("stack/sp/tail/x17/s64"): it is kept as
+    `case`. The params' `variant` is the stack placement ("sp"): it is `placement` (and, for
+    callers written before the rename, still `variant`; this package reads `placement`).
+    `handlers` is copies times the number of handler kinds the row names (the exit handler is
+    not counted)."""
+    p = params_frame(summary["params"])
+    out = with_case(summary)
     out = out.drop(columns=[c for c in p.columns if c in out.columns]).join(p)
     if "model" in out:
         stack = out["model"] == "stack"
@@ -140,6 +167,33 @@ def with_params(summary: pd.DataFrame) -> pd.DataFrame:
         kinds = out["kinds"].fillna("").astype(str).map(lambda k: len(k.replace("+", " ").split()))
         out["handlers"] = out["copies"] * kinds
     return out
+
+
+def baseline_params(df: pd.DataFrame) -> pd.DataFrame:
+    """Per row of a summary (raw or with_params), the recorded params of its group's baseline case
+    (placement, dispatch, model, copies, statements, ...), indexed like `df`: read from the params
+    of the baseline case's own row, never from its name. A row whose baseline case has no row in
+    `df` (filtered out) gets missing values, so select on the whole summary before filtering."""
+    frame = with_case(df)
+    cases = frame.drop_duplicates("case").set_index("case")["params"]
+    params = frame["baseline"].map(cases).fillna("")
+    return params_frame(params)
+
+
+def rows_whose_baseline(df: pd.DataFrame, **axes) -> pd.DataFrame:
+    """The rows of `df` whose group's baseline case records every given axis value (a value, or a
+    list/set/tuple of values), e.g. `rows_whose_baseline(models, placement="vec", dispatch="tail")`
+    is the stack model's placement groups (cases against the vec placement) and
+    `rows_whose_baseline(models, dispatch="switch")` its dispatch-mode groups (cases against switch
+    dispatch). A new experiment needs no new name pattern: only its recorded axes."""
+    base = baseline_params(df)
+    keep = pd.Series(True, index=df.index)
+    for axis, value in axes.items():
+        if axis not in base:
+            return df.iloc[0:0]
+        values = value if isinstance(value, (list, set, tuple, frozenset)) else [value]
+        keep &= base[axis].isin(list(values))
+    return df[keep]
 
 
 def pick_cycles(df: pd.DataFrame) -> tuple[str, list[str]]:

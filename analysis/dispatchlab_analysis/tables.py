@@ -5,8 +5,8 @@ import math
 
 import pandas as pd
 
-from .results import (cycle_estimate_status, parse_params, pick_common_cycles, pick_cycles, research_stack_config, uarch_name,
-                      with_params)
+from .results import (cycle_estimate_status, parse_params, pick_common_cycles, pick_cycles, research_stack_config,
+                      rows_whose_baseline, uarch_name, with_case, with_params)
 
 
 def fmt_number(x: float, digits: int = 4) -> str:
@@ -21,6 +21,20 @@ def fmt_change(ratio: float) -> str:
         return ""
     pct = (ratio - 1.0) * 100.0
     return f"{pct:+.0f}%" if abs(pct) >= 0.5 else "0%"
+
+
+def change_ci(ratio: float, lo: float, hi: float) -> str:
+    """A change with its 95% CI, from ratios: (0.66, 0.60, 0.70) -> '-34% [-40%, -30%]'."""
+    return f"{fmt_change(ratio)} [{fmt_change(lo)}, {fmt_change(hi)}]"
+
+
+def change_cell(r, smaller: str = "faster") -> str:
+    """A summary row's change against its group's baseline with its CI and in how many rounds it was
+    smaller: '-34% [-40%, -30%], 11/11 faster'; empty where it was not measured. Every "change
+    [lo, hi]" cell of the tables is written by this (or by change_ci, its first part)."""
+    if r.n > 0 and not math.isnan(r.ratio):
+        return f"{change_ci(r.ratio, r.ratio_ci95_lo, r.ratio_ci95_hi)}, {int(r.smaller_k)}/{int(r.smaller_n)} {smaller}"
+    return ""
 
 
 def markdown_table(header: list[str], rows: list[list[str]]) -> str:
@@ -48,17 +62,13 @@ def counters_markdown(counters: pd.DataFrame) -> str:
 
 
 def summary_markdown(summary: pd.DataFrame) -> str:
-    """Measured metrics per variant with spread and change against the baseline variant."""
-    measured = summary[summary["n"] > 0]
+    """Measured metrics per case with spread and change against the group's baseline case (the
+    table's first column keeps its on-disk name, `variant`)."""
+    measured = with_case(summary[summary["n"] > 0])
     rows = []
     for r in measured.itertuples():
-        change = ""
-        if r.variant != r.baseline and not math.isnan(r.ratio):
-            change = (f"{fmt_change(r.ratio)} [{fmt_change(r.ratio_ci95_lo)}, {fmt_change(r.ratio_ci95_hi)}], "
-                      f"{int(r.smaller_k)}/{int(r.smaller_n)} smaller")
-        elif r.variant == r.baseline:
-            change = "baseline"
-        rows.append([r.variant, r.metric + (" (estimate)" if r.estimated else ""), fmt_number(r.median),
+        change = "baseline" if r.case == r.baseline else change_cell(r, "smaller")
+        rows.append([r.case, r.metric + (" (estimate)" if r.estimated else ""), fmt_number(r.median),
                      f"[{fmt_number(r.ci95_lo)}, {fmt_number(r.ci95_hi)}]", fmt_number(r.mad), r.unit, change])
     return markdown_table(["variant", "metric", "median", "95% CI", "MAD", "unit", "vs baseline"], rows)
 
@@ -100,8 +110,9 @@ def wide_markdown(summary: pd.DataFrame, headline: str | None, columns: list[tup
     """One row per case: the headline metric with its CI and change against the group's baseline,
     then one column per other metric (empty where unavailable; see the unavailable list). With a
     `reference` case (the native build), a column says each case's speed relative to it."""
-    cells = {(r.variant, r.metric): r for r in summary.itertuples()}
-    variants = list(dict.fromkeys(summary["variant"]))
+    summary = with_case(summary)
+    cells = {(r.case, r.metric): r for r in summary.itertuples()}
+    cases = list(dict.fromkeys(summary["case"]))
     ref = cells.get((reference, headline)) if reference and headline else None
     ref = ref if ref is not None and ref.n > 0 and ref.median > 0 else None
     header = ["case", "dispatch sites"]
@@ -109,44 +120,39 @@ def wide_markdown(summary: pd.DataFrame, headline: str | None, columns: list[tup
         header += [f"{headline} [95% CI]", "vs group baseline"]
     if ref is not None:
         header.append("vs native")
-    present = [c for c in columns if any(cells.get((v, c[0])) is not None and cells[(v, c[0])].n > 0 for v in variants)]
+    present = [c for c in columns if any(cells.get((case, c[0])) is not None and cells[(case, c[0])].n > 0 for case in cases)]
     header += [label for _, label, _ in present]
     rows = []
-    for v in variants:
-        any_row = next(r for (vv, _), r in cells.items() if vv == v)
-        row = [v, parse_params(any_row.params).get("indirect_jump_sites", "")]
+    for case in cases:
+        any_row = next(r for (cc, _), r in cells.items() if cc == case)
+        row = [case, parse_params(any_row.params).get("indirect_jump_sites", "")]
         if headline:
-            h = cells.get((v, headline))
+            h = cells.get((case, headline))
             if h is not None and h.n > 0:
                 row.append(f"{fmt_number(h.median)} [{fmt_number(h.ci95_lo)}, {fmt_number(h.ci95_hi)}]")
-                if h.variant == h.baseline:
-                    row.append("baseline")
-                elif not math.isnan(h.ratio):
-                    row.append(f"{fmt_change(h.ratio)} [{fmt_change(h.ratio_ci95_lo)}, {fmt_change(h.ratio_ci95_hi)}], "
-                               f"{int(h.smaller_k)}/{int(h.smaller_n)} faster")
-                else:
-                    row.append("")
+                row.append("baseline" if h.case == h.baseline else change_cell(h))
             else:
                 row += ["", ""]
         if ref is not None:
-            h = cells.get((v, headline))
-            row.append("" if h is None or h.n == 0 else "native" if v == reference else f"1/{h.median / ref.median:.1f}")
+            h = cells.get((case, headline))
+            row.append("" if h is None or h.n == 0 else "native" if case == reference else f"1/{h.median / ref.median:.1f}")
         for metric, _, scale in present:
-            c = cells.get((v, metric))
+            c = cells.get((case, metric))
             row.append(fmt_number(c.median * scale) if c is not None and c.n > 0 else "")
         rows.append(row)
     return markdown_table(header, rows)
 
 
-def stack_variant_rows(run, copies=None, statements=None, dispatch: str = "tail"):
-    """The stack model's variant group of a run at (copies, statements) in one dispatch mode,
+def stack_placement_rows(run, copies=None, statements=None, dispatch: str = "tail"):
+    """The stack model's placement group of a run at (copies, statements) in one dispatch mode,
     nearest the research's configuration unless given; with the metric and the configuration."""
     if "models" not in run.experiments:
         return None
     df = with_params(run.experiments["models"].summary)
-    s = df[(df["model"] == "stack") & (df["dispatch"] == dispatch) & (df["case"].str.len() > 0)]
-    # A variant group is one whose baseline is the vec case (mode groups compare against switch).
-    s = s[s["baseline"].str.startswith("stack/vec/")]
+    # A placement group is one whose baseline case records the vec placement in this dispatch mode
+    # (a mode group's baseline records switch dispatch).
+    s = rows_whose_baseline(df, placement="vec", dispatch=dispatch)
+    s = s[(s["model"] == "stack") & (s["dispatch"] == dispatch) & (s["case"].str.len() > 0)]
     if s.empty:
         return None
     rc, rs = research_stack_config(s)
@@ -157,24 +163,20 @@ def stack_variant_rows(run, copies=None, statements=None, dispatch: str = "tail"
     return at, metric, int(copies), int(statements)
 
 
-def change_cell(r) -> str:
-    if r.n > 0 and not math.isnan(r.ratio):
-        return (f"{fmt_change(r.ratio)} [{fmt_change(r.ratio_ci95_lo)}, {fmt_change(r.ratio_ci95_hi)}], "
-                f"{int(r.smaller_k)}/{int(r.smaller_n)} faster")
-    return ""
+stack_variant_rows = stack_placement_rows  # the name before placements were named apart from cases
 
 
 def rfc_change_table(runs, copies: int | None = None, statements: int | None = None, labels: list[str] | None = None) -> str:
-    """RFC-ready: change of each stack variant against `vec` (tail dispatch), one column per CPU
+    """RFC-ready: change of each stack placement against `vec` (tail dispatch), one column per CPU
     (the latest run of each CPU that has models), at the configuration nearest the research's
     (64 statements, ~171 handlers) unless given; each column names its regime (and `labels`, one per
     run, name the columns instead of the CPU, as the fleet report does). Changes are ratios
     within one interleaved run, so they do not depend on any calibration. The baseline's absolute
     cycles are shown only where cycles were counted, or estimated with a TSC calibration that
     passed its cross-check; elsewhere the cell says why not."""
-    columns, cells, variants, notes = [], {}, [], []
+    columns, cells, placements, notes = [], {}, [], []
     for i, run in enumerate(runs):
-        found = stack_variant_rows(run, copies, statements)
+        found = stack_placement_rows(run, copies, statements)
         if found is None:
             continue
         s, metric, k, n = found
@@ -198,30 +200,29 @@ def rfc_change_table(runs, copies: int | None = None, statements: int | None = N
         else:
             notes.append(f"{cpu}: {uarch_name(run.machine)}, changes only; absolute cycles not shown: {why}{shape}")
         for r in s.itertuples():
-            if r.variant not in variants:
-                variants.append(r.variant)
+            if r.placement not in placements:
+                placements.append(r.placement)
             if r.case == r.baseline:
-                cells[(r.variant, cpu)] = (f"{fmt_number(r.median)} cycles (baseline)" if absolute and r.n > 0
-                                           else "baseline")
+                cells[(r.placement, cpu)] = (f"{fmt_number(r.median)} cycles (baseline)" if absolute and r.n > 0
+                                             else "baseline")
             else:
-                cells[(r.variant, cpu)] = change_cell(r)
-    rows = [[v] + [cells.get((v, c), "") for c in columns] for v in variants]
+                cells[(r.placement, cpu)] = change_cell(r)
+    rows = [[p] + [cells.get((p, c), "") for c in columns] for p in placements]
     table = markdown_table(["variant"] + columns, rows)
     return table + "".join(f"\n{n}" for n in notes) + ("\n" if notes else "")
 
 
 def length_sweep_table(run) -> str | None:
-    """This run's predictability sweep: each variant's change against vec at every program length
+    """This run's predictability sweep: each placement's change against vec at every program length
     (tail dispatch, copies nearest the research's), with the programs' distinct handler pairs."""
     if "models" not in run.experiments:
         return None
-    base = stack_variant_rows(run)
+    base = stack_placement_rows(run)
     if base is None:
         return None
     _, metric, k, _ = base
-    df = with_params(run.experiments["models"].summary)
-    s = df[(df["model"] == "stack") & (df["dispatch"] == "tail") & (df["copies"] == k) & (df["metric"] == metric)
-           & df["baseline"].str.startswith("stack/vec/")]
+    df = rows_whose_baseline(with_params(run.experiments["models"].summary), placement="vec", dispatch="tail")
+    s = df[(df["model"] == "stack") & (df["dispatch"] == "tail") & (df["copies"] == k) & (df["metric"] == metric)]
     lengths = sorted(set(s["statements"].dropna()))
     if len(lengths) < 2:
         return None
@@ -232,10 +233,10 @@ def length_sweep_table(run) -> str | None:
         pairs.append(f"{int(n)} statements: {int(at['dispatches_per_run'])} dispatches, {int(at['distinct_pairs'])} distinct pairs"
                      if pd.notna(at.get("distinct_pairs")) else f"{int(n)} statements")
     rows = []
-    for v in dict.fromkeys(s["variant"]):
-        row = [v]
+    for placement in dict.fromkeys(s["placement"]):
+        row = [placement]
         for n in lengths:
-            r = s[(s["variant"] == v) & (s["statements"] == n)]
+            r = s[(s["placement"] == placement) & (s["statements"] == n)]
             if r.empty:
                 row.append("")
                 continue
@@ -274,9 +275,8 @@ def model_interpreter_markdown(run) -> str | None:
         inside = int(((w["interp_lo"] <= r.model_change) & (r.model_change <= w["interp_hi"])).sum())
         lo, hi = w["interp_change"].min(), w["interp_change"].max()
         mid = w["interp_change"].median()
-        predicted = fmt_change(r.model_change + 1)
-        if not math.isnan(r.model_lo):
-            predicted += f" [{fmt_change(r.model_lo + 1)}, {fmt_change(r.model_hi + 1)}]"
+        predicted = (fmt_change(r.model_change + 1) if math.isnan(r.model_lo)
+                     else change_ci(r.model_change + 1, r.model_lo + 1, r.model_hi + 1))
         if inside == len(w):
             verdict = "agree (every workload's CI holds the prediction)"
         elif (w["interp_change"] * r.model_change > 0).all():
@@ -298,26 +298,29 @@ def model_interpreter_markdown(run) -> str | None:
                               "interp. sim. mispred. / switch", "verdict"], rows))
 
 
-def variants_markdown(run) -> str | None:
+def placements_markdown(run) -> str | None:
     """Per stack placement: the model's predicted change against vec beside the interpreter's
     measured change on every workload (tail dispatch, both paired in their own interleaved runs)."""
-    from .compare import variant_changes
-    model, interp, metric, label = variant_changes(run)
+    from .compare import placement_changes
+    model, interp, metric, label = placement_changes(run)
     if interp.empty:
         return None
     workloads = list(dict.fromkeys(interp["workload"]))
     rows = []
-    for variant in dict.fromkeys(interp["variant"]):
-        m = model[model["variant"] == variant]
-        row = [variant, (f"{fmt_change(m['model_change'].iloc[0] + 1)} [{fmt_change(m['model_lo'].iloc[0] + 1)}, "
-                         f"{fmt_change(m['model_hi'].iloc[0] + 1)}]") if len(m) else "(not in the model run)"]
+    for placement in dict.fromkeys(interp["placement"]):
+        m = model[model["placement"] == placement]
+        row = [placement, change_ci(m["model_change"].iloc[0] + 1, m["model_lo"].iloc[0] + 1, m["model_hi"].iloc[0] + 1)
+               if len(m) else "(not in the model run)"]
         for w in workloads:
-            r = interp[(interp["variant"] == variant) & (interp["workload"] == w)]
-            row.append(f"{fmt_change(r['interp_change'].iloc[0] + 1)} [{fmt_change(r['interp_lo'].iloc[0] + 1)}, "
-                       f"{fmt_change(r['interp_hi'].iloc[0] + 1)}]" if len(r) else "")
+            r = interp[(interp["placement"] == placement) & (interp["workload"] == w)]
+            row.append(change_ci(r["interp_change"].iloc[0] + 1, r["interp_lo"].iloc[0] + 1, r["interp_hi"].iloc[0] + 1)
+                       if len(r) else "")
         rows.append(row)
     return (f"Change against `vec` ({metric}; model: {label or 'no stack variant group'}; interpreter: `dlab wasm bench "
             f"--variants`, tail dispatch, per call).\n\n" + markdown_table(["placement", "model"] + workloads, rows))
+
+
+variants_markdown = placements_markdown  # the name before placements were named apart from cases
 
 
 def lowering_markdown(run) -> str | None:
@@ -348,7 +351,7 @@ def lowering_markdown(run) -> str | None:
                 continue
             r = r.iloc[0]
             change.append("baseline" if r["case"] == r["baseline"] else
-                          f"{fmt_change(r['ratio'])} [{fmt_change(r['ratio_ci95_lo'])}, {fmt_change(r['ratio_ci95_hi'])}]")
+                          change_ci(r["ratio"], r["ratio_ci95_lo"], r["ratio_ci95_hi"]))
             if len(native[w]) and native[w].iloc[0] > 0:
                 x = r["median"] / native[w].iloc[0]
                 logs.append(math.log(x))

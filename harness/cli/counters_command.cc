@@ -17,6 +17,7 @@ nlohmann::json plan_json(const CounterPlan& plan) {
                     {"backend", c.backend()},
                     {"source", c.source ? c.source->key : ""},
                     {"native_event", c.native_event()},
+                    {"scope", c.scope},
                     {"encoding", c.encoding_name()},
                     {"selected", sel && sel->source == c.source && sel->availability.available},
                     {"available", c.availability.available},
@@ -30,6 +31,7 @@ nlohmann::json plan_json(const CounterPlan& plan) {
                         {"available", c.availability.available},
                         {"source", c.source ? c.source->key : ""},
                         {"native_event", c.availability.available ? c.native_event() : ""},
+                        {"scope", c.scope},
                         {"encoding", c.availability.available ? c.encoding_name() : ""},
                         {"reason", c.availability.reason}});
   return {{"pmu", plan.host.libpfm_pmu},

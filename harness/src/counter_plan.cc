@@ -8,6 +8,8 @@
 #include "dispatchlab/harness/cpu_identity.h"
 #include "dispatchlab/harness/papi_backend.h"
 #include "dispatchlab/harness/perf_event_backend.h"
+#include "dispatchlab/harness/powercap.h"
+#include "dispatchlab/harness/rapl_perf.h"
 #include "dispatchlab/harness/tsc.h"
 #include "platform.h"
 
@@ -31,6 +33,8 @@ BackendSet BackendSet::for_this_machine() {
   s.add(std::make_unique<PapiBackend>());
   s.add(std::make_unique<TscBackend>());
   s.add(std::make_unique<ValgrindBackend>());
+  s.add(std::make_unique<RaplPerfBackend>());
+  s.add(std::make_unique<PowercapBackend>());
   return s;
 }
 
@@ -80,9 +84,17 @@ class Prober {
       }
     }
     std::string caveat = def.estimated ? "estimated" : "";
-    for (const auto& extra : {m.note, event_caveat})
+    for (const auto& extra : {def.note, m.note, event_caveat})
       if (!extra.empty()) caveat += (caveat.empty() ? "" : ": ") + extra;
     return Availability::yes(caveat);
+  }
+
+  // The backend's scope of a one-event mapping on this machine ("package 0 (cpu 0)"), or "".
+  std::string scope(const EventSource& src, const MetricMapping& m, EventEncoding encoding) {
+    CounterBackend* b = backends_.find(src.backend);
+    const auto& in = m.inputs_for(encoding);
+    if (!b || in.size() != 1) return "";
+    return b->scope(in.begin()->second);
   }
 
  private:
@@ -111,9 +123,10 @@ CounterPlan plan_counters(const MetricCatalog& catalog, BackendSet& backends, co
     plan.pmu_source = pmu->key;
     plan.encoding = pmu->encoding_for(host.libpfm_pmu);
   }
+  auto other_os = [&](const EventSource& s) { return !s.is_pmu_source() && !s.os.empty() && s.os != host.os; };
   auto applies = [&](const EventSource& s) {
     if (s.is_pmu_source()) return &s == pmu;
-    if (!s.os.empty() && s.os != host.os) return false;
+    if (other_os(s)) return true;  // listed, with the reason below
     return s.arch.empty() || s.arch == host.arch;
   };
   Prober prober(backends);
@@ -124,10 +137,20 @@ CounterPlan plan_counters(const MetricCatalog& catalog, BackendSet& backends, co
       const MetricMapping* m = src.find(def.name);
       if (!m) continue;
       EventEncoding enc = &src == pmu ? plan.encoding : EventEncoding::libpfm4;
-      Availability a = prober.mapping(src, *m, def, enc);
-      // Without a PMU no hardware event counts, whatever the source maps: that is said first.
-      if (!a.available && src.is_pmu_source()) a.reason = with_no_pmu(host, a.reason);
-      plan.candidates.push_back({&def, &src, m, a, enc});
+      MetricCandidate c{&def, &src, m, {}, enc};
+      if (other_os(src)) {
+        c.other_os = true;
+        std::string why = fmt::format("source {} is for {} only: not implemented on this OS ({})", src.key, src.os, host.os);
+        if (!m->counted()) why += fmt::format("; on {}: {}", src.os, m->none_reason);
+        c.availability = Availability::no(why);
+      } else {
+        c.availability = prober.mapping(src, *m, def, enc);
+        // Without a PMU no hardware event counts, whatever the source maps: that is said first.
+        if (!c.availability.available && src.is_pmu_source()) c.availability.reason = with_no_pmu(host, c.availability.reason);
+      }
+      c.scope = m->counted() && !c.other_os ? prober.scope(src, *m, enc) : "";
+      if (c.scope.empty()) c.scope = m->scope;
+      plan.candidates.push_back(std::move(c));
     }
     if (plan.candidates.size() == first) {
       std::string why = fmt::format("no event source for this CPU ({}) maps this metric", pmu ? pmu->key : host.arch);
@@ -135,7 +158,7 @@ CounterPlan plan_counters(const MetricCatalog& catalog, BackendSet& backends, co
       plan.candidates.push_back({&def, nullptr, nullptr, Availability::no(why)});
     }
     const MetricCandidate* chosen = nullptr;
-    std::string reasons;
+    std::string reasons, other_os_reasons;
     for (size_t i = first; i < plan.candidates.size(); ++i) {
       const auto& c = plan.candidates[i];
       if (c.availability.available) {
@@ -145,9 +168,12 @@ CounterPlan plan_counters(const MetricCatalog& catalog, BackendSet& backends, co
       // The machine's no-PMU reason is said once, first (below), not once per candidate.
       std::string why = c.availability.reason;
       if (!host.no_pmu.empty() && why.rfind(host.no_pmu + "; ", 0) == 0) why.erase(0, host.no_pmu.size() + 2);
-      if (!reasons.empty()) reasons += "; ";
-      reasons += (c.source ? c.source->backend + ": " : "") + why;
+      // Another OS's source is no reason this machine lacks the metric, unless it is the only one.
+      std::string& into = c.other_os ? other_os_reasons : reasons;
+      if (!into.empty()) into += "; ";
+      into += (c.source ? c.source->backend + ": " : "") + why;
     }
+    if (reasons.empty()) reasons = other_os_reasons;
     if (chosen) {
       plan.selected.push_back(*chosen);
     } else {

@@ -17,7 +17,9 @@ struct Meter::Slot {
 
 namespace {
 int nesting_rank(const std::string& backend) {
-  // Outermost first: system-call based groups outside, the TSC innermost.
+  // Outermost first: energy (a package-wide reading that updates once a millisecond, and for
+  // powercap a file read) outside everything, then system-call based groups, the TSC innermost.
+  if (backend == "perf_rapl" || backend == "powercap") return -1;
   if (backend == "perf_event") return 0;
   if (backend == "papi") return 1;
   if (backend == "tsc") return 2;
@@ -85,12 +87,13 @@ std::vector<MetricValue> Meter::measure(const std::function<void()>& region) {
     for (size_t k = 0; k < readings.size(); ++k) {
       v.running_fraction = std::min(v.running_fraction, readings[k].running_fraction);
       if (readings[k].value) vars[s.input_names[k]] = *readings[k].value;
-      else missing = true;
+      else if (!missing) {
+        missing = true;
+        v.reason = readings[k].no_value_reason.empty() ? "counter never scheduled during the sample (time_running = 0)"
+                                                       : readings[k].no_value_reason;
+      }
     }
-    if (missing) {
-      v.reason = "counter never scheduled during the sample (time_running = 0)";
-      continue;
-    }
+    if (missing) continue;
     if (s.mapping->formula) {
       v.value = s.mapping->formula->evaluate(vars);
       if (!v.value) v.reason = fmt::format("formula {} undefined for this sample (a zero denominator)", s.mapping->formula->text());

@@ -86,13 +86,20 @@ MetricMapping parse_mapping(const std::string& metric, const nlohmann::json& j, 
   }
   if (!j.is_object()) throw std::runtime_error(where + ": a mapping is a string or an object");
   m.note = j.value("note", "");
+  m.scope = j.value("scope", "");
   if (j.contains("none")) {
     m.none_reason = j.at("none").get<std::string>();
     if (m.none_reason.empty()) throw std::runtime_error(where + ": 'none' needs a reason");
     return m;
   }
+  if (j.contains("event")) {  // one event with a note or a scope
+    if (j.contains("inputs") || j.contains("formula"))
+      throw std::runtime_error(where + ": 'event' excludes 'inputs' and 'formula'");
+    m.inputs["value"] = j.at("event").get<std::string>();
+    return m;
+  }
   if (!j.contains("inputs") || !j.contains("formula"))
-    throw std::runtime_error(where + ": an object mapping needs 'inputs' and 'formula' (or 'none')");
+    throw std::runtime_error(where + ": an object mapping needs 'inputs' and 'formula' (or 'event', or 'none')");
   for (const auto& [name, ev] : j.at("inputs").items()) m.inputs[name] = ev.get<std::string>();
   for (const auto& name : j.value("backend_constants", std::vector<std::string>{})) m.backend_constants.insert(name);
   try {
@@ -114,7 +121,8 @@ MetricCatalog MetricCatalog::from_json_text(const std::string& text, const std::
   }
   MetricCatalog c;
   for (const auto& jm : doc.at("metrics")) {
-    c.metrics_.push_back(MetricDef{jm.at("name"), jm.at("unit"), jm.at("description"), jm.value("estimated", false)});
+    c.metrics_.push_back(
+        MetricDef{jm.at("name"), jm.at("unit"), jm.at("description"), jm.value("estimated", false), jm.value("note", "")});
   }
   for (const auto& js : doc.at("sources")) {
     EventSource s;
@@ -124,6 +132,7 @@ MetricCatalog MetricCatalog::from_json_text(const std::string& text, const std::
     s.os = js.value("os", "");
     s.vendor = js.value("vendor", "");
     s.fallback = js.value("fallback", false);
+    s.energy = js.value("energy", false);
     s.note = js.value("note", "");
     if (js.contains("libpfm_pmus")) s.libpfm_pmus = js.at("libpfm_pmus").get<std::vector<std::string>>();
     if (js.contains("raw")) s.raw = js.at("raw").get<std::map<std::string, std::string>>();

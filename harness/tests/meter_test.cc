@@ -69,6 +69,28 @@ TEST(Meter, NestsTheTscInsideTheSystemCallGroups) {
   EXPECT_EQ(f.log->events, expect);
 }
 
+TEST(Meter, ReadsEnergyOutsideEverythingElse) {
+  // A package-wide reading that updates once a millisecond (and, for powercap, a file read) must
+  // not land inside the counted region of the other groups.
+  auto cat = MetricCatalog::from_json_text(R"({
+    "metrics": [{"name": "cycles", "unit": "cycles", "description": "c"}, {"name": "ticks", "unit": "ticks", "description": "t"},
+                {"name": "energy", "unit": "joules", "description": "e"}],
+    "sources": [{"key": "cpu", "backend": "perf_event", "fallback": true, "events": {"cycles": "CYC"}},
+                {"key": "tsc", "backend": "tsc", "events": {"ticks": "tsc"}},
+                {"key": "rapl", "backend": "powercap", "energy": true, "events": {"energy": "powercap/package"}}]})", "test");
+  auto log = std::make_shared<FakeLog>();
+  BackendSet b;
+  b.add(std::make_unique<FakeBackend>("perf_event", std::map<std::string, double>{{"CYC", 1}}, log));
+  b.add(std::make_unique<FakeBackend>("tsc", std::map<std::string, double>{{"tsc", 1}}, log));
+  b.add(std::make_unique<FakeBackend>("powercap", std::map<std::string, double>{{"powercap/package", 1}}, log));
+  CounterPlan plan = plan_counters(cat, b, {"x86_64", "linux", "", "cpu", ""});
+  Meter m(plan, b);
+  m.measure([] {});
+  std::vector<std::string> expect = {"start:powercap/package", "start:CYC", "start:tsc",
+                                     "stop:tsc", "stop:CYC", "stop:powercap/package"};
+  EXPECT_EQ(log->events, expect);
+}
+
 TEST(Meter, ReportsMultiplexingAndRejectsUnknownMetrics) {
   Fixture f(0.5);
   Meter m(f.plan, f.backends, {"cycles"});

@@ -127,6 +127,30 @@ TEST(MetricCatalog, RejectsInconsistentEntries) {
                std::runtime_error);
   EXPECT_THROW(MetricCatalog::from_json_text(wrap(R"({"cycles": {"none": ""}})"), "t"), std::runtime_error);
   EXPECT_THROW(MetricCatalog::from_json_text("{", "t"), std::runtime_error);
+  // One event with a scope; 'event' does not mix with a formula.
+  auto one = MetricCatalog::from_json_text(wrap(R"({"cycles": {"event": "perf::CYCLES", "scope": "package"}})"), "t");
+  EXPECT_EQ(one.source("k")->find("cycles")->inputs.at("value"), "perf::CYCLES");
+  EXPECT_EQ(one.source("k")->find("cycles")->scope, "package");
+  EXPECT_THROW(MetricCatalog::from_json_text(wrap(R"({"cycles": {"event": "x", "inputs": {"a": "x"}, "formula": "a"}})"), "t"),
+               std::runtime_error);
+}
+
+TEST(MetricCatalog, EnergyComesFromRaplPerfThenPowercapAndNamesMacOsSource) {
+  const auto& cat = MetricCatalog::builtin();
+  std::vector<std::string> order;
+  for (const auto& s : cat.sources())
+    if (s.find("energy_joules")) order.push_back(s.key);
+  EXPECT_EQ(order, (std::vector<std::string>{"rapl_perf", "rapl_powercap", "apple_task_energy"}));
+  EXPECT_EQ(cat.source("rapl_perf")->find("energy_joules")->inputs.at("value"), "power/energy-pkg/");
+  EXPECT_EQ(cat.source("rapl_perf")->find("energy_cores_joules")->inputs.at("value"), "power/energy-cores/");
+  EXPECT_EQ(cat.source("rapl_powercap")->find("energy_joules")->scope, "package");
+  EXPECT_EQ(cat.source("apple_task_energy")->find("energy_joules")->inputs.at("value"), "task_power_info_v2.task_energy");
+  EXPECT_EQ(cat.source("apple_task_energy")->os, "darwin");
+  // Energy interfaces are not core PMUs: a VM's missing PMU is not why energy is missing.
+  for (const char* k : {"rapl_perf", "rapl_powercap", "apple_task_energy"}) EXPECT_FALSE(cat.source(k)->is_pmu_source()) << k;
+  EXPECT_FALSE(cat.is_hardware_metric("energy_joules"));
+  EXPECT_NE(cat.metric("energy_joules")->note.find("package scope"), std::string::npos);
+  EXPECT_EQ(cat.metric("energy_joules")->unit, "joules");
 }
 
 }  // namespace

@@ -33,6 +33,9 @@ struct CounterReading {
   uint64_t time_running_ns = 0;
   // time_running / time_enabled: 1 means counted all the time, below 1 means multiplexed.
   double running_fraction = 1.0;
+  // Why `value` is empty, where the backend knows better than "never scheduled" (an energy
+  // counter that did not update during the sample).
+  std::string no_value_reason;
 };
 
 class CounterError : public std::runtime_error {
@@ -66,6 +69,9 @@ class CounterBackend {
   }
   // false for backends that count whole processes (valgrind): Meter leaves them out unless asked.
   virtual bool in_process() const { return true; }
+  // What an event measures beyond the measured thread, said in every row that uses it ("package 0
+  // (cpu 0)" for RAPL energy); "" for events of the thread itself or when the backend cannot tell.
+  virtual std::string scope(const std::string& /*native_event*/) { return {}; }
 };
 
 // Counts nothing and says so: what tests and machines without any counter use.

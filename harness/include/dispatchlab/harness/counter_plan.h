@@ -45,9 +45,20 @@ struct MetricCandidate {
   Availability availability;
 
   EventEncoding encoding = EventEncoding::libpfm4;  // how the PMU source's events are handed over
+  // What the event measures beyond the measured thread: the backend's answer on this machine
+  // ("package 0 (cpu 0)"), else the catalog's ("package"); "" for the thread's own events.
+  std::string scope;
+  // A source for another OS (task_power_info_v2 on Linux): listed, but never a reason here.
+  bool other_os = false;
 
   std::string backend() const { return source ? source->backend : ""; }
-  std::string native_event() const { return mapping ? mapping->describe(encoding) : ""; }
+  // The catalog's description of the events, with the scope where there is one:
+  // "power/energy-pkg/ [scope: package 0 (cpu 0)]". Every row that names the event says it.
+  std::string native_event() const {
+    if (!mapping) return "";
+    std::string d = mapping->describe(encoding);
+    return scope.empty() || d.empty() ? d : d + " [scope: " + scope + "]";
+  }
   const std::map<std::string, std::string>& inputs() const { return mapping->inputs_for(encoding); }
   // "libpfm4" or "raw" for PMU events; "" for software events and other backends.
   std::string encoding_name() const { return source && source->is_pmu_source() ? to_string(encoding) : ""; }

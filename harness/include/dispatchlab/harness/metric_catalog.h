@@ -19,6 +19,7 @@ struct MetricDef {
   std::string unit;
   std::string description;
   bool estimated = false;  // the value is derived from a model, not counted
+  std::string note;        // said with every available candidate (what the number covers)
 };
 
 // How one source counts one metric: a single event, a formula over several events that must be
@@ -37,6 +38,9 @@ struct MetricMapping {
   std::set<std::string> backend_constants;   // formula names the backend supplies (a calibration)
   std::string none_reason;                   // non-empty: this source has no event for the metric
   std::string note;
+  // What the event measures beyond the measured thread ("package", "task"), when the backend
+  // cannot resolve it further (see CounterBackend::scope); "" for the thread's own events.
+  std::string scope;
 
   bool counted() const { return none_reason.empty(); }
   // The inputs in an encoding: raw_inputs for raw (empty when the catalog has no raw code for one).
@@ -55,12 +59,17 @@ struct EventSource {
   std::map<std::string, std::string> raw;  // event name -> perf_raw code (checked against libpfm4 in a test)
   bool names_are_raw = false;              // every event is written as a perf_raw code already
   bool fallback = false;  // used only when no PMU-specific source matches
+  // An energy interface (RAPL, task_power_info_v2), not a core PMU: its metrics are not hardware
+  // metrics a missing core PMU explains.
+  bool energy = false;
   std::string note;
   std::vector<MetricMapping> mappings;
 
   const MetricMapping* find(const std::string& metric) const;
   // Whether this source is about a CPU's PMU (as opposed to software events, PAPI or the TSC).
-  bool is_pmu_source() const { return !libpfm_pmus.empty() || !raw.empty() || fallback || backend == "kperf"; }
+  bool is_pmu_source() const {
+    return !energy && (!libpfm_pmus.empty() || !raw.empty() || fallback || backend == "kperf");
+  }
   // libpfm4 names when libpfm4 detected one of this source's PMUs, else raw codes. Sources with no
   // raw table (generic, software) always use their names.
   EventEncoding encoding_for(const std::string& detected_libpfm_pmu) const;
