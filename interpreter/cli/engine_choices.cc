@@ -1,6 +1,7 @@
 #include "engine_choices.h"
 
 #include "dispatchlab/interpreter/runtime.h"
+#include "dispatchlab/interpreter/wasi.h"
 
 namespace dlab::cli {
 
@@ -25,6 +26,19 @@ std::vector<std::string> lowering_choices() {
 }
 
 std::string default_lowering() { return wasm::lowering_name(wasm::Lowering{}); }
+
+CLI::Validator clock_validator() {
+  return CLI::Validator(
+      [](std::string& t) {
+        try {
+          wasm::parse_clock(t);
+          return std::string();
+        } catch (const std::invalid_argument& e) {
+          return std::string(e.what());
+        }
+      },
+      "real|fixed:NS");
+}
 
 std::string join(const std::vector<std::string>& names, const char* separator) {
   std::string out;

@@ -5,12 +5,16 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 namespace dlab::cli {
 
 std::vector<std::string> dispatch_choices(bool with_all = false);   // this build's modes ("all" first when asked)
 std::vector<std::string> placement_choices(bool with_all = false);  // every placement
 std::vector<std::string> lowering_choices();                        // every technique set, "plain" first
 std::string default_lowering();                                     // every technique: "fold+fuse+super"
+// --clock's check: real or fixed:NS (wasm::parse_clock's rule and message).
+CLI::Validator clock_validator();
 // "a, b, c" / "a,b,c".
 std::string join(const std::vector<std::string>& names, const char* separator = ", ");
 

@@ -96,11 +96,12 @@ struct Engine {
   std::string name;  // "tail", or "tail/vec" when more than one placement is compared, "tail/vec/plain" with lowerings
 };
 
-std::unique_ptr<Prepared> prepare(const std::string& path, const wasm::Module& m, const Engine& e) {
+std::unique_ptr<Prepared> prepare(const std::string& path, const wasm::Module& m, const Engine& e, uint64_t clock_step_ns) {
   auto p = std::make_unique<Prepared>();
   p->rt = std::make_unique<wasm::Runtime>(e.mode, e.placement);
   p->rt->set_lowering(e.lowering);
   p->wasi.args = {"kernels.wasm"};
+  p->wasi.fixed_clock_step_ns = clock_step_ns;
   try {
     wasm::register_wasi(*p->rt, m, p->wasi);
     p->inst = &p->rt->instantiate(m);
@@ -143,7 +144,7 @@ uint32_t call_workload(const Prepared& p, wasm::FuncInst* f, const std::string& 
 // Each case under cachegrind: `dlab wasm run --invoke` with N and with 2N calls, the difference
 // kept, so start-up, decoding and lowering cancel out and what remains is N calls' work.
 // Deterministic: one sample per case.
-void run_valgrind(const std::string& module, const std::vector<Workload>& workloads, const std::vector<Engine>& modes,
+void run_valgrind(const std::string& module, const std::string& clock, const std::vector<Workload>& workloads, const std::vector<Engine>& modes,
                   uint64_t n, const std::optional<RunDirectory>& dir, const std::string& experiment) {
   std::error_code ec;
   std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
@@ -159,7 +160,7 @@ void run_valgrind(const std::string& module, const std::vector<Workload>& worklo
       fmt::print(stderr, "[wasm bench --valgrind] {}/{} {}\n", ++done, workloads.size() * modes.size(), name);
       auto argv = [&](uint64_t calls) {
         return std::vector<std::string>{self, "wasm", "run", "--dispatch", wasm::dispatch_name(e.mode), "--variant",
-                                        wasm::placement_name(e.placement), "--lowering", wasm::lowering_name(e.lowering), "--invoke", w.name, "--repeat", std::to_string(calls),
+                                        wasm::placement_name(e.placement), "--lowering", wasm::lowering_name(e.lowering), "--clock", clock, "--invoke", w.name, "--repeat", std::to_string(calls),
                                         module, std::to_string(w.size)};
       };
       auto diff = difference(run_cachegrind(argv(2 * n)), run_cachegrind(argv(n)));
@@ -178,6 +179,7 @@ void run_valgrind(const std::string& module, const std::vector<Workload>& worklo
                            {"binop_pairs", w.pairs >= 0 ? std::to_string(w.pairs) : ""},
                            {"variant", wasm::placement_name(e.placement)},
                            {"lowering", wasm::lowering_name(e.lowering)},
+                           {"clock", clock},
                            {"module", std::filesystem::path(module).filename().string()}}});
     }
   if (!dir) return;
@@ -195,6 +197,7 @@ struct BenchOptions {
   std::vector<std::string> peers;
   uint64_t peer_calls = 5;
   double peer_timeout = 600;
+  std::string clock = "real";  // the engines' WASI clocks: real, or fixed:NS
   bool quick = false, no_save = false, valgrind = false, no_native = false;
   uint64_t valgrind_calls = 1;
   RunProtocol protocol;
@@ -338,7 +341,7 @@ void plan_bench(BenchOptions& o, const CLI::App& cmd, BenchPlan& plan) {
 std::vector<std::unique_ptr<Prepared>> prepare_engines(const BenchOptions& o, const BenchPlan& plan) {
   std::vector<std::unique_ptr<Prepared>> prepared;
   for (const auto& e : plan.engines) {
-    prepared.push_back(prepare(o.module, plan.module, e));
+    prepared.push_back(prepare(o.module, plan.module, e, wasm::parse_clock(o.clock)));
     if (o.valgrind) break;  // cachegrind runs `dlab wasm run`; one instance checks the exports
   }
   // One call each, too: a workload that traps is found before a run directory exists.
@@ -400,6 +403,7 @@ std::vector<Variant> workload_cases(const BenchRun& run, const std::vector<std::
                          {"variant", wasm::placement_name(modes[mi].placement)},
                          {"lowering", wasm::lowering_name(modes[mi].lowering)},
                          {"checksum", fmt::format("{:08x}", got)},
+                         {"clock", o.clock},
                          {"module", std::filesystem::path(o.module).filename().string()}}});
   }
   if (o.no_native) return variants;
@@ -600,6 +604,11 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
   cmd->add_option("--peer-calls", o->peer_calls, "calls of the workload per peer process (1..1000)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1000}))
       ->capture_default_str();
+  cmd->add_option("--clock", o->clock,
+                  "the engines' WASI clocks: real, or fixed:NS (every clock read advances NS nanoseconds: a program that sizes "
+                  "its work by the clock runs the same iterations in every engine); recorded in every row")
+      ->check(clock_validator())
+      ->capture_default_str();
   cmd->add_option("--peer-timeout", o->peer_timeout,
                   "seconds one peer process may run before it is killed with its process group (1..86400)")
       ->check(CLI::Range(1.0, 86400.0))
@@ -626,7 +635,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
       prepared.clear();
       std::optional<RunDirectory> dir;
       if (!o->no_save) dir = o->out.resolve(this_machine(), experiment_files(o->name + "_valgrind"));
-      run_valgrind(o->module, plan.workloads, plan.engines, o->valgrind_calls, dir, o->name + "_valgrind");
+      run_valgrind(o->module, o->clock, plan.workloads, plan.engines, o->valgrind_calls, dir, o->name + "_valgrind");
       return;
     }
     std::optional<RunDirectory> dir;

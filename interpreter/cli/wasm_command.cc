@@ -155,6 +155,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
     uint64_t repeat = 1;
     size_t top = 15;
     bool force = false;
+    std::string clock = "real";
   };
   auto o = std::make_shared<Options>();
   if (profile) {
@@ -175,6 +176,11 @@ void add_run_command(CLI::App& cmd, bool profile) {
   run->add_option("--repeat", o->repeat, "with --invoke: call the export this many times (results printed once); "
                                          "cachegrind runs N and 2N calls and keeps the difference")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1'000'000'000}))
+      ->capture_default_str();
+  run->add_option("--clock", o->clock,
+                  "real (the host's clocks) or fixed:NS: every WASI clock read advances NS nanoseconds, so a program that "
+                  "sizes its work by the clock (CoreMark) runs the same iterations in every engine")
+      ->check(clock_validator())
       ->capture_default_str();
   run->add_option("--env", o->env, "KEY=VALUE for the program's environment (none by default; repeat for more)")
       ->allow_extra_args(false)
@@ -206,6 +212,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
     wasi.args.push_back(std::filesystem::path(o->file).filename().string());
     if (o->invoke.empty()) wasi.args.insert(wasi.args.end(), o->args.begin(), o->args.end());
     wasi.env = o->env;
+    wasi.fixed_clock_step_ns = wasm::parse_clock(o->clock);
     wasm::register_wasi(rt, m, wasi);
     int exit_code = 0;
     try {

@@ -4,6 +4,8 @@
 #include <time.h>
 
 #include <cerrno>
+#include <charconv>
+#include <stdexcept>
 #include <cstring>
 #include <memory>
 #include <set>
@@ -77,11 +79,16 @@ clockid_t host_clock(uint32_t id) {
 
 void set(HostCall& hc, uint32_t err) { hc.slots[0] = err; }
 
-// clock_res_get / clock_time_get: a host clock reading in nanoseconds written to guest memory.
-void clock_call(HostCall& hc, uint32_t id, uint32_t out, int (*read)(clockid_t, timespec*)) {
+// clock_res_get / clock_time_get: a host clock reading in nanoseconds written to guest memory, or
+// under a fixed-step clock the next step (time) / the step (resolution).
+void clock_call(HostCall& hc, const WasiOptions& o, uint32_t id, uint32_t out, int (*read)(clockid_t, timespec*)) {
   Guest g{hc.memory};
   if (id > 3) return set(hc, kInval);
   if (!g.ok(out, 8)) return set(hc, kFault);
+  if (o.fixed_clock_step_ns) {
+    g.put_u64(out, read == clock_getres ? o.fixed_clock_step_ns : (o.fixed_clock_now_ns += o.fixed_clock_step_ns));
+    return set(hc, kSuccess);
+  }
   timespec ts{};
   read(host_clock(id), &ts);
   g.put_u64(out, static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec));
@@ -109,9 +116,9 @@ const std::map<std::string, Entry>& implementations() {
       {"args_sizes_get", Entry{"ii:i", [](HostCall& hc, const WasiOptions& o) { set(hc, write_sizes({hc.memory}, o.args, arg32(hc, 0), arg32(hc, 1))); }}},
       {"environ_get", Entry{"ii:i", [](HostCall& hc, const WasiOptions& o) { set(hc, write_strings({hc.memory}, o.env, arg32(hc, 0), arg32(hc, 1))); }}},
       {"environ_sizes_get", Entry{"ii:i", [](HostCall& hc, const WasiOptions& o) { set(hc, write_sizes({hc.memory}, o.env, arg32(hc, 0), arg32(hc, 1))); }}},
-      {"clock_res_get", Entry{"ii:i", [](HostCall& hc, const WasiOptions&) { clock_call(hc, arg32(hc, 0), arg32(hc, 1), clock_getres); }}},
+      {"clock_res_get", Entry{"ii:i", [](HostCall& hc, const WasiOptions& o) { clock_call(hc, o, arg32(hc, 0), arg32(hc, 1), clock_getres); }}},
       // slot 1: the requested precision, which the host clocks ignore
-      {"clock_time_get", Entry{"ili:i", [](HostCall& hc, const WasiOptions&) { clock_call(hc, arg32(hc, 0), arg32(hc, 2), clock_gettime); }}},
+      {"clock_time_get", Entry{"ili:i", [](HostCall& hc, const WasiOptions& o) { clock_call(hc, o, arg32(hc, 0), arg32(hc, 2), clock_gettime); }}},
       {"random_get", Entry{"ii:i",
        [](HostCall& hc, const WasiOptions&) {
          Guest g{hc.memory};
@@ -207,5 +214,19 @@ void register_wasi(Runtime& rt, const Module& module, const WasiOptions& options
   }
   rt.register_module(kWasiModule, std::move(exports));
 }
+
+uint64_t parse_clock(const std::string& text) {
+  if (text == "real") return 0;
+  const std::string prefix = "fixed:";
+  if (text.rfind(prefix, 0) != 0) throw std::invalid_argument("'" + text + "' is not real or fixed:NS");
+  std::string ns = text.substr(prefix.size());
+  uint64_t v = 0;
+  auto [end, ec] = std::from_chars(ns.data(), ns.data() + ns.size(), v);
+  if (ns.empty() || ec != std::errc() || end != ns.data() + ns.size() || v < 1 || v > 1'000'000'000'000ull)
+    throw std::invalid_argument("'" + ns + "' is not a step in nanoseconds (1..1000000000000)");
+  return v;
+}
+
+std::string clock_name(uint64_t fixed_step_ns) { return fixed_step_ns ? "fixed:" + std::to_string(fixed_step_ns) : "real"; }
 
 }  // namespace dlab::wasm

@@ -172,5 +172,37 @@ TEST_F(WasiTest, ProcExitEndsTheProgramWithItsStatus) {
   }
 }
 
+TEST_F(WasiTest, AFixedStepClockAdvancesByItsStepOnEveryRead) {
+  options_.fixed_clock_step_ns = 1000;
+  auto& inst = load(R"((module
+    (import "wasi_snapshot_preview1" "clock_time_get" (func $t (param i32 i64 i32) (result i32)))
+    (import "wasi_snapshot_preview1" "clock_res_get" (func $r (param i32 i32) (result i32)))
+    (memory (export "memory") 1)
+    (func (export "time") (param i32) (result i32) (call $t (local.get 0) (i64.const 1) (i32.const 0)))
+    (func (export "res") (result i32) (call $r (i32.const 1) (i32.const 8)))))");
+  auto ns_at = [&](uint32_t addr) {
+    uint64_t ns;
+    std::memcpy(&ns, inst.exports.at("memory").memory->data + addr, 8);
+    return ns;
+  };
+  // Every clock, the same sequence: 1000, 2000, 3000 ns.
+  for (uint32_t clock : {0u, 1u, 2u}) {
+    EXPECT_EQ(call(inst, "time", {Value::i32(clock)}), 0u);
+    EXPECT_EQ(ns_at(0), 1000u * (clock + 1));
+  }
+  EXPECT_EQ(call(inst, "res"), 0u);
+  EXPECT_EQ(ns_at(8), 1000u);
+  EXPECT_EQ(call(inst, "time", {Value::i32(9)}), 28u);  // EINVAL still: no such clock
+}
+
+TEST(WasiClock, ParsesRealAndFixedStrictly) {
+  EXPECT_EQ(parse_clock("real"), 0u);
+  EXPECT_EQ(parse_clock("fixed:250"), 250u);
+  EXPECT_EQ(clock_name(250), "fixed:250");
+  EXPECT_EQ(clock_name(0), "real");
+  for (const char* bad : {"fixed:", "fixed:0", "fixed:-1", "fixed:1x", "fixed:1000000000001", "Real", "fixed 5"})
+    EXPECT_THROW(parse_clock(bad), std::invalid_argument) << bad;
+}
+
 }  // namespace
 }  // namespace dlab::wasm

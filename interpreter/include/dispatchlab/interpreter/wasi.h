@@ -19,7 +19,18 @@ struct WasiOptions {
   std::vector<std::string> env;   // "KEY=VALUE"
   std::FILE* out = stdout;
   std::FILE* err = stderr;
+  // A fixed-step clock (`--clock fixed:NS`): every clock_time_get, of any clock, reads NS
+  // nanoseconds later than the one before (the first reads NS), and clock_res_get says NS. A
+  // program that sizes its work by the clock (CoreMark does) then runs the same iterations in
+  // every engine, and its cost is measured from outside. 0: the host's real clocks.
+  uint64_t fixed_clock_step_ns = 0;
+  mutable uint64_t fixed_clock_now_ns = 0;  // the fixed clock's last reading
 };
+
+// "real" -> 0; "fixed:NS" (NS in 1..10^12) -> NS. Throws std::invalid_argument saying what is wrong.
+uint64_t parse_clock(const std::string& text);
+// "real" or "fixed:NS": what a result row records.
+std::string clock_name(uint64_t fixed_step_ns);
 
 inline constexpr const char* kWasiModule = "wasi_snapshot_preview1";
 
