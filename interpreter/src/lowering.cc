@@ -18,7 +18,7 @@ namespace {
 // `folded` when a const / local.get was just written before it, and `fused` when a branch follows
 // it (the comparison itself, or its `_ri` form, which is one word longer).
 struct Rewrites {
-  Op ri = Op::kCount, rl = Op::kCount, li = Op::kCount, ll = Op::kCount, local_address = Op::kCount;
+  Op ri = Op::kCount, rl = Op::kCount, li = Op::kCount, ll = Op::kCount, local_address = Op::kCount, a64 = Op::kCount;
   Op br_if = Op::kCount, br_unless = Op::kCount;
   uint8_t words = 0;  // the op's length, when it can be fused
 };
@@ -32,6 +32,7 @@ struct RewriteTable {
       plain.li = e.forms.li;
       plain.ll = e.forms.ll;
       plain.local_address = e.forms.local_address;
+      plain.a64 = e.forms.a64;
       if (e.forms.br_if == Op::kCount) continue;
       plain.br_if = e.forms.br_if;
       plain.br_unless = e.forms.br_unless;
@@ -332,6 +333,8 @@ class Lowerer {
     }
   }
 
+  // Memory 0 is indexed by i64 (memory64).
+  bool memory64() const { return !inst_.memories.empty() && inst_.memories[0]->address64; }
   // A (validated) memarg's offset; its memory must be memory 0 (multi-memory is not here yet).
   uint64_t memarg_offset(BinaryReader& r) {
     uint32_t flags = r.u32();
@@ -352,6 +355,13 @@ class Lowerer {
       case Imm::SHUF: std::memcpy(imm, r.bytes(16), 16); break;
     }
     pop_push(s);
+    // A memory64 module's memory instructions are their _a64 forms (64-bit address arithmetic):
+    // written as they are, never folded or paired.
+    if ((s.imm == Imm::MEM || s.imm == Imm::MEMLANE) && memory64()) {
+      emit(kRewrites[s.op].a64);
+      for (int i = 0; i < imm_words(s.imm); ++i) word(imm[i]);
+      return;
+    }
     if (s.imm == Imm::MEM && fold_load(s.op, imm[0])) return;
     if (!fold(s.op)) emit(s.op);
     for (int i = 0; i < imm_words(s.imm); ++i) word(imm[i]);
@@ -523,7 +533,7 @@ class Lowerer {
         return;
       }
       case 0x3F: memory_zero(r.u32()); push(ValType::kI32); emit(Op::memory_size); return;
-      case 0x40: memory_zero(r.u32()); emit(Op::memory_grow); return;
+      case 0x40: memory_zero(r.u32()); emit(memory64() ? Op::memory_grow_a64 : Op::memory_grow); return;
       case 0x41: push(ValType::kI32); emit(Op::const_); word(static_cast<uint32_t>(r.s32())); return;
       case 0x42: push(ValType::kI64); emit(Op::const_); word(static_cast<uint64_t>(r.s64())); return;
       case 0x43: {
@@ -577,13 +587,13 @@ class Lowerer {
         uint32_t seg = r.u32();
         memory_zero(r.u32());
         pop(3);
-        emit(Op::memory_init);
+        emit(memory64() ? Op::memory_init_a64 : Op::memory_init);
         word(reinterpret_cast<uint64_t>(&inst_.datas.at(seg)));
         return;
       }
       case 9: emit(Op::data_drop); word(reinterpret_cast<uint64_t>(&inst_.datas.at(r.u32()))); return;
-      case 10: memory_zero(r.u32()); memory_zero(r.u32()); pop(3); emit(Op::memory_copy); return;
-      case 11: memory_zero(r.u32()); pop(3); emit(Op::memory_fill); return;
+      case 10: memory_zero(r.u32()); memory_zero(r.u32()); pop(3); emit(memory64() ? Op::memory_copy_a64 : Op::memory_copy); return;
+      case 11: memory_zero(r.u32()); pop(3); emit(memory64() ? Op::memory_fill_a64 : Op::memory_fill); return;
       case 12: {
         uint32_t seg = r.u32(), table = r.u32();
         pop(3);

@@ -64,18 +64,13 @@ inline constexpr SimpleOp kSimpleOps[] = {
 #undef DLW_MEMLANE
 #undef DLW_SHUF
 
+// A memory instruction's body checks 64-bit addresses only in its memory64 form, which declares
+// its own kAddr64 = true (handlers.def's MEM and VMEM).
+inline constexpr bool kAddr64 = false;
+
 // The declaration of the table instruction with this opcode (as in SimpleOp), or null.
 const SimpleOp* find_simple_op(uint32_t opcode);
 
-// Per op, the words its declaration gives it (op word + immediates; 0: not a table instruction):
-// the length its handler must consume, which the counting engine checks at every NEXT.
-struct DeclaredWords {
-  uint8_t of[static_cast<size_t>(Op::kCount)] = {};
-  constexpr DeclaredWords() {
-    for (const SimpleOp& s : kSimpleOps) of[static_cast<size_t>(s.op)] = static_cast<uint8_t>(1 + imm_words(s.imm));
-  }
-};
-inline constexpr DeclaredWords kDeclaredWords;
 
 // The forms the lowering's speed techniques write in place of a plain op, from handlers.def's
 // BINOP and CMPOP entries (Op::kCount where an op has no such form).
@@ -83,6 +78,7 @@ struct Forms {
   Op ri = Op::kCount, rl = Op::kCount, li = Op::kCount, ll = Op::kCount;  // fold: operands from the instruction
   Op br_if = Op::kCount, br_unless = Op::kCount, ri_br_if = Op::kCount, ri_br_unless = Op::kCount;  // fuse
   Op local_address = Op::kCount;  // fold: a load's address from a local
+  Op a64 = Op::kCount;            // the memory64 form of a memory instruction
 };
 struct FormsOf {
   Op op;
@@ -95,13 +91,29 @@ inline constexpr FormsOf kForms[] = {
   {Op::name,                                                                                                                \
    {.ri = Op::name##_ri, .rl = Op::name##_rl, .li = Op::name##_li, .ll = Op::name##_ll, .br_if = Op::name##_br_if,        \
     .br_unless = Op::name##_br_unless, .ri_br_if = Op::name##_ri_br_if, .ri_br_unless = Op::name##_ri_br_unless}},
-#define LOADOP(name, opcode, sig, M, T) {Op::name, {.local_address = Op::name##_l}},
+#define LOADOP(name, opcode, sig, M, T) {Op::name, {.local_address = Op::name##_l, .a64 = Op::name##_a64}},
+#define MEM(name, opcode, sig, imm, ...) {Op::name, {.a64 = Op::name##_a64}},
+#define VMEM(name, sub, imm, sig, ...) {Op::name, {.a64 = Op::name##_a64}},
 #include "handlers.def"
 #undef OP
 #undef BINOP
 #undef CMPOP
 #undef LOADOP
+#undef MEM
+#undef VMEM
 };
+
+// Per op, the words its declaration gives it (op word + immediates; 0: not a table instruction):
+// the length its handler must consume, which the counting engine checks at every NEXT.
+struct DeclaredWords {
+  uint8_t of[static_cast<size_t>(Op::kCount)] = {};
+  constexpr DeclaredWords() {
+    for (const SimpleOp& s : kSimpleOps) of[static_cast<size_t>(s.op)] = static_cast<uint8_t>(1 + imm_words(s.imm));
+    for (const FormsOf& f : kForms)  // a memory64 form has its instruction's words
+      if (f.forms.a64 != Op::kCount) of[static_cast<size_t>(f.forms.a64)] = of[static_cast<size_t>(f.op)];
+  }
+};
+inline constexpr DeclaredWords kDeclaredWords;
 
 // The superinstructions (superinstructions.def, generated from measured pair frequencies): the
 // lowering's `super` technique writes `op` over `first` where `second` follows it.

@@ -199,7 +199,7 @@ ExternType ExternVal::type() const {
       t.table = table->type;
       t.table.limits.min = static_cast<uint32_t>(table->elements.size());
       break;
-    case ExternKind::kMemory: t.memory = {memory->pages(), memory->max}; break;
+    case ExternKind::kMemory: t.memory = {memory->pages(), memory->max, memory->address64}; break;
     case ExternKind::kGlobal: t.global = global->type; break;
   }
   return t;
@@ -255,11 +255,15 @@ TableInst* Runtime::table(TableType type) {
 }
 
 MemoryInst* Runtime::memory(Limits limits) {
-  if (limits.address64) throw Unsupported("not supported yet: memory64 (a memory indexed by i64)");
-  // Validation bounds a 32-bit memory to 65536 pages.
+  // Validation bounds a 32-bit memory to 65536 pages; a memory64 one may declare up to 2^48, of
+  // which this interpreter grants at most 65536 (4 GiB): a larger minimum is an implementation
+  // limit, a larger maximum is clamped (memory.grow past it returns -1, as the spec allows).
+  if (limits.min > 65536)
+    throw ImplementationLimit(fmt::format("a memory of at least {} pages; this interpreter's limit is 65536 (4 GiB)", limits.min));
   std::optional<uint32_t> max;
-  if (limits.max) max = static_cast<uint32_t>(*limits.max);
+  if (limits.max) max = static_cast<uint32_t>(std::min<uint64_t>(*limits.max, 65536));
   memories_.push_back(std::make_unique<MemoryInst>(static_cast<uint32_t>(limits.min), max));
+  memories_.back()->address64 = limits.address64;
   return memories_.back().get();
 }
 
@@ -410,9 +414,10 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
   for (size_t i = 0; i < m.data.size(); ++i) {
     const DataSegment& d = m.data[i];
     if (d.mode != DataSegment::kActive) continue;
-    uint64_t offset = static_cast<uint32_t>(eval_const(inst, d.offset).first);
     MemoryInst* mem = inst.memories.at(d.memory);
-    if (offset + d.bytes.size() > mem->bytes) throw Trap("out of bounds memory access");
+    uint64_t offset = eval_const(inst, d.offset).first;  // an i64 for a memory64 memory
+    if (!mem->address64) offset = static_cast<uint32_t>(offset);
+    if (offset > mem->bytes || d.bytes.size() > mem->bytes - offset) throw Trap("out of bounds memory access");
     if (!d.bytes.empty()) std::memcpy(mem->data + offset, d.bytes.data(), d.bytes.size());
     inst.datas[i].clear();
   }

@@ -22,7 +22,7 @@ using json = nlohmann::json;
 // rejects every unknown byte with the same words ("malformed value type", "illegal opcode"), so
 // only the bytes say which feature they are. The scan walks the sections and the code like the
 // decoder, knowing the 2.0 immediates, and stops at the first byte that is a 3.0 feature:
-//   memory64: limits flags with bit 2 set (memories and tables);
+//   table64 (memory64's tables): table limits flags with bit 2 set (64-bit memories run);
 //   multi-memory: more than one memory (imported + defined), a memory index in a memarg (align
 //     bit 6), a nonzero memory byte in memory.size/grow/copy/fill/init or a data segment;
 //   GC (part 2): type forms 0x4e rec, 0x50/0x4f sub, 0x5e array, 0x5f struct, the 0xfb prefix,
@@ -131,7 +131,7 @@ class FeatureScan {
   }
   void limits(Scan& s, bool memory) {
     uint8_t flags = s.u8();
-    if (flags & 0x04) found("memory64");
+    if ((flags & 0x04) && !memory) found("table64");  // a 64-bit memory is implemented, a 64-bit table not yet
     if (flags > 0x07) throw Stop{};
     s.leb();
     if (flags & 0x01) s.leb();

@@ -38,9 +38,12 @@ void section(std::vector<uint8_t>& m, uint8_t id, const std::vector<uint8_t>& bo
 // An operand of the type a signature letter names: 1 (or 1.0, or sixteen 1 bytes), and address 0,
 // so that no declared instruction traps (no division by zero, every access in the one page).
 // Returns the lowered words the const takes (const_: op + value; a v128 const2: op + two).
-size_t push_operand(std::vector<uint8_t>& code, char letter) {
+size_t push_operand(std::vector<uint8_t>& code, char letter, bool memory64) {
   switch (letter) {
-    case 'a': code.insert(code.end(), {0x41, 0x00}); return 2;
+    case 'a':
+      if (memory64) code.insert(code.end(), {0x42, 0x00});  // an i64 address
+      else code.insert(code.end(), {0x41, 0x00});
+      return 2;
     case 'i': code.insert(code.end(), {0x41, 0x01}); return 2;
     case 'l': code.insert(code.end(), {0x42, 0x01}); return 2;
     case 'f': {
@@ -90,11 +93,11 @@ void encode_immediates(std::vector<uint8_t>& code, const SimpleOp& s) {
 
 // A module exporting f: () -> (), one page of memory, whose body runs `s` once. `op_at` gets the
 // index of the instruction's op word in the plainly lowered code.
-std::vector<uint8_t> module_for(const SimpleOp& s, size_t& op_at) {
+std::vector<uint8_t> module_for(const SimpleOp& s, size_t& op_at, bool memory64 = false) {
   std::vector<uint8_t> body{0x00};  // no locals
   const char* colon = std::strchr(s.signature, ':');
   op_at = 0;
-  for (const char* p = s.signature; p != colon; ++p) op_at += push_operand(body, *p);
+  for (const char* p = s.signature; p != colon; ++p) op_at += push_operand(body, *p, memory64);
   encode_opcode(body, s.opcode);
   encode_immediates(body, s);
   for (const char* p = colon + 1; *p; ++p) body.push_back(0x1A);  // drop
@@ -102,7 +105,7 @@ std::vector<uint8_t> module_for(const SimpleOp& s, size_t& op_at) {
   std::vector<uint8_t> m = {0x00, 0x61, 0x73, 0x6D, 0x01, 0x00, 0x00, 0x00};
   section(m, 1, {0x01, 0x60, 0x00, 0x00});        // one type: [] -> []
   section(m, 3, {0x01, 0x00});                    // one function of it
-  section(m, 5, {0x01, 0x00, 0x01});              // one memory, one page
+  section(m, 5, {0x01, static_cast<uint8_t>(memory64 ? 0x04 : 0x00), 0x01});  // one memory (i64-indexed: memory64), one page
   section(m, 7, {0x01, 0x01, 'f', 0x00, 0x00});   // export "f" = function 0
   std::vector<uint8_t> code{0x01};
   uleb(code, body.size());
@@ -151,6 +154,38 @@ TEST(InstructionTable, EveryDeclaredInstructionValidatesLowersAndRunsAtItsDeclar
     ++checked;
   }
   EXPECT_GT(checked, 400u);
+}
+
+// The memory64 form of an instruction (ops.h's kForms), or Op::kCount.
+Op a64_form(Op op) {
+  for (const FormsOf& f : kForms)
+    if (f.op == op) return f.forms.a64;
+  return Op::kCount;
+}
+
+TEST(InstructionTable, EveryMemoryInstructionHasAMemory64FormAtItsDeclaredLength) {
+  size_t checked = 0;
+  for (const SimpleOp& s : kSimpleOps) {
+    if (s.imm != Imm::MEM && s.imm != Imm::MEMLANE) continue;
+    std::string name = kOpNames[static_cast<size_t>(s.op)];
+    SCOPED_TRACE(name + " in a memory64 module");
+    Op a64 = a64_form(s.op);
+    ASSERT_NE(a64, Op::kCount) << "no _a64 form";
+    size_t op_at = 0;
+    Module m = decode_module(module_for(s, op_at, true));
+    ASSERT_NO_THROW(validate_module(m));
+    Runtime rt(Dispatch::kSwitch);
+    rt.set_lowering(Lowering::none());
+    rt.enable_profile();
+    Instance& inst = rt.instantiate(std::move(m));
+    FuncInst* f = inst.exports.at("f").func;
+    ASSERT_GT(f->code.size(), op_at);
+    EXPECT_EQ(f->code[op_at], static_cast<uint64_t>(a64));
+    EXPECT_NO_THROW(rt.invoke(f, {}));
+    EXPECT_EQ(rt.profile().op_counts[static_cast<size_t>(a64)], 1u);
+    ++checked;
+  }
+  EXPECT_GT(checked, 40u);
 }
 
 TEST(InstructionTable, AnUndeclaredOpcodeIsNotFound) {

@@ -141,6 +141,7 @@ struct TableInst {
 struct MemoryInst {
   static constexpr uint64_t kPage = 65536;
   std::optional<uint32_t> max;
+  bool address64 = false;  // indexed by i64 (memory64): its handlers are the _a64 forms
   uint8_t* data = nullptr;  // calloc'd: untouched pages stay unbacked until used
   uint64_t bytes = 0;
   MemoryInst(uint32_t pages, std::optional<uint32_t> max_pages);
