@@ -234,7 +234,7 @@ def test_the_committed_pair_profile_has_no_pair_from_unreachable():
 
 def test_dbinop_scratch_folder_is_private_and_removed_on_sigint(dlab_bin, tmp_path):
     env = dict(os.environ, TMPDIR=str(tmp_path))
-    p = subprocess.Popen([str(dlab_bin), "wasm", "bench", "--dbinop", "5", "--dispatch", "switch", "--samples", "1000",
+    p = subprocess.Popen([str(dlab_bin), "wasm", "bench", "--dbinop", "5", "--dispatch", "switch", "--samples", "100000",
                           "--no-save"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.time() + TIMEOUT

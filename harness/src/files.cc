@@ -46,6 +46,25 @@ void write_all(int fd, const std::string& content, const std::string& what) {
   }
 }
 
+void write_new_file(const std::string& path, const std::string& content, unsigned mode) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd < 0) throw std::runtime_error(fmt::format("cannot create {}: {}", path, std::strerror(errno)));
+  try {
+    write_all(fd, content, path);
+    // fsync: a full disk or an I/O error can show only here or at close; both are checked.
+    if (::fsync(fd) != 0) throw std::runtime_error(fmt::format("writing {} failed: {}", path, std::strerror(errno)));
+  } catch (...) {
+    ::close(fd);
+    ::unlink(path.c_str());
+    throw;
+  }
+  if (::close(fd) != 0) {
+    int err = errno;
+    ::unlink(path.c_str());
+    throw std::runtime_error(fmt::format("writing {} failed: {}", path, std::strerror(err)));
+  }
+}
+
 namespace {
 
 // A device or FIFO is written into, as a shell redirection would: nothing is created or renamed.
@@ -99,22 +118,7 @@ void write_output_file(const std::string& path, const std::string& content, Exis
   fs::path target(path);
   fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
   fs::path tmp = dir / fmt::format(".{}.tmp.{}", target.filename().string(), ::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) throw std::runtime_error(fmt::format("cannot create {}: {}", tmp.string(), std::strerror(errno)));
-  try {
-    write_all(fd, content, path);
-    // fsync: a full disk or an I/O error can show only here or at close; both are checked.
-    if (::fsync(fd) != 0) throw std::runtime_error(fmt::format("writing {} failed: {}", path, std::strerror(errno)));
-  } catch (...) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
-  }
-  if (::close(fd) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    throw std::runtime_error(fmt::format("writing {} failed: {}", path, std::strerror(err)));
-  }
+  write_new_file(tmp.string(), content);
   // A new file is linked (link(2) fails if something appeared at the path meanwhile); a
   // replacement is renamed over the regular file checked above.
   int rc = what == OutputTarget::kRegular ? ::rename(tmp.c_str(), target.c_str()) : ::link(tmp.c_str(), target.c_str());

@@ -124,30 +124,6 @@ namespace {
 
 std::string errno_text(int err) { return std::strerror(err); }
 
-// Writes and syncs `content` into a new file; throws with the file and the reason.
-void write_new_file(const fs::path& path, const std::string& content) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) throw std::runtime_error(fmt::format("cannot create {}: {}", path.string(), errno_text(errno)));
-  size_t done = 0;
-  while (done < content.size()) {
-    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = n < 0 ? errno : EIO;
-      ::close(fd);
-      ::unlink(path.c_str());
-      throw std::runtime_error(fmt::format("writing {} failed: {}", path.string(), errno_text(err)));
-    }
-    done += static_cast<size_t>(n);
-  }
-  // fsync: a full disk or an I/O error can show only here or at close; both are checked.
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    int err = errno;
-    ::unlink(path.c_str());
-    throw std::runtime_error(fmt::format("writing {} failed: {}", path.string(), errno_text(err)));
-  }
-}
-
 fs::path temporary_for(const fs::path& path) {
   return path.parent_path() / fmt::format(".{}.tmp.{}", path.filename().string(), getpid());
 }
@@ -177,7 +153,7 @@ void write_files_atomically(const fs::path& dir, const std::vector<std::pair<std
   try {
     for (const auto& [name, content] : files) {
       temps.push_back(temporary_for(dir / name));
-      write_new_file(temps.back(), content);
+      write_new_file(temps.back().string(), content);
     }
   } catch (...) {
     remove_all(temps);
@@ -220,7 +196,7 @@ RunDirectory RunDirectory::create(const fs::path& root, const std::string& cpu_s
   if (::mkdir(staging.c_str(), 0755) != 0)
     throw std::runtime_error(fmt::format("cannot create {}: {}", staging.string(), errno_text(errno)));
   try {
-    write_new_file(staging / "machine.json", machine_json);
+    write_new_file((staging / "machine.json").string(), machine_json);
   } catch (...) {
     fs::remove_all(staging, ec);
     throw;

@@ -37,15 +37,7 @@ TempDir::~TempDir() {
 
 std::filesystem::path TempDir::write(const std::string& name, const std::string& content) const {
   auto p = file(name);
-  int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) throw std::runtime_error(fmt::format("cannot create {}: {}", p.string(), std::strerror(errno)));
-  try {
-    write_all(fd, content, p.string());
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  if (::close(fd) != 0) throw std::runtime_error(fmt::format("writing {} failed: {}", p.string(), std::strerror(errno)));
+  write_new_file(p.string(), content, 0600);
   return p;
 }
 

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "rapl_fixtures.h"
+
 #include "dispatchlab/harness/counter_plan.h"
 #include "dispatchlab/harness/meter.h"
 #include "dispatchlab/harness/powercap.h"
@@ -21,9 +23,7 @@ namespace {
 using testing::PerfCpuScript;
 using testing::ScriptedPerfCpuEvents;
 
-std::string fixture(const std::string& name) {
-  return std::string(DLAB_TEST_SOURCE_DIR) + "/harness/tests/fixtures/rapl/" + name;
-}
+std::string fixture(const std::string& name) { return testing::rapl_fixture(name); }
 
 const HostCpu kHost{"x86_64", "linux", "", "generic", ""};
 

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "rapl_fixtures.h"
+
 #include "dispatchlab/harness/temp_dir.h"
 
 namespace dlab {
@@ -15,9 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string fixture(const std::string& name) {
-  return std::string(DLAB_TEST_SOURCE_DIR) + "/harness/tests/fixtures/rapl/" + name;
-}
+std::string fixture(const std::string& name) { return testing::rapl_fixture(name); }
 
 void put(const fs::path& file, const std::string& text) {
   fs::create_directories(file.parent_path());

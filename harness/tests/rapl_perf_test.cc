@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "rapl_fixtures.h"
+
 #include "scripted_perf_cpu_events.h"
 
 namespace dlab {
@@ -14,9 +16,7 @@ namespace {
 using testing::PerfCpuScript;
 using testing::ScriptedPerfCpuEvents;
 
-std::string fixture(const std::string& name) {
-  return std::string(DLAB_TEST_SOURCE_DIR) + "/harness/tests/fixtures/rapl/" + name;
-}
+std::string fixture(const std::string& name) { return testing::rapl_fixture(name); }
 
 constexpr double kTwoToThe32 = 4294967296.0;
 

@@ -36,6 +36,10 @@ void write_output_file(const std::string& path, const std::string& content, Exis
 // runs anything, so a refused output costs nothing.
 void check_output_file(const std::string& path, ExistingFile existing, const std::string& force_hint = "");
 
+// Creates `path` (never an existing file, never through a link: O_EXCL | O_NOFOLLOW) holding
+// `content`, every write, the fsync and the close checked; on failure nothing is left there.
+void write_new_file(const std::string& path, const std::string& content, unsigned mode = 0644);
+
 // Writes all of `content` to an open descriptor, retrying short writes; throws with `what` and
 // the system's reason.
 void write_all(int fd, const std::string& content, const std::string& what);
