@@ -56,4 +56,9 @@ class BinaryReader {
   size_t base_;
 };
 
+// A value type and a heap type (module_decoder.cc, where the binary format's rules for them are):
+// shared by the decoder, the validator and the lowering, which read the same immediates.
+ValType read_valtype(BinaryReader& r);
+HeapType read_heaptype(BinaryReader& r);
+
 }  // namespace dlab::wasm

@@ -14,6 +14,20 @@ bool limits_match(const Limits& have, const Limits& want) {
   return have.max && *have.max <= *want.max;
 }
 
+// An immutable global's value type may be a subtype of the import's (a mutable one must be the
+// same type). Concrete references compare by their (canonical) heap type: with no declared
+// supertypes before GC, a defined type's supertypes are itself and `func`.
+bool value_matches(ValType have, ValType want) {
+  if (have == want) return true;
+  if (!is_ref(have) || !is_ref(want) || (ref_nullable(have) && !ref_nullable(want))) return false;
+  HeapType h = ref_heap(have), w = ref_heap(want);
+  bool h_defined = h >= kHeapTypeIndex, w_defined = w >= kHeapTypeIndex;
+  if (h == w) return true;
+  if (w == kHeapFunc) return h_defined || h == kHeapNoFunc;
+  if (w == kHeapExtern) return h == kHeapNoExtern;
+  return h == kHeapNoFunc && w_defined;
+}
+
 }  // namespace
 
 bool extern_matches(const ExternType& have, const Import& want, const Module& m) {
@@ -26,7 +40,9 @@ bool extern_matches(const ExternType& have, const Import& want, const Module& m)
     }
     case ExternKind::kTable: return have.table.element == want.table.element && limits_match(have.table.limits, want.table.limits);
     case ExternKind::kMemory: return limits_match(have.memory, want.memory);
-    case ExternKind::kGlobal: return have.global.type == want.global.type && have.global.mutable_ == want.global.mutable_;
+    case ExternKind::kGlobal:
+      if (have.global.mutable_ != want.global.mutable_) return false;
+      return want.global.mutable_ ? have.global.type == want.global.type : value_matches(have.global.type, want.global.type);
   }
   return false;
 }

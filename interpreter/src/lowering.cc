@@ -266,10 +266,7 @@ class Lowerer {
       r.u8();
       return {};
     }
-    if (b >= 0x6F && b <= 0x7F) {
-      r.u8();
-      return {{}, {static_cast<ValType>(b)}};
-    }
+    if ((b >= 0x69 && b <= 0x7F) || b == 0x63 || b == 0x64) return {{}, {read_valtype(r)}};
     const FuncType& ft = inst_.module.types.at(static_cast<uint32_t>(r.s33()));
     return {ft.params, ft.results};
   }
@@ -333,33 +330,55 @@ class Lowerer {
     }
   }
 
-  // Memory 0 is indexed by i64 (memory64).
-  bool memory64() const { return !inst_.memories.empty() && inst_.memories[0]->address64; }
-  // A (validated) memarg's offset; its memory must be memory 0 (multi-memory is not here yet).
-  uint64_t memarg_offset(BinaryReader& r) {
+  // A (validated) memarg: its memory (index) and static offset; the alignment is a hint only.
+  struct MemArg {
+    uint32_t memory = 0;
+    uint64_t offset = 0;
+  };
+  static MemArg memarg(BinaryReader& r) {
+    MemArg a;
     uint32_t flags = r.u32();
-    if (flags & 64) memory_zero(r.u32());
-    return r.u64();
+    if (flags & 64) a.memory = r.u32();
+    a.offset = r.u64();
+    return a;
   }
-  static void memory_zero(uint32_t idx) {
-    if (idx != 0) throw Unsupported(fmt::format("not supported yet: multi-memory (an access to memory {})", idx));
+  MemoryInst* memory(uint32_t idx) const { return inst_.memories.at(idx); }
+  // Memory `idx` is indexed by i64 (memory64): its instructions are their _a64 forms.
+  bool memory64(uint32_t idx = 0) const { return idx < inst_.memories.size() && inst_.memories[idx]->address64; }
+  // multi-memory: an instruction on a memory other than memory 0 runs between two memory_use
+  // instructions (that memory, then memory 0 again), so memory 0's instructions stay one handler.
+  void use_memory(uint32_t idx) {
+    emit(Op::memory_use);
+    word(reinterpret_cast<uint64_t>(memory(idx)));
+  }
+  template <typename F>
+  void on_memory(uint32_t idx, F write) {
+    if (idx == 0) return write();
+    use_memory(idx);
+    write();
+    use_memory(0);
   }
   // An instruction from the table, with its immediates read and emitted by kind.
   void table_op(BinaryReader& r, const SimpleOp& s) {
     uint64_t imm[2] = {0, 0};
+    uint32_t mem = 0;
     switch (s.imm) {
       case Imm::NONE: break;
-      case Imm::MEM: imm[0] = memarg_offset(r); break;  // the alignment is a hint only
+      case Imm::MEM: { MemArg a = memarg(r); mem = a.memory; imm[0] = a.offset; break; }
       case Imm::LANE: imm[0] = r.u8(); break;
-      case Imm::MEMLANE: imm[0] = memarg_offset(r); imm[1] = r.u8(); break;
+      case Imm::MEMLANE: { MemArg a = memarg(r); mem = a.memory; imm[0] = a.offset; imm[1] = r.u8(); break; }
       case Imm::SHUF: std::memcpy(imm, r.bytes(16), 16); break;
     }
     pop_push(s);
-    // A memory64 module's memory instructions are their _a64 forms (64-bit address arithmetic):
-    // written as they are, never folded or paired.
-    if ((s.imm == Imm::MEM || s.imm == Imm::MEMLANE) && memory64()) {
-      emit(kRewrites[s.op].a64);
-      for (int i = 0; i < imm_words(s.imm); ++i) word(imm[i]);
+    // A memory64 memory's instructions are their _a64 forms (64-bit address arithmetic), and an
+    // instruction on another memory than memory 0 is bracketed by memory_use: both written as
+    // they are, never folded or paired.
+    bool on_memory_op = s.imm == Imm::MEM || s.imm == Imm::MEMLANE;
+    if (on_memory_op && (memory64(mem) || mem != 0)) {
+      on_memory(mem, [&] {
+        emit(memory64(mem) ? kRewrites[s.op].a64 : s.op);
+        for (int i = 0; i < imm_words(s.imm); ++i) word(imm[i]);
+      });
       return;
     }
     if (s.imm == Imm::MEM && fold_load(s.op, imm[0])) return;
@@ -389,12 +408,51 @@ class Lowerer {
     pop();
     const FuncType& ft = inst_.module.types.at(type_idx);
     pop(ft.params.size());
+    index64(table, {1});
     emit(tail ? Op::return_call_indirect : Op::call_indirect);
     word(reinterpret_cast<uint64_t>(inst_.tables.at(table)));
     word(inst_.type_ids.at(type_idx));
     if (tail) mark_dead();
     else push(ft.results);
   }
+
+  void call_ref(uint32_t type_idx, bool tail) {
+    pop();
+    const FuncType& ft = inst_.module.types.at(type_idx);
+    pop(ft.params.size());
+    emit(tail ? Op::return_call_ref : Op::call_ref);
+    if (tail) mark_dead();
+    else push(ft.results);
+  }
+  // br_on_null / br_on_non_null l: [offset, keep, drop] for the label, the reference counted as
+  // its handler does (dropped before the branch by br_on_null, carried by br_on_non_null).
+  void branch_on_null(uint32_t depth, bool on_null) {
+    if (dead()) return;
+    if (on_null) {
+      ValType t = pop();
+      auto [keep, drop] = keep_drop(depth);
+      push(t);
+      size_t at = emit(Op::br_on_null);
+      word(0); word(keep); word(drop);
+      target(depth, at, at + 1);
+      return;
+    }
+    auto [keep, drop] = keep_drop(depth);
+    size_t at = emit(Op::br_on_non_null);
+    word(0); word(keep); word(drop);
+    target(depth, at, at + 1);
+    pop();
+  }
+  // table64: the i64 operands of an instruction on a 64-bit table (slots from the top) saturated
+  // to 32 bits first (handlers.def's table_index64).
+  void index64(uint32_t table, std::initializer_list<uint64_t> slots) {
+    if (!inst_.tables.at(table)->type.limits.address64) return;
+    for (uint64_t k : slots) {
+      emit(Op::table_index64);
+      word(k);
+    }
+  }
+  bool table64(uint32_t table) const { return inst_.tables.at(table)->type.limits.address64; }
 
   void instruction(BinaryReader& r) {
     uint8_t op = r.u8();
@@ -476,11 +534,12 @@ class Lowerer {
         call_indirect(type_idx, table, op == 0x13);
         return;
       }
+      case 0x14: case 0x15: call_ref(r.u32(), op == 0x15); return;
       case 0x1A: emit(slots_of(pop()) == 2 ? Op::drop2 : Op::drop); return;
       case 0x1B: case 0x1C: {
         if (op == 0x1C) {
           r.u32();
-          r.u8();
+          read_valtype(r);
         }
         pop();
         ValType t = pop();
@@ -520,20 +579,32 @@ class Lowerer {
         return;
       }
       case 0x25: case 0x26: {
-        TableInst* t = inst_.tables.at(r.u32());
+        uint32_t idx = r.u32();
+        TableInst* t = inst_.tables.at(idx);
         if (op == 0x25) {
           pop();
           push(t->type.element);
+          index64(idx, {1});
           emit(Op::table_get);
         } else {
           pop(2);
+          index64(idx, {2});
           emit(Op::table_set);
         }
         word(reinterpret_cast<uint64_t>(t));
         return;
       }
-      case 0x3F: memory_zero(r.u32()); push(ValType::kI32); emit(Op::memory_size); return;
-      case 0x40: memory_zero(r.u32()); emit(memory64() ? Op::memory_grow_a64 : Op::memory_grow); return;
+      case 0x3F: {
+        uint32_t mem = r.u32();
+        push(memory64(mem) ? ValType::kI64 : ValType::kI32);
+        on_memory(mem, [&] { emit(Op::memory_size); });
+        return;
+      }
+      case 0x40: {
+        uint32_t mem = r.u32();
+        on_memory(mem, [&] { emit(memory64(mem) ? Op::memory_grow_a64 : Op::memory_grow); });
+        return;
+      }
       case 0x41: push(ValType::kI32); emit(Op::const_); word(static_cast<uint32_t>(r.s32())); return;
       case 0x42: push(ValType::kI64); emit(Op::const_); word(static_cast<uint64_t>(r.s64())); return;
       case 0x43: {
@@ -552,8 +623,10 @@ class Lowerer {
         word(bits);
         return;
       }
-      case 0xD0: push(static_cast<ValType>(r.u8())); emit(Op::const_); word(0); return;
+      case 0xD0: push(ref_type(true, read_heaptype(r))); emit(Op::const_); word(0); return;
       case 0xD1: pop(); push(ValType::kI32); emit(Op::ref_is_null); return;
+      case 0xD4: emit(Op::ref_as_non_null); return;
+      case 0xD5: case 0xD6: branch_on_null(r.u32(), op == 0xD5); return;
       case 0xD2: push(ValType::kFuncRef); emit(Op::const_); word(reinterpret_cast<uint64_t>(inst_.funcs.at(r.u32()))); return;
       case 0xFC: misc(r); return;
       case 0xFD: {
@@ -584,19 +657,38 @@ class Lowerer {
     if (const SimpleOp* s = find_simple_op(0xFC00 + sub)) return simple(*s);
     switch (sub) {
       case 8: {
-        uint32_t seg = r.u32();
-        memory_zero(r.u32());
+        uint32_t seg = r.u32(), mem = r.u32();
         pop(3);
-        emit(memory64() ? Op::memory_init_a64 : Op::memory_init);
-        word(reinterpret_cast<uint64_t>(&inst_.datas.at(seg)));
+        on_memory(mem, [&] {
+          emit(memory64(mem) ? Op::memory_init_a64 : Op::memory_init);
+          word(reinterpret_cast<uint64_t>(&inst_.datas.at(seg)));
+        });
         return;
       }
       case 9: emit(Op::data_drop); word(reinterpret_cast<uint64_t>(&inst_.datas.at(r.u32()))); return;
-      case 10: memory_zero(r.u32()); memory_zero(r.u32()); pop(3); emit(memory64() ? Op::memory_copy_a64 : Op::memory_copy); return;
-      case 11: memory_zero(r.u32()); pop(3); emit(memory64() ? Op::memory_fill_a64 : Op::memory_fill); return;
+      case 10: {
+        uint32_t dst = r.u32(), src = r.u32();
+        pop(3);
+        if (dst == 0 && src == 0) {
+          emit(memory64() ? Op::memory_copy_a64 : Op::memory_copy);
+          return;
+        }
+        // Between two memories (or within one other than memory 0): one handler that reads both.
+        emit(Op::memory_copy_between);
+        word(reinterpret_cast<uint64_t>(memory(dst)));
+        word(reinterpret_cast<uint64_t>(memory(src)));
+        return;
+      }
+      case 11: {
+        uint32_t mem = r.u32();
+        pop(3);
+        on_memory(mem, [&] { emit(memory64(mem) ? Op::memory_fill_a64 : Op::memory_fill); });
+        return;
+      }
       case 12: {
         uint32_t seg = r.u32(), table = r.u32();
         pop(3);
+        index64(table, {3});
         emit(Op::table_init);
         word(reinterpret_cast<uint64_t>(inst_.tables.at(table)));
         word(reinterpret_cast<uint64_t>(&inst_.elems.at(seg)));
@@ -606,14 +698,41 @@ class Lowerer {
       case 14: {
         uint32_t dst = r.u32(), src = r.u32();
         pop(3);
+        if (table64(dst)) index64(dst, {3});
+        if (table64(src)) index64(src, {2});
+        if (table64(dst) && table64(src)) index64(dst, {1});
         emit(Op::table_copy);
         word(reinterpret_cast<uint64_t>(inst_.tables.at(dst)));
         word(reinterpret_cast<uint64_t>(inst_.tables.at(src)));
         return;
       }
-      case 15: pop(2); push(ValType::kI32); emit(Op::table_grow); word(reinterpret_cast<uint64_t>(inst_.tables.at(r.u32()))); return;
-      case 16: push(ValType::kI32); emit(Op::table_size); word(reinterpret_cast<uint64_t>(inst_.tables.at(r.u32()))); return;
-      case 17: pop(3); emit(Op::table_fill); word(reinterpret_cast<uint64_t>(inst_.tables.at(r.u32()))); return;
+      case 15: {
+        uint32_t idx = r.u32();
+        pop(2);
+        push(table64(idx) ? ValType::kI64 : ValType::kI32);
+        index64(idx, {1});
+        emit(Op::table_grow);
+        word(reinterpret_cast<uint64_t>(inst_.tables.at(idx)));
+        // A table64's "cannot grow" is i64 -1: the handler's 32-bit -1 sign-extended (a size it
+        // returns is below 2^31, Runtime::kMaxTableElements).
+        if (table64(idx)) emit(Op::i64_extend_i32_s);
+        return;
+      }
+      case 16: {
+        uint32_t idx = r.u32();
+        push(table64(idx) ? ValType::kI64 : ValType::kI32);
+        emit(Op::table_size);
+        word(reinterpret_cast<uint64_t>(inst_.tables.at(idx)));
+        return;
+      }
+      case 17: {
+        uint32_t idx = r.u32();
+        pop(3);
+        index64(idx, {3, 1});
+        emit(Op::table_fill);
+        word(reinterpret_cast<uint64_t>(inst_.tables.at(idx)));
+        return;
+      }
       default: throw Unsupported(fmt::format("0xfc {} has no handler", sub));
     }
   }

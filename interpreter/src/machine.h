@@ -25,10 +25,12 @@ struct CallFrame {
 };
 
 struct Machine {
-  // Cached from the current instance's memory 0; refreshed when the instance changes and after
-  // memory.grow, so loads and stores pay one indirection (m->mem_base), not three.
+  // Cached from the current memory (memory 0 of the current instance, or the one memory_use
+  // chose for the next instruction); refreshed when the instance changes and after memory.grow,
+  // so loads and stores pay one indirection (m->mem_base), not three.
   uint8_t* mem_base = nullptr;
   uint64_t mem_bytes = 0;
+  MemoryInst* memory = nullptr;
   Instance* instance = nullptr;
   CallFrame* frame_top = nullptr;
   CallFrame* frames_end = nullptr;
@@ -52,11 +54,12 @@ struct Machine {
   std::unique_ptr<uint64_t[]> stack;
   std::unique_ptr<CallFrame[]> frames;
 
-  void load_memory() {
-    MemoryInst* mem = instance && !instance->memories.empty() ? instance->memories[0] : nullptr;
+  void use_memory(MemoryInst* mem) {
+    memory = mem;
     mem_base = mem ? mem->data : nullptr;
     mem_bytes = mem ? mem->bytes : 0;
   }
+  void load_memory() { use_memory(instance && !instance->memories.empty() ? instance->memories[0] : nullptr); }
 };
 
 #define DLW_HANDLER_PARAMS const uint64_t *ip, uint64_t *sp, uint64_t *fp, ::dlab::wasm::Machine *m

@@ -9,18 +9,55 @@ namespace dlab::wasm {
 
 namespace {
 
-bool is_valtype(uint8_t b) { return b == 0x7F || b == 0x7E || b == 0x7D || b == 0x7C || b == 0x7B || b == 0x70 || b == 0x6F; }
+bool is_numtype_or_vec(uint8_t b) { return b == 0x7F || b == 0x7E || b == 0x7D || b == 0x7C || b == 0x7B; }
+// A value type's first byte: a number, v128, a shorthand reference type, or (ref null? ht).
+bool is_valtype(uint8_t b) { return is_numtype_or_vec(b) || b == 0x70 || b == 0x6F || b == 0x63 || b == 0x64; }
 
-ValType valtype(BinaryReader& r) {
-  uint8_t b = r.u8();
-  if (!is_valtype(b)) r.fail("malformed value type");
-  return static_cast<ValType>(b);
+// A heap type (s33): an abstract one as a negative code, a type index as a non-negative one. The
+// heap types GC and exceptions add (part 2) are not supported yet.
+HeapType decode_heaptype(BinaryReader& r) {
+  int64_t h = r.s33();
+  if (h >= 0) {
+    if (h >= kHeapCanonical - kHeapTypeIndex) r.fail("type index too large");
+    return kHeapTypeIndex + static_cast<HeapType>(h);
+  }
+  uint8_t b = static_cast<uint8_t>(h & 0x7F);
+  switch (b) {
+    case kHeapFunc: case kHeapExtern: case kHeapNoFunc: case kHeapNoExtern: return b;
+    case 0x71: case 0x6E: case 0x6D: case 0x6C: case 0x6B: case 0x6A: r.fail("not supported yet: GC heap types (part 2)");
+    case 0x69: case 0x74: r.fail("not supported yet: exception references (part 2)");
+    default: r.fail("malformed heap type");
+  }
 }
+
+// A reference type after its first byte: the shorthands funcref / externref, or 0x63 / 0x64
+// (ref null ht / ref ht).
+ValType reftype_after(BinaryReader& r, uint8_t b) {
+  switch (b) {
+    case 0x70: return ValType::kFuncRef;
+    case 0x6F: return ValType::kExternRef;
+    case 0x63: return ref_type(true, decode_heaptype(r));
+    case 0x64: return ref_type(false, decode_heaptype(r));
+    case 0x73: case 0x72: return ref_type(true, b);  // nullfuncref, nullexternref
+    case 0x71: case 0x6E: case 0x6D: case 0x6C: case 0x6B: case 0x6A: r.fail("not supported yet: GC reference types (part 2)");
+    case 0x69: case 0x74: r.fail("not supported yet: exception references (part 2)");
+    default: r.fail("malformed reference type");
+  }
+}
+
+ValType decode_valtype(BinaryReader& r) {
+  uint8_t b = r.u8();
+  if (is_numtype_or_vec(b)) return static_cast<ValType>(b);
+  if (b == 0x70 || b == 0x6F || b == 0x63 || b == 0x64 || (b >= 0x69 && b <= 0x74)) return reftype_after(r, b);
+  r.fail("malformed value type");
+}
+
+ValType valtype(BinaryReader& r) { return decode_valtype(r); }
 
 ValType reftype(BinaryReader& r) {
   uint8_t b = r.u8();
-  if (b != 0x70 && b != 0x6F) r.fail("malformed reference type");
-  return static_cast<ValType>(b);
+  if (is_numtype_or_vec(b)) r.fail("malformed reference type");
+  return reftype_after(r, b);
 }
 
 Limits limits(BinaryReader& r) {
@@ -76,12 +113,20 @@ void scan_expr(BinaryReader& r, ExprScan& scan) {
     uint8_t op = r.u8();
     switch (op) {
       case 0x00: case 0x01: case 0x0F: case 0x1A: case 0xD1:  // unreachable nop return drop ref.is_null
+      case 0xD4:                                                // ref.as_non_null
         break;
+      case 0x14: case 0x15: case 0xD5: case 0xD6:  // call_ref, return_call_ref (type); br_on_null, br_on_non_null (label)
+        r.u32();
+        break;
+      case 0xD3: case 0xFB: r.fail("not supported yet: GC instructions (part 2)");
+      case 0x06: case 0x07: case 0x08: case 0x09: case 0x0A: case 0x18: case 0x19: case 0x1F:
+        r.fail("not supported yet: exception handling (part 2)");
       case 0x1B:  // select
         break;
       case 0x02: case 0x03: case 0x04: {  // block loop if: blocktype
         uint8_t b = r.peek();
-        if (b == 0x40 || is_valtype(b)) r.u8();
+        if (b == 0x40) r.u8();
+        else if (is_valtype(b) || (b >= 0x69 && b <= 0x74)) valtype(r);
         else if (r.s33() < 0) r.fail("malformed block type");
         ++depth;
         break;
@@ -117,7 +162,7 @@ void scan_expr(BinaryReader& r, ExprScan& scan) {
       case 0x42: r.s64(); break;
       case 0x43: r.bytes(4); break;
       case 0x44: r.bytes(8); break;
-      case 0xD0: reftype(r); break;
+      case 0xD0: decode_heaptype(r); break;
       case 0xFC: {
         uint32_t sub = r.u32();
         if (const SimpleOp* s = find_simple_op(0xFC00 + sub)) {  // the saturating truncations
@@ -213,7 +258,10 @@ Module decode_module(const uint8_t* data, size_t size) {
         break;
       case 1:
         for (uint32_t n = count(), i = 0; i < n; ++i) {
-          if (s.u8() != 0x60) s.fail("integer representation too long");  // the spec's message for a bad form byte
+          uint8_t form = s.u8();
+          if (form == 0x4E || form == 0x50 || form == 0x4F || form == 0x5E || form == 0x5F)
+            s.fail("not supported yet: GC type definitions (part 2)");
+          if (form != 0x60) s.fail("integer representation too long");  // the spec's message for a bad form byte
           FuncType t;
           for (uint32_t k = count(), j = 0; j < k; ++j) t.params.push_back(valtype(s));
           for (uint32_t k = count(), j = 0; j < k; ++j) t.results.push_back(valtype(s));
@@ -241,10 +289,17 @@ Module decode_module(const uint8_t* data, size_t size) {
         break;
       case 4:
         for (uint32_t n = count(), i = 0; i < n; ++i) {
-          TableType t;
+          // 0x40 0x00: a table with an initializer expression (typed function references).
+          Table t;
+          bool with_init = s.peek() == 0x40;
+          if (with_init) {
+            s.u8();
+            if (s.u8() != 0x00) s.fail("malformed table");
+          }
           t.element = reftype(s);
           t.limits = limits(s);
-          m.tables.push_back(t);
+          if (with_init) t.init = expr(s, scan);
+          m.tables.push_back(std::move(t));
         }
         break;
       case 5:
@@ -283,6 +338,9 @@ Module decode_module(const uint8_t* data, size_t size) {
             if (explicit_table) e.table = s.u32();
             e.offset = expr(s, scan);
           }
+          // Function indices (no expressions) are of type (ref func) in 3.0, expressions funcref
+          // unless the segment says otherwise.
+          e.type = exprs ? ValType::kFuncRef : ref_type(false, kHeapFunc);
           if (passive_or_declarative || explicit_table) {
             if (exprs) e.type = reftype(s);
             else if (s.u8() != 0x00) s.fail("malformed element kind");
@@ -342,6 +400,32 @@ Module decode_module(const uint8_t* data, size_t size) {
   // without data segments there is nothing to count and validation reports the unknown index.
   if (scan.uses_data_count && !m.data_count && !m.data.empty()) r.fail("data count section required");
   return m;
+}
+
+ValType read_valtype(BinaryReader& r) { return decode_valtype(r); }
+HeapType read_heaptype(BinaryReader& r) { return decode_heaptype(r); }
+
+std::string valtype_name(ValType t) {
+  switch (t) {
+    case ValType::kI32: return "i32";
+    case ValType::kI64: return "i64";
+    case ValType::kF32: return "f32";
+    case ValType::kF64: return "f64";
+    case ValType::kV128: return "v128";
+    case ValType::kFuncRef: return "funcref";
+    case ValType::kExternRef: return "externref";
+    default: break;
+  }
+  HeapType h = ref_heap(t);
+  std::string heap;
+  switch (h) {
+    case kHeapFunc: heap = "func"; break;
+    case kHeapExtern: heap = "extern"; break;
+    case kHeapNoFunc: heap = "nofunc"; break;
+    case kHeapNoExtern: heap = "noextern"; break;
+    default: heap = h >= kHeapCanonical ? fmt::format("canonical {}", h - kHeapCanonical) : fmt::format("{}", h - kHeapTypeIndex);
+  }
+  return fmt::format("(ref {}{})", ref_nullable(t) ? "null " : "", heap);
 }
 
 Module decode_module(const std::vector<uint8_t>& bytes) { return decode_module(bytes.data(), bytes.size()); }

@@ -1,5 +1,6 @@
 #include "dispatchlab/interpreter/runtime.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -226,6 +227,18 @@ Runtime::Runtime(Dispatch dispatch, Placement placement)
 
 Runtime::~Runtime() = default;
 
+// A reference to a module type index becomes one to its canonical id (kHeapCanonical + id); a
+// reference of type `self` to itself becomes kHeapCanonical + kSelfReference, which compares equal
+// for equal self-referencing types of two modules.
+ValType Runtime::canonical_type(const Instance& inst, ValType t, uint32_t self) {
+  if (!is_ref(t)) return t;
+  int64_t idx = heap_type_index(ref_heap(t));
+  if (idx < 0) return t;
+  constexpr HeapType kSelfReference = kHeapMask - kHeapCanonical;
+  HeapType id = static_cast<uint32_t>(idx) == self ? kSelfReference : inst.type_ids.at(static_cast<uint32_t>(idx));
+  return ref_type(ref_nullable(t), kHeapCanonical + id);
+}
+
 uint32_t Runtime::type_id(const FuncType& t) {
   auto [it, inserted] = type_ids_.emplace(std::make_pair(t.params, t.results), static_cast<uint32_t>(type_ids_.size()));
   return it->second;
@@ -243,7 +256,6 @@ FuncInst* Runtime::host_function(FuncType type, HostFunction fn) {
 }
 
 TableInst* Runtime::table(TableType type) {
-  if (type.limits.address64) throw Unsupported("not supported yet: table64 (a table indexed by i64, memory64)");
   if (type.limits.min > kMaxTableElements)
     throw ImplementationLimit(fmt::format("a table of at least {} elements; this interpreter's limit is {}", type.limits.min,
                                           kMaxTableElements));
@@ -343,7 +355,14 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
   Instance& inst = *instances_.back();
   inst.module = std::move(module);
   const Module& m = inst.module;
-  for (const auto& t : m.types) inst.type_ids.push_back(type_id(t));
+  // Canonical type ids: a type's concrete references name the ids of the types they refer to
+  // (or the type itself), so equal types of two modules get one id.
+  for (size_t i = 0; i < m.types.size(); ++i) {
+    FuncType canonical = m.types[i];
+    for (auto* ts : {&canonical.params, &canonical.results})
+      for (ValType& t : *ts) t = canonical_type(inst, t, static_cast<uint32_t>(i));
+    inst.type_ids.push_back(type_id(canonical));
+  }
 
   // Imports, with the spec's matching rules on the provided objects' current types.
   for (const auto& im : m.imports) {
@@ -352,7 +371,14 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
     auto it = mod->second.find(im.name);
     if (it == mod->second.end()) throw LinkError(fmt::format("unknown import {}.{}", im.module, im.name));
     const ExternVal& v = it->second;
-    if (!extern_matches(v.type(), im, m)) throw LinkError(fmt::format("incompatible import type for {}.{}", im.module, im.name));
+    // Types compare canonically: a function by its type id, a table's or global's reference type
+    // with its type indices made canonical (as the provided object's are).
+    Import want = im;
+    want.table.element = canonical_type(inst, want.table.element);
+    want.global.type = canonical_type(inst, want.global.type);
+    bool ok = im.kind == ExternKind::kFunc ? v.kind == ExternKind::kFunc && v.func->type_id == inst.type_ids.at(im.func_type)
+                                           : extern_matches(v.type(), want, m);
+    if (!ok) throw LinkError(fmt::format("incompatible import type for {}.{}", im.module, im.name));
     switch (im.kind) {
       case ExternKind::kFunc: inst.funcs.push_back(v.func); break;
       case ExternKind::kTable: inst.tables.push_back(v.table); break;
@@ -368,15 +394,24 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
     funcs_.push_back(std::move(f));
     inst.funcs.push_back(funcs_.back().get());
   }
-  for (const auto& t : m.tables) inst.tables.push_back(table(t));
+  for (const auto& t : m.tables) {
+    TableType type = t;
+    type.element = canonical_type(inst, type.element);
+    inst.tables.push_back(table(type));
+  }
   for (const auto& l : m.memories) inst.memories.push_back(memory(l));
-  // The engines address memory 0 through the machine: a second memory would be silently wrong.
-  if (inst.memories.size() > 1)
-    throw Unsupported(fmt::format("not supported yet: multi-memory (this module has {} memories)", inst.memories.size()));
   for (const auto& g : m.globals) {
     auto [lo, hi] = eval_const(inst, g.init);
-    inst.globals.push_back(global(g.type, lo, hi));
+    GlobalType type = g.type;
+    type.type = canonical_type(inst, type.type);
+    inst.globals.push_back(global(type, lo, hi));
   }
+  // A table's initializer (typed function references) sees the imported globals (validation).
+  for (size_t i = 0; i < m.tables.size(); ++i)
+    if (m.tables[i].init) {
+      TableInst* t = inst.tables[inst.tables.size() - m.tables.size() + i];
+      std::fill(t->elements.begin(), t->elements.end(), eval_const(inst, *m.tables[i].init).first);
+    }
   for (const auto& e : m.elements) {
     std::vector<uint64_t> refs;
     for (const auto& x : e.init) refs.push_back(eval_const(inst, x).first);
@@ -404,9 +439,10 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
   for (size_t i = 0; i < m.elements.size(); ++i) {
     const ElemSegment& e = m.elements[i];
     if (e.mode == ElemSegment::kActive) {
-      uint64_t offset = static_cast<uint32_t>(eval_const(inst, e.offset).first);
       TableInst* t = inst.tables.at(e.table);
-      if (offset + inst.elems[i].size() > t->elements.size()) throw Trap("out of bounds table access");
+      uint64_t offset = eval_const(inst, e.offset).first;  // an i64 for a table64 table
+      if (!t->type.limits.address64) offset = static_cast<uint32_t>(offset);
+      if (offset > t->elements.size() || inst.elems[i].size() > t->elements.size() - offset) throw Trap("out of bounds table access");
       std::copy(inst.elems[i].begin(), inst.elems[i].end(), t->elements.begin() + static_cast<ptrdiff_t>(offset));
     }
     if (e.mode != ElemSegment::kPassive) inst.elems[i].clear();
@@ -457,7 +493,9 @@ std::vector<Value> Runtime::invoke(FuncInst* f, const std::vector<Value>& args) 
   uint64_t* base = m.stack.get() + 1;
   uint64_t* sp = base;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i].type != f->type.params[i]) throw std::invalid_argument(fmt::format("argument {} has the wrong type", i));
+    // A reference argument's type is its kind only (the host cannot name a module's type index).
+    bool same_kind = args[i].type == f->type.params[i] || (is_ref(args[i].type) && is_ref(f->type.params[i]));
+    if (!same_kind) throw std::invalid_argument(fmt::format("argument {} has the wrong type", i));
     *sp++ = args[i].lo;
     if (args[i].type == ValType::kV128) *sp++ = args[i].hi;
   }

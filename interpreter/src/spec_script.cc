@@ -22,17 +22,12 @@ using json = nlohmann::json;
 // rejects every unknown byte with the same words ("malformed value type", "illegal opcode"), so
 // only the bytes say which feature they are. The scan walks the sections and the code like the
 // decoder, knowing the 2.0 immediates, and stops at the first byte that is a 3.0 feature:
-//   table64 (memory64's tables): table limits flags with bit 2 set (64-bit memories run);
-//   multi-memory: more than one memory (imported + defined), a memory index in a memarg (align
-//     bit 6), a nonzero memory byte in memory.size/grow/copy/fill/init or a data segment;
 //   GC (part 2): type forms 0x4e rec, 0x50/0x4f sub, 0x5e array, 0x5f struct, the 0xfb prefix,
-//     ref.eq, GC heap and value types (any, eq, i31, struct, array, none, nofunc, noextern);
+//     ref.eq, GC heap and value types (any, eq, i31, struct, array, none);
 //   exceptions (part 2): the tag section (13), tag imports/exports, try/catch/throw/throw_ref/
 //     try_table/delegate, exn/noexn types;
-//   typed function references: (ref null? ht) types of func/extern or a function type index,
-//     call_ref, return_call_ref, ref.as_non_null, br_on_null, br_on_non_null, table initializers;
-// (extended-const, global.get of an earlier defined global in a constant expression and relaxed
-// SIMD are implemented: the scan reads past them.)
+// (memory64 and table64, multi-memory, extended-const, relaxed SIMD and typed function references
+// are implemented: the scan reads past them.)
 // Bytes the scan cannot read end it with "" (the module is malformed for another reason).
 namespace {
 
@@ -105,46 +100,40 @@ class FeatureScan {
 
   [[noreturn]] static void found(const char* what) { throw Found{what}; }
 
-  // A heap type after 0x63 / 0x64, or after ref.null.
-  void heaptype(Scan& s, bool after_ref) {
+  // A heap type after 0x63 / 0x64, or after ref.null: a function type index, func, extern and
+  // their bottoms nofunc and noextern are implemented.
+  void heaptype(Scan& s) {
     int64_t h = s.sleb();
     if (h >= 0) {
       if (static_cast<size_t>(h) < func_types_.size() && !func_types_[h]) found("GC (part 2)");
-      found("typed function references");
-    }
-    uint8_t b = static_cast<uint8_t>(h & 0x7F);
-    if (b == 0x70 || b == 0x6F) {
-      if (after_ref) found("typed function references");
       return;
     }
+    uint8_t b = static_cast<uint8_t>(h & 0x7F);
+    if (b == 0x70 || b == 0x6F || b == 0x73 || b == 0x72) return;
     if (b == 0x69 || b == 0x74) found("exceptions (part 2)");
-    if (b == 0x73 || b == 0x72 || b == 0x71 || b == 0x6E || b == 0x6D || b == 0x6C || b == 0x6B || b == 0x6A) found("GC (part 2)");
+    if (b == 0x71 || b == 0x6E || b == 0x6D || b == 0x6C || b == 0x6B || b == 0x6A) found("GC (part 2)");
     throw Stop{};
   }
   void valtype(Scan& s) {
     uint8_t b = s.u8();
-    if (b == 0x7F || b == 0x7E || b == 0x7D || b == 0x7C || b == 0x7B || b == 0x70 || b == 0x6F) return;
-    if (b == 0x63 || b == 0x64) heaptype(s, true);
+    if (b == 0x7F || b == 0x7E || b == 0x7D || b == 0x7C || b == 0x7B || b == 0x70 || b == 0x6F || b == 0x73 || b == 0x72) return;
+    if (b == 0x63 || b == 0x64) return heaptype(s);
     if (b == 0x69 || b == 0x74) found("exceptions (part 2)");
-    if (b == 0x73 || b == 0x72 || b == 0x71 || b == 0x6E || b == 0x6D || b == 0x6C || b == 0x6B || b == 0x6A) found("GC (part 2)");
+    if (b == 0x71 || b == 0x6E || b == 0x6D || b == 0x6C || b == 0x6B || b == 0x6A) found("GC (part 2)");
     throw Stop{};
   }
   void limits(Scan& s, bool memory) {
     uint8_t flags = s.u8();
-    if ((flags & 0x04) && !memory) found("table64");  // a 64-bit memory is implemented, a 64-bit table not yet
     if (flags > 0x07) throw Stop{};
     s.leb();
     if (flags & 0x01) s.leb();
-    if (memory && ++memories_ > 1) found("multi-memory");
   }
   void memarg(Scan& s) {
     uint64_t align = s.leb();
-    if (align & 0x40) found("multi-memory");
+    if (align & 0x40) s.leb();
     s.leb();
   }
-  void memidx_byte(Scan& s) {
-    if (s.u8() != 0) found("multi-memory");
-  }
+  void memidx_byte(Scan& s) { s.leb(); }
   // Instructions until the end of `s` (a function body) or, for a constant expression, its `end`.
   void code(Scan& s, bool constant) {
     while (!s.at_end()) {
@@ -170,8 +159,9 @@ class FeatureScan {
           break;
         }
         case 0x06: case 0x07: case 0x08: case 0x09: case 0x0A: case 0x18: case 0x19: case 0x1F: found("exceptions (part 2)");
-        case 0x14: case 0x15: case 0xD4: case 0xD5: case 0xD6: found("typed function references");
+        case 0xD4: break;
         case 0xD3: case 0xFB: found("GC (part 2)");
+        case 0x14: case 0x15: case 0xD5: case 0xD6:
         case 0x0C: case 0x0D: case 0x10: case 0x12: case 0x20: case 0x21: case 0x22: case 0x23: case 0x24: case 0x25: case 0x26:
         case 0xD2:
           s.leb();
@@ -191,7 +181,7 @@ class FeatureScan {
         case 0x41: case 0x42: s.sleb(); break;
         case 0x43: s.skip(4); break;
         case 0x44: s.skip(8); break;
-        case 0xD0: heaptype(s, false); break;
+        case 0xD0: heaptype(s); break;
         case 0xFC: {
           uint64_t sub = s.leb();
           if (sub <= 7) break;
@@ -266,11 +256,17 @@ class FeatureScan {
         else throw Stop{};
         break;
       }
-      case 4:
-        if (s.peek() == 0x40) found("typed function references");  // a table with an initializer
+      case 4: {
+        bool init = s.peek() == 0x40;  // a table with an initializer
+        if (init) {
+          s.u8();
+          s.u8();
+        }
         valtype(s);
         limits(s, false);
+        if (init) code(s, true);
         break;
+      }
       case 5: limits(s, true); break;
       case 6:
         valtype(s);
@@ -317,7 +313,7 @@ class FeatureScan {
       case 11: {
         uint64_t flags = s.leb();
         if (flags == 2) {
-          if (s.leb() != 0) found("multi-memory");
+          s.leb();
         } else if (flags > 2) {
           throw Stop{};
         }

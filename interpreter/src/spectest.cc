@@ -40,6 +40,9 @@ ExternMap spectest_module(Runtime& rt) {
   table.kind = ExternKind::kTable;
   table.table = rt.table({V::kFuncRef, {10, 20}});
   e["table"] = table;
+  ExternVal table64 = table;  // table64: the same limits, indexed by i64
+  table64.table = rt.table({V::kFuncRef, {10, 20, true}});
+  e["table64"] = table64;
   ExternVal memory;
   memory.kind = ExternKind::kMemory;
   memory.memory = rt.memory({1, 2});

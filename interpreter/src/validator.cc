@@ -16,7 +16,10 @@ namespace dlab::wasm {
 namespace {
 
 using VT = ValType;
-constexpr uint8_t kUnknown = 0;  // stands for any type below an unreachable point
+// A value type on the validator's stacks: ValType's code, or kUnknown, which stands for any type
+// below an unreachable point.
+using T = uint32_t;
+constexpr T kUnknown = 0;
 
 struct Ctx {
   const Module& m;
@@ -32,37 +35,94 @@ struct Ctx {
 
 [[noreturn]] void invalid(const std::string& what) { throw ValidationError(what); }
 
-bool is_num(uint8_t t) { return t == 0x7F || t == 0x7E || t == 0x7D || t == 0x7C; }
-bool is_vec(uint8_t t) { return t == 0x7B; }
-bool is_ref(uint8_t t) { return t == 0x70 || t == 0x6F; }
+bool is_num(T t) { return t == 0x7F || t == 0x7E || t == 0x7D || t == 0x7C; }
+bool is_vec(T t) { return t == 0x7B; }
+bool is_ref_t(T t) { return t != kUnknown && is_ref(static_cast<VT>(t)); }
 
 const FuncType& type_at(const Ctx& c, uint32_t idx) {
   if (idx >= c.m.types.size()) invalid("unknown type");
   return c.m.types[idx];
 }
 
+// ---- typed function references: type equality and subtyping ----------------------------------
+// Without GC's recursive groups and declared supertypes, two defined (function) types are equal
+// when their parameters and results are, a concrete reference comparing the types it names
+// (coinductively: a pair already being compared counts as equal, so a self-referencing type
+// compares with its copy), and a defined type's only supertypes are `func` and itself.
+bool types_equal(const Ctx& c, uint32_t a, uint32_t b, std::set<std::pair<uint32_t, uint32_t>>& assumed);
+bool valtypes_equal(const Ctx& c, VT x, VT y, std::set<std::pair<uint32_t, uint32_t>>& assumed) {
+  if (x == y) return true;
+  if (!is_ref(x) || !is_ref(y) || ref_nullable(x) != ref_nullable(y)) return false;
+  int64_t i = heap_type_index(ref_heap(x)), j = heap_type_index(ref_heap(y));
+  return i >= 0 && j >= 0 && types_equal(c, static_cast<uint32_t>(i), static_cast<uint32_t>(j), assumed);
+}
+bool types_equal(const Ctx& c, uint32_t a, uint32_t b, std::set<std::pair<uint32_t, uint32_t>>& assumed) {
+  if (a == b || !assumed.insert({a, b}).second) return true;
+  const FuncType& x = type_at(c, a);
+  const FuncType& y = type_at(c, b);
+  if (x.params.size() != y.params.size() || x.results.size() != y.results.size()) return false;
+  for (size_t k = 0; k < x.params.size(); ++k)
+    if (!valtypes_equal(c, x.params[k], y.params[k], assumed)) return false;
+  for (size_t k = 0; k < x.results.size(); ++k)
+    if (!valtypes_equal(c, x.results[k], y.results[k], assumed)) return false;
+  return true;
+}
+bool heap_matches(const Ctx& c, HeapType sub, HeapType super) {
+  if (sub == super) return true;
+  int64_t i = heap_type_index(sub), j = heap_type_index(super);
+  if (super == kHeapFunc) return i >= 0 || sub == kHeapNoFunc;
+  if (super == kHeapExtern) return sub == kHeapNoExtern;
+  if (sub == kHeapNoFunc) return j >= 0;
+  if (i >= 0 && j >= 0) {
+    std::set<std::pair<uint32_t, uint32_t>> assumed;
+    return types_equal(c, static_cast<uint32_t>(i), static_cast<uint32_t>(j), assumed);
+  }
+  return false;
+}
+// Whether a value of type `sub` may stand where `super` is expected (unknown matches both ways).
+bool matches(const Ctx& c, T sub, T super) {
+  if (sub == super || sub == kUnknown || super == kUnknown) return true;
+  if (!is_ref_t(sub) || !is_ref_t(super)) return false;
+  VT a = static_cast<VT>(sub), b = static_cast<VT>(super);
+  if (ref_nullable(a) && !ref_nullable(b)) return false;
+  return heap_matches(c, ref_heap(a), ref_heap(b));
+}
+bool matches(const Ctx& c, VT sub, VT super) { return matches(c, static_cast<T>(sub), static_cast<T>(super)); }
+// A type a module names must name a type it defines: below `bound` (the type section allows a
+// type to name itself and those before it).
+void check_valtype(VT t, size_t bound) {
+  if (!is_ref(t)) return;
+  int64_t i = heap_type_index(ref_heap(t));
+  if (i >= 0 && static_cast<uint64_t>(i) >= bound) invalid("unknown type");
+}
+void check_valtypes(const std::vector<VT>& ts, size_t bound) {
+  for (VT t : ts) check_valtype(t, bound);
+}
+
 
 struct Frame {
   uint8_t opcode;
-  std::vector<uint8_t> start, end;
+  std::vector<T> start, end;
   size_t height;
   bool unreachable = false;
+  size_t inits = 0;  // non-defaultable locals set before this frame began (FunctionValidator::set_locals_)
 };
 
 class FunctionValidator {
  public:
   // locals: run-length (count, type), parameters first; a function may declare up to 2^32 - 1.
   FunctionValidator(const Ctx& c, const FuncType& ft, const std::vector<std::pair<uint32_t, ValType>>& locals) : c_(c) {
-    for (auto r : ft.results) results_.push_back(static_cast<uint8_t>(r));
+    for (auto r : ft.results) results_.push_back(static_cast<T>(r));
     uint64_t end = 0;
     for (const auto& [n, t] : locals) {
       end += n;
-      local_runs_.emplace_back(end, static_cast<uint8_t>(t));
+      local_runs_.emplace_back(end, static_cast<T>(t));
     }
+    params_ = ft.params.size();
   }
 
   // Validates an expression whose result must be `results`. const_expr: only constant instructions.
-  void run(const Expr& e, const std::vector<uint8_t>& results, bool const_expr) {
+  void run(const Expr& e, const std::vector<T>& results, bool const_expr) {
     const_ = const_expr;
     BinaryReader r(e.bytes.data(), e.bytes.size());
     push_ctrl(0x02, {}, results);
@@ -74,45 +134,55 @@ class FunctionValidator {
 
  private:
   // ---- operand and control stacks ----
-  void push(uint8_t t) { vals_.push_back(t); }
-  uint8_t pop() {
+  void push(T t) { vals_.push_back(t); }
+  T pop() {
     if (vals_.size() == ctrls_.back().height) {
       if (ctrls_.back().unreachable) return kUnknown;
       invalid("type mismatch");
     }
-    uint8_t t = vals_.back();
+    T t = vals_.back();
     vals_.pop_back();
     return t;
   }
-  uint8_t pop(uint8_t expect) {
-    uint8_t t = pop_keep(expect);
+  T pop(T expect) {
+    T t = pop_keep(expect);
     return t == kUnknown ? expect : t;
   }
   // As pop(expect), but an unknown operand stays unknown (br_table re-pushes what it popped).
-  uint8_t pop_keep(uint8_t expect) {
-    uint8_t t = pop();
-    if (t != expect && t != kUnknown && expect != kUnknown) invalid("type mismatch");
+  T pop_keep(T expect) {
+    T t = pop();
+    if (!matches(c_, t, expect)) invalid("type mismatch");
     return t;
   }
-  void push(const std::vector<uint8_t>& ts) {
+  // A reference operand of any type: its type (kUnknown below an unreachable point).
+  T pop_ref() {
+    T t = pop();
+    if (t != kUnknown && !is_ref_t(t)) invalid("type mismatch");
+    return t;
+  }
+  void push(const std::vector<T>& ts) {
     for (auto t : ts) push(t);
   }
-  void pop(const std::vector<uint8_t>& ts) {
+  void pop(const std::vector<T>& ts) {
     for (size_t i = ts.size(); i-- > 0;) pop(ts[i]);
   }
-  void push_ctrl(uint8_t op, std::vector<uint8_t> in, std::vector<uint8_t> out) {
-    ctrls_.push_back({op, in, std::move(out), vals_.size(), false});
+  void push_ctrl(uint8_t op, std::vector<T> in, std::vector<T> out) {
+    ctrls_.push_back({op, in, std::move(out), vals_.size(), false, set_locals_.size()});
     push(in);
   }
+  // Leaving a block forgets the non-defaultable locals it set (the spec's "set before get" is per
+  // block: after `end` or `else` they count as unset again).
   Frame pop_ctrl() {
     if (ctrls_.empty()) invalid("type mismatch");
     Frame f = ctrls_.back();
     pop(f.end);
     if (vals_.size() != f.height) invalid("type mismatch");
+    for (size_t k = f.inits; k < set_locals_.size(); ++k) initialised_.erase(set_locals_[k]);
+    set_locals_.resize(f.inits);
     ctrls_.pop_back();
     return f;
   }
-  const std::vector<uint8_t>& label_types(const Frame& f) { return f.opcode == 0x03 ? f.start : f.end; }
+  const std::vector<T>& label_types(const Frame& f) { return f.opcode == 0x03 ? f.start : f.end; }
   void unreachable() {
     vals_.resize(ctrls_.back().height);
     ctrls_.back().unreachable = true;
@@ -123,23 +193,41 @@ class FunctionValidator {
   }
 
   // ---- helpers ----
-  std::pair<std::vector<uint8_t>, std::vector<uint8_t>> block_type(BinaryReader& r) {
+  std::pair<std::vector<T>, std::vector<T>> block_type(BinaryReader& r) {
     uint8_t b = r.peek();
     if (b == 0x40) {
       r.u8();
       return {};
     }
-    if (b == 0x7F || b == 0x7E || b == 0x7D || b == 0x7C || b == 0x7B || b == 0x70 || b == 0x6F) {
-      r.u8();
-      return {{}, {b}};
-    }
+    if (b == 0x7F || b == 0x7E || b == 0x7D || b == 0x7C || b == 0x7B || b == 0x70 || b == 0x6F || b == 0x63 || b == 0x64 ||
+        b == 0x73 || b == 0x72)
+      return {{}, {value_type(r)}};
     int64_t idx = r.s33();
     if (idx < 0) invalid("malformed block type");
     const FuncType& ft = type_at(c_, static_cast<uint32_t>(idx));
-    std::vector<uint8_t> in, out;
-    for (auto t : ft.params) in.push_back(static_cast<uint8_t>(t));
-    for (auto t : ft.results) out.push_back(static_cast<uint8_t>(t));
-    return {in, out};
+    return {types(ft.params), types(ft.results)};
+  }
+  static std::vector<T> types(const std::vector<VT>& ts) {
+    std::vector<T> out;
+    for (auto t : ts) out.push_back(static_cast<T>(t));
+    return out;
+  }
+  // A value type immediate (block types, typed select), its type index checked.
+  T value_type(BinaryReader& r) {
+    VT t = read_valtype(r);
+    check_valtype(t, c_.m.types.size());
+    return static_cast<T>(t);
+  }
+  // A heap type immediate (ref.null), its type index checked.
+  HeapType heap_type(BinaryReader& r) {
+    int64_t h = r.s33();
+    if (h >= 0) {
+      type_at(c_, static_cast<uint32_t>(h));
+      return kHeapTypeIndex + static_cast<HeapType>(h);
+    }
+    uint8_t b = static_cast<uint8_t>(h & 0x7F);
+    if (b != kHeapFunc && b != kHeapExtern && b != kHeapNoFunc && b != kHeapNoExtern) invalid("malformed heap type");
+    return b;
   }
   void memory_needed() {
     if (c_.memories == 0) invalid("unknown memory");
@@ -151,8 +239,8 @@ class FunctionValidator {
     return idx;
   }
   // The address type of a memory or table: i64 when it is indexed by i64 (memory64, table64).
-  uint8_t memory_at(uint32_t idx) const { return c_.memory64[idx] ? 0x7E : 0x7F; }
-  static uint8_t table_at(const TableType& t) { return t.limits.address64 ? 0x7E : 0x7F; }
+  T memory_at(uint32_t idx) const { return c_.memory64[idx] ? 0x7E : 0x7F; }
+  static T table_at(const TableType& t) { return t.limits.address64 ? 0x7E : 0x7F; }
   // A memarg (3.0): flags below 64 are the alignment; 64..127 the alignment + 64 with a memory
   // index following; larger is malformed. The offset is a u64, in range for the memory's index
   // type (a 32-bit memory's offset fits in 32 bits).
@@ -175,22 +263,24 @@ class FunctionValidator {
   void need_nonconst() {
     if (const_) invalid("constant expression required");
   }
+  // A call's operands and results; a tail call's callee must return what this function returns
+  // (each result a subtype of this function's).
   void call_type(uint32_t type_idx, bool tail) {
     const FuncType& ft = type_at(c_, type_idx);
-    for (size_t i = ft.params.size(); i-- > 0;) pop(static_cast<uint8_t>(ft.params[i]));
+    for (size_t i = ft.params.size(); i-- > 0;) pop(static_cast<T>(ft.params[i]));
     if (tail) {
-      std::vector<uint8_t> res;
-      for (auto t : ft.results) res.push_back(static_cast<uint8_t>(t));
-      if (res != results_) invalid("type mismatch");
+      if (ft.results.size() != results_.size()) invalid("type mismatch");
+      for (size_t i = 0; i < results_.size(); ++i)
+        if (!matches(c_, static_cast<T>(ft.results[i]), results_[i])) invalid("type mismatch");
       unreachable();
     } else {
-      for (auto t : ft.results) push(static_cast<uint8_t>(t));
+      for (auto t : ft.results) push(static_cast<T>(t));
     }
   }
 
   void instruction(BinaryReader& r) {
     uint8_t op = r.u8();
-    constexpr uint8_t I32 = 0x7F, I64 = 0x7E, F32 = 0x7D, F64 = 0x7C;
+    constexpr T I32 = 0x7F, I64 = 0x7E, F32 = 0x7D, F64 = 0x7C;
     // Constant instructions (WebAssembly 3.0): the consts, ref.null / ref.func, global.get of an
     // immutable global, and extended-const's i32/i64 add, sub and mul (0xFD: only v128.const,
     // checked below).
@@ -258,7 +348,7 @@ class FunctionValidator {
           const auto& ts = label_types(label(t));
           if (ts.size() != arity) invalid("type mismatch");
           // Each target takes the same operands; check them without consuming.
-          std::vector<uint8_t> popped;
+          std::vector<T> popped;
           for (size_t i = ts.size(); i-- > 0;) popped.push_back(pop_keep(ts[i]));
           for (size_t i = popped.size(); i-- > 0;) push(popped[i]);
         }
@@ -276,17 +366,24 @@ class FunctionValidator {
       case 0x11: case 0x13: {
         uint32_t type_idx = r.u32();
         const TableType& t = table(r.u32());
-        if (t.element != VT::kFuncRef) invalid("type mismatch");
+        if (!matches(c_, t.element, VT::kFuncRef)) invalid("type mismatch");
         type_at(c_, type_idx);
         pop(table_at(t));
         call_type(type_idx, op == 0x13);
         return;
       }
+      case 0x14: case 0x15: {  // call_ref, return_call_ref $t: [t1* (ref null $t)] -> [t2*]
+        uint32_t type_idx = r.u32();
+        type_at(c_, type_idx);
+        pop(static_cast<T>(ref_type(true, kHeapTypeIndex + type_idx)));
+        call_type(type_idx, op == 0x15);
+        return;
+      }
       case 0x1A: pop(); return;
       case 0x1B: {
         pop(I32);
-        uint8_t a = pop(), b = pop();
-        auto plain = [](uint8_t t) { return t == kUnknown || is_num(t) || is_vec(t); };
+        T a = pop(), b = pop();
+        auto plain = [](T t) { return t == kUnknown || is_num(t) || is_vec(t); };
         if (!plain(a) || !plain(b)) invalid("type mismatch");
         if (a != b && a != kUnknown && b != kUnknown) invalid("type mismatch");
         push(a == kUnknown ? b : a);
@@ -295,7 +392,7 @@ class FunctionValidator {
       case 0x1C: {
         uint32_t n = r.u32();
         if (n != 1) invalid("invalid result arity");
-        uint8_t t = r.u8();
+        T t = value_type(r);
         pop(I32);
         pop(t);
         pop(t);
@@ -304,10 +401,16 @@ class FunctionValidator {
       }
       case 0x20: case 0x21: case 0x22: {
         uint32_t i = r.u32();
-        uint8_t t = local_type(i);
-        if (op == 0x20) push(t);
-        else if (op == 0x21) pop(t);
-        else { pop(t); push(t); }
+        T t = local_type(i);
+        bool needs_set = i >= params_ && !defaultable(static_cast<VT>(t));
+        if (op == 0x20) {
+          if (needs_set && !initialised_.count(i)) invalid("uninitialized local");
+          push(t);
+          return;
+        }
+        pop(t);
+        if (op == 0x22) push(t);
+        if (needs_set && initialised_.insert(i).second) set_locals_.push_back(i);
         return;
       }
       case 0x23: case 0x24: {
@@ -316,7 +419,7 @@ class FunctionValidator {
         // A global's initialiser sees the imported globals and the globals defined before it (Ctx
         // grows as they are validated); segment offsets see them all.
         if (const_ && c_.globals[g].mutable_) invalid("constant expression required");
-        uint8_t t = static_cast<uint8_t>(c_.globals[g].type);
+        T t = static_cast<T>(c_.globals[g].type);
         if (op == 0x23) push(t);
         else {
           if (!c_.globals[g].mutable_) invalid("global is immutable");
@@ -326,33 +429,50 @@ class FunctionValidator {
       }
       case 0x25: case 0x26: {
         const TableType& tt = table(r.u32());
-        uint8_t t = static_cast<uint8_t>(tt.element);
+        T t = static_cast<T>(tt.element);
         if (op == 0x25) { pop(table_at(tt)); push(t); }
         else { pop(t); pop(table_at(tt)); }
         return;
       }
-      case 0x3F: { memory_needed(); uint8_t at = memory_at(memory_index(r)); push(at); return; }
-      case 0x40: { memory_needed(); uint8_t at = memory_at(memory_index(r)); pop(at); push(at); return; }
+      case 0x3F: { memory_needed(); T at = memory_at(memory_index(r)); push(at); return; }
+      case 0x40: { memory_needed(); T at = memory_at(memory_index(r)); pop(at); push(at); return; }
       case 0x41: r.s32(); push(I32); return;
       case 0x42: r.s64(); push(I64); return;
       case 0x43: r.bytes(4); push(F32); return;
       case 0x44: r.bytes(8); push(F64); return;
-      case 0xD0: {
-        uint8_t t = r.u8();
-        push(t);
-        return;
-      }
-      case 0xD1: {
-        uint8_t t = pop();
-        if (t != kUnknown && !is_ref(t)) invalid("type mismatch");
-        push(I32);
-        return;
-      }
+      case 0xD0: push(static_cast<T>(ref_type(true, heap_type(r)))); return;
+      case 0xD1: pop_ref(); push(I32); return;
       case 0xD2: {
         uint32_t f = r.u32();
         if (f >= c_.func_types.size()) invalid("unknown function");
         if (!const_ && !c_.refs.count(f)) invalid("undeclared function reference");
-        push(0x70);
+        push(static_cast<T>(ref_type(false, kHeapTypeIndex + c_.func_types[f])));  // (ref $t): typed function references
+        return;
+      }
+      case 0xD4: {  // ref.as_non_null: [(ref null ht)] -> [(ref ht)]
+        T t = pop_ref();
+        push(t == kUnknown ? kUnknown : static_cast<T>(ref_type(false, ref_heap(static_cast<VT>(t)))));
+        return;
+      }
+      case 0xD5: {  // br_on_null l: [t* (ref null ht)] -> [t* (ref ht)], l of type [t*]
+        const Frame& l = label(r.u32());
+        T t = pop_ref();
+        auto ts = label_types(l);
+        pop(ts);
+        push(ts);
+        push(t == kUnknown ? kUnknown : static_cast<T>(ref_type(false, ref_heap(static_cast<VT>(t)))));
+        return;
+      }
+      case 0xD6: {  // br_on_non_null l: [t* (ref null ht)] -> [t*], l of type [t* (ref ht)]
+        const Frame& l = label(r.u32());
+        auto ts = label_types(l);
+        if (ts.empty() || (!is_ref_t(ts.back()) && ts.back() != kUnknown)) invalid("type mismatch");
+        T t = pop_ref();
+        if (t != kUnknown && !matches(c_, static_cast<T>(ref_type(false, ref_heap(static_cast<VT>(t)))), ts.back()))
+          invalid("type mismatch");
+        ts.pop_back();
+        pop(ts);
+        push(ts);
         return;
       }
       case 0xFC: misc(r); return;
@@ -378,7 +498,7 @@ class FunctionValidator {
 
   // The value type a declaration's signature letter stands for ('a': the address operand, of the
   // instruction's memory's address type).
-  static uint8_t letter_type(char c, uint8_t address) {
+  static T letter_type(char c, T address) {
     switch (c) {
       case 'a': return address;
       case 'i': return 0x7F;
@@ -395,7 +515,7 @@ class FunctionValidator {
     auto lane = [&] {
       if (r.u8() >= s.lanes) invalid("invalid lane index");
     };
-    uint8_t address = 0x7F;
+    T address = 0x7F;
     switch (s.imm) {
       case Imm::NONE: break;
       case Imm::MEM: address = memory_at(memarg(r, s.align)); break;
@@ -409,7 +529,7 @@ class FunctionValidator {
   }
 
   void misc(BinaryReader& r) {
-    constexpr uint8_t I32 = 0x7F;
+    constexpr T I32 = 0x7F;
     uint32_t sub = r.u32();
     auto elem = [&](uint32_t i) -> const ElemSegment& {
       if (i >= c_.m.elements.size()) invalid("unknown elem segment");
@@ -422,23 +542,23 @@ class FunctionValidator {
     if (const SimpleOp* s = find_simple_op(0xFC00 + sub)) return declared(r, *s);  // the saturating truncations
     switch (sub) {
       // memory.init d s n: d of the memory's address type, s and n i32 (a data segment's offsets).
-      case 8: { data(r.u32()); memory_needed(); uint8_t at = memory_at(memory_index(r)); pop(I32); pop(I32); pop(at); return; }
+      case 8: { data(r.u32()); memory_needed(); T at = memory_at(memory_index(r)); pop(I32); pop(I32); pop(at); return; }
       case 9: data(r.u32()); return;
       // memory.copy d s n: d and s of their memories' address types, n of the narrower one.
       case 10: {
         memory_needed();
-        uint8_t d = memory_at(memory_index(r)), s = memory_at(memory_index(r));
+        T d = memory_at(memory_index(r)), s = memory_at(memory_index(r));
         pop(d == 0x7E && s == 0x7E ? 0x7E : I32);
         pop(s);
         pop(d);
         return;
       }
       // memory.fill d v n: d and n of the memory's address type, v i32.
-      case 11: { memory_needed(); uint8_t at = memory_at(memory_index(r)); pop(at); pop(I32); pop(at); return; }
+      case 11: { memory_needed(); T at = memory_at(memory_index(r)); pop(at); pop(I32); pop(at); return; }
       case 12: {
         const ElemSegment& e = elem(r.u32());
         const TableType& t = table(r.u32());
-        if (e.type != t.element) invalid("type mismatch");
+        if (!matches(c_, e.type, t.element)) invalid("type mismatch");
         pop(I32); pop(I32); pop(table_at(t));
         return;
       }
@@ -446,35 +566,40 @@ class FunctionValidator {
       case 14: {
         const TableType& dst = table(r.u32());
         const TableType& src = table(r.u32());
-        if (dst.element != src.element) invalid("type mismatch");
+        if (!matches(c_, src.element, dst.element)) invalid("type mismatch");
         pop(table_at(dst) == 0x7E && table_at(src) == 0x7E ? 0x7E : I32);
         pop(table_at(src));
         pop(table_at(dst));
         return;
       }
-      case 15: { const TableType& tt = table(r.u32()); pop(table_at(tt)); pop(static_cast<uint8_t>(tt.element)); push(table_at(tt)); return; }
+      case 15: { const TableType& tt = table(r.u32()); pop(table_at(tt)); pop(static_cast<T>(tt.element)); push(table_at(tt)); return; }
       case 16: push(table_at(table(r.u32()))); return;
-      case 17: { const TableType& tt = table(r.u32()); pop(table_at(tt)); pop(static_cast<uint8_t>(tt.element)); pop(table_at(tt)); return; }
+      case 17: { const TableType& tt = table(r.u32()); pop(table_at(tt)); pop(static_cast<T>(tt.element)); pop(table_at(tt)); return; }
       default: invalid("illegal opcode");
     }
   }
 
-  uint8_t local_type(uint32_t i) const {
+  T local_type(uint32_t i) const {
     for (const auto& [end, t] : local_runs_)
       if (i < end) return t;
     invalid("unknown local");
   }
 
   const Ctx& c_;
-  std::vector<std::pair<uint64_t, uint8_t>> local_runs_;
-  std::vector<uint8_t> results_, vals_;
+  std::vector<std::pair<uint64_t, T>> local_runs_;
+  std::vector<T> results_, vals_;
   std::vector<Frame> ctrls_;
+  uint64_t params_ = 0;
+  // Non-defaultable locals (typed function references) set so far, and the order they were set
+  // in, so that leaving a block can forget those it set.
+  std::set<uint32_t> initialised_;
+  std::vector<uint32_t> set_locals_;
   bool const_ = false;
 };
 
 void const_expr(const Ctx& c, const Expr& e, ValType t) {
   FunctionValidator v(c, FuncType{}, {});
-  v.run(e, {static_cast<uint8_t>(t)}, true);
+  v.run(e, {static_cast<T>(t)}, true);
 }
 
 void check_limits(const Limits& l, uint64_t bound, const char* too_big) {
@@ -488,20 +613,36 @@ void check_memory(const Limits& l) {
   else check_limits(l, 65536, "memory size must be at most 65536 pages (4GiB)");
 }
 
+// A table's limits: 2^32 - 1 elements for a 32-bit table, 2^64 - 1 for a 64-bit one (table64).
+void check_table(const TableType& t, size_t types) {
+  check_valtype(t.element, types);
+  check_limits(t.limits, t.limits.address64 ? ~0ull : 0xFFFFFFFFull, "table size");
+}
+
 }  // namespace
 
 void validate_module(const Module& m) {
   Ctx c(m);
+  const size_t types = m.types.size();
+  // A function type may name itself and the types before it (no recursive groups without GC).
+  for (size_t i = 0; i < types; ++i) {
+    check_valtypes(m.types[i].params, i + 1);
+    check_valtypes(m.types[i].results, i + 1);
+  }
   for (const auto& im : m.imports) {
     switch (im.kind) {
       case ExternKind::kFunc: type_at(c, im.func_type); c.func_types.push_back(im.func_type); break;
-      case ExternKind::kTable: check_limits(im.table.limits, 0xFFFFFFFFull, "table size"); c.tables.push_back(im.table); break;
+      case ExternKind::kTable: check_table(im.table, types); c.tables.push_back(im.table); break;
       case ExternKind::kMemory:
         check_memory(im.memory);
         ++c.memories;
         c.memory64.push_back(im.memory.address64);
         break;
-      case ExternKind::kGlobal: c.globals.push_back(im.global); ++c.imported_globals; break;
+      case ExternKind::kGlobal:
+        check_valtype(im.global.type, types);
+        c.globals.push_back(im.global);
+        ++c.imported_globals;
+        break;
     }
   }
   for (uint32_t t : m.functions) {
@@ -509,7 +650,9 @@ void validate_module(const Module& m) {
     c.func_types.push_back(t);
   }
   for (const auto& t : m.tables) {
-    check_limits(t.limits, 0xFFFFFFFFull, "table size");
+    check_table(t, types);
+    // Without an initializer the elements start null, which a non-nullable table cannot hold.
+    if (!t.init && !defaultable(t.element)) invalid("type mismatch");
     c.tables.push_back(t);
   }
   for (const auto& mem : m.memories) {
@@ -526,12 +669,18 @@ void validate_module(const Module& m) {
     }
   };
   for (const auto& g : m.globals) collect_refs(g.init);
+  for (const auto& t : m.tables)
+    if (t.init) collect_refs(*t.init);
   for (const auto& e : m.elements)
     for (const auto& x : e.init) collect_refs(x);
   for (const auto& ex : m.exports)
     if (ex.kind == ExternKind::kFunc) c.refs.insert(ex.index);
-  // Globals: each initialiser sees the imported globals only.
+  // Table initializers see the imported globals only (the table section comes first), and each
+  // global's initialiser the imported globals and the globals before it.
+  for (const auto& t : m.tables)
+    if (t.init) const_expr(c, *t.init, t.element);
   for (const auto& g : m.globals) {
+    check_valtype(g.type.type, types);
     const_expr(c, g.init, g.type.type);
     c.globals.push_back(g.type);
   }
@@ -551,10 +700,11 @@ void validate_module(const Module& m) {
     if (!ft.params.empty() || !ft.results.empty()) invalid("start function");
   }
   for (const auto& e : m.elements) {
+    check_valtype(e.type, types);
     for (const auto& x : e.init) const_expr(c, x, e.type);
     if (e.mode == ElemSegment::kActive) {
       if (e.table >= c.tables.size()) invalid("unknown table");
-      if (c.tables[e.table].element != e.type) invalid("type mismatch");
+      if (!matches(c, e.type, c.tables[e.table].element)) invalid("type mismatch");
       const_expr(c, e.offset, c.tables[e.table].limits.address64 ? ValType::kI64 : ValType::kI32);
     }
   }
@@ -568,10 +718,11 @@ void validate_module(const Module& m) {
     std::vector<std::pair<uint32_t, ValType>> locals;
     for (auto p : ft.params) locals.emplace_back(1, p);
     for (const auto& [n, t] : m.code[i].locals) {
+      check_valtype(t, types);
       locals.emplace_back(n, t);
     }
-    std::vector<uint8_t> results;
-    for (auto r : ft.results) results.push_back(static_cast<uint8_t>(r));
+    std::vector<T> results;
+    for (auto r : ft.results) results.push_back(static_cast<T>(r));
     FunctionValidator v(c, ft, locals);
     v.run(m.code[i].code, results, false);
   }

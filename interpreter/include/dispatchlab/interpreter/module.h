@@ -1,4 +1,4 @@
-// A decoded WebAssembly 2.0 module (plus the tail-call proposal's opcodes): the binary format
+// A decoded WebAssembly 3.0 module (without what GC and exceptions add): the binary format
 // turned into plain data. Decoding checks that the bytes are well-formed (the spec's "malformed"
 // errors); validation (types, indices) is a separate step (validator.h).
 #pragma once
@@ -11,7 +11,44 @@
 
 namespace dlab::wasm {
 
-enum class ValType : uint8_t { kI32 = 0x7F, kI64 = 0x7E, kF32 = 0x7D, kF64 = 0x7C, kV128 = 0x7B, kFuncRef = 0x70, kExternRef = 0x6F };
+// A value type. Numbers, v128 and the two 2.0 reference types are their binary codes; the other
+// reference types of typed function references, (ref null? ht), are made by ref_type() below, so
+// (ref null func) is always kFuncRef and (ref null extern) always kExternRef.
+enum class ValType : uint32_t { kI32 = 0x7F, kI64 = 0x7E, kF32 = 0x7D, kF64 = 0x7C, kV128 = 0x7B, kFuncRef = 0x70, kExternRef = 0x6F };
+
+// A heap type: an abstract one is its binary code (func 0x70, extern 0x6F, and their bottoms
+// nofunc 0x73, noextern 0x72); a defined function type is kHeapTypeIndex + its index in the
+// module, or, after instantiation has canonicalised it (Runtime::canonical), kHeapCanonical + its
+// runtime-wide type id, so that equal types of two modules compare equal.
+using HeapType = uint32_t;
+constexpr HeapType kHeapFunc = 0x70, kHeapExtern = 0x6F, kHeapNoFunc = 0x73, kHeapNoExtern = 0x72;
+constexpr HeapType kHeapTypeIndex = 0x100;
+constexpr HeapType kHeapCanonical = 1u << 29;
+constexpr uint32_t kRefTypeBit = 1u << 31, kNullableBit = 1u << 30, kHeapMask = kNullableBit - 1;
+constexpr ValType ref_type(bool nullable, HeapType h) {
+  if (nullable && h == kHeapFunc) return ValType::kFuncRef;
+  if (nullable && h == kHeapExtern) return ValType::kExternRef;
+  return static_cast<ValType>(kRefTypeBit | (nullable ? kNullableBit : 0) | h);
+}
+constexpr bool is_ref(ValType t) {
+  return t == ValType::kFuncRef || t == ValType::kExternRef || (static_cast<uint32_t>(t) & kRefTypeBit);
+}
+constexpr bool ref_nullable(ValType t) {
+  return t == ValType::kFuncRef || t == ValType::kExternRef || (static_cast<uint32_t>(t) & kNullableBit);
+}
+constexpr HeapType ref_heap(ValType t) {
+  if (t == ValType::kFuncRef) return kHeapFunc;
+  if (t == ValType::kExternRef) return kHeapExtern;
+  return static_cast<uint32_t>(t) & kHeapMask;
+}
+// A concrete heap type's module type index (kHeapTypeIndex form), or -1.
+constexpr int64_t heap_type_index(HeapType h) {
+  return h >= kHeapTypeIndex && h < kHeapCanonical ? static_cast<int64_t>(h - kHeapTypeIndex) : -1;
+}
+// Whether values of this type have a default (zero / null): not a non-nullable reference.
+constexpr bool defaultable(ValType t) { return !is_ref(t) || ref_nullable(t); }
+// The text format's name: i32, funcref, (ref null 3), (ref func), ...
+std::string valtype_name(ValType t);
 
 struct FuncType {
   std::vector<ValType> params, results;
@@ -78,6 +115,12 @@ struct DataSegment {
   std::vector<uint8_t> bytes;
 };
 
+// A defined table: its type and, with typed function references, the expression every element
+// starts as (without one, null; a table of a non-nullable type must have one).
+struct Table : TableType {
+  std::optional<Expr> init;
+};
+
 struct FunctionBody {
   std::vector<std::pair<uint32_t, ValType>> locals;  // run-length: count, type
   Expr code;
@@ -87,7 +130,7 @@ struct Module {
   std::vector<FuncType> types;
   std::vector<Import> imports;
   std::vector<uint32_t> functions;  // type index of each defined function
-  std::vector<TableType> tables;
+  std::vector<Table> tables;
   std::vector<Limits> memories;
   std::vector<Global> globals;
   std::vector<Export> exports;

@@ -232,6 +232,9 @@ class Runtime {
   GlobalInst* global(GlobalType type, uint64_t lo, uint64_t hi = 0);
 
   uint32_t type_id(const FuncType& t);
+  // A value type with its module type index (if any) replaced by the canonical type id of that
+  // type, so that types from two modules compare; `self`: the index of the type being defined.
+  static ValType canonical_type(const Instance& inst, ValType t, uint32_t self = ~0u);
 
   // Limits of the machine that runs code: operand-stack slots and call depth. Exceeding either
   // traps with "call stack exhausted".
