@@ -1,5 +1,7 @@
 #include "dispatchlab/interpreter/linker.h"
 
+#include <set>
+
 #include <fmt/format.h>
 
 namespace dlab::wasm {
@@ -14,18 +16,44 @@ bool limits_match(const Limits& have, const Limits& want) {
   return have.max && *have.max <= *want.max;
 }
 
+// Two types, each naming indices of its own module's type section (`a_types`, `b_types`; null
+// when its indices are canonical ids instead): equal when they are the same abstract or canonical
+// type, or both name defined types whose parameters and results are equal in turn (a pair already
+// being compared counts as equal, so self-referencing types compare).
+using Types = const std::vector<FuncType>*;
+using Assumed = std::set<std::pair<uint32_t, uint32_t>>;
+bool func_types_equal(const FuncType& a, Types at, const FuncType& b, Types bt, Assumed& assumed);
+bool valtypes_equal(ValType a, Types at, ValType b, Types bt, Assumed& assumed) {
+  int64_t i = is_ref(a) ? heap_type_index(ref_heap(a)) : -1, j = is_ref(b) ? heap_type_index(ref_heap(b)) : -1;
+  if (i < 0 || j < 0 || !at || !bt) return i < 0 && j < 0 && a == b;
+  if (ref_nullable(a) != ref_nullable(b) || static_cast<size_t>(i) >= at->size() || static_cast<size_t>(j) >= bt->size()) return false;
+  if (!assumed.insert({static_cast<uint32_t>(i), static_cast<uint32_t>(j)}).second) return true;
+  return func_types_equal((*at)[i], at, (*bt)[j], bt, assumed);
+}
+bool func_types_equal(const FuncType& a, Types at, const FuncType& b, Types bt, Assumed& assumed) {
+  if (a.params.size() != b.params.size() || a.results.size() != b.results.size()) return false;
+  for (size_t k = 0; k < a.params.size(); ++k)
+    if (!valtypes_equal(a.params[k], at, b.params[k], bt, assumed)) return false;
+  for (size_t k = 0; k < a.results.size(); ++k)
+    if (!valtypes_equal(a.results[k], at, b.results[k], bt, assumed)) return false;
+  return true;
+}
+
 // An immutable global's value type may be a subtype of the import's (a mutable one must be the
-// same type). Concrete references compare by their (canonical) heap type: with no declared
-// supertypes before GC, a defined type's supertypes are itself and `func`.
-bool value_matches(ValType have, ValType want) {
-  if (have == want) return true;
+// same type). With no declared supertypes before GC, a defined type's supertypes are itself and
+// `func`, and `nofunc` / `noextern` are below every function / extern type.
+bool value_matches(ValType have, Types ht, ValType want, Types wt) {
+  Assumed assumed;
+  if (valtypes_equal(have, ht, want, wt, assumed)) return true;
   if (!is_ref(have) || !is_ref(want) || (ref_nullable(have) && !ref_nullable(want))) return false;
   HeapType h = ref_heap(have), w = ref_heap(want);
   bool h_defined = h >= kHeapTypeIndex, w_defined = w >= kHeapTypeIndex;
-  if (h == w) return true;
+  if (h == w && !h_defined) return true;
   if (w == kHeapFunc) return h_defined || h == kHeapNoFunc;
   if (w == kHeapExtern) return h == kHeapNoExtern;
-  return h == kHeapNoFunc && w_defined;
+  if (h == kHeapNoFunc) return w_defined;
+  // The same defined type, differing only in nullability: (ref $t) below (ref null $t).
+  return h_defined && w_defined && valtypes_equal(ref_type(true, h), ht, ref_type(true, w), wt, assumed);
 }
 
 }  // namespace
@@ -35,14 +63,22 @@ bool extern_matches(const ExternType& have, const Import& want, const Module& m)
   switch (want.kind) {
     case ExternKind::kFunc: {
       if (want.func_type >= m.types.size()) return false;
-      const FuncType& t = m.types[want.func_type];
-      return t.params == have.func.params && t.results == have.func.results;
+      Assumed assumed;
+      return func_types_equal(have.func, have.types.get(), m.types[want.func_type], &m.types, assumed);
     }
-    case ExternKind::kTable: return have.table.element == want.table.element && limits_match(have.table.limits, want.table.limits);
+    case ExternKind::kTable: {
+      Assumed assumed;
+      return valtypes_equal(have.table.element, have.types.get(), want.table.element, &m.types, assumed) &&
+             limits_match(have.table.limits, want.table.limits);
+    }
     case ExternKind::kMemory: return limits_match(have.memory, want.memory);
     case ExternKind::kGlobal:
       if (have.global.mutable_ != want.global.mutable_) return false;
-      return want.global.mutable_ ? have.global.type == want.global.type : value_matches(have.global.type, want.global.type);
+      if (want.global.mutable_) {
+        Assumed assumed;
+        return valtypes_equal(have.global.type, have.types.get(), want.global.type, &m.types, assumed);
+      }
+      return value_matches(have.global.type, have.types.get(), want.global.type, &m.types);
   }
   return false;
 }
@@ -101,10 +137,16 @@ Exports Linker::link(const Module& m) const {
     e.global = g.type;
     globals.push_back(e);
   }
+  // What this module defines names its own type section; imports keep their provider's.
+  auto types = std::make_shared<const std::vector<FuncType>>(m.types);
+  size_t imported[4] = {};
+  for (const auto& im : m.imports) ++imported[static_cast<size_t>(im.kind)];
   Exports out;
   for (const auto& ex : m.exports) {
     const auto& space = ex.kind == ExternKind::kFunc ? funcs : ex.kind == ExternKind::kTable ? tables : ex.kind == ExternKind::kMemory ? memories : globals;
-    out[ex.name] = space.at(ex.index);
+    ExternType e = space.at(ex.index);
+    if (ex.index >= imported[static_cast<size_t>(ex.kind)]) e.types = types;
+    out[ex.name] = std::move(e);
   }
   return out;
 }

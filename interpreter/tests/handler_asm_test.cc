@@ -66,7 +66,7 @@ std::string vsp_operand() {
 
 void check_file(const std::string& path, SpHome home = SpHome::ARG) {
   SCOPED_TRACE(path);
-  const std::set<std::string> host_callers = {"call", "call_indirect", "return_call", "return_call_indirect"};
+  const std::set<std::string> host_callers = {"call", "call_indirect", "return_call", "return_call_indirect", "call_ref", "return_call_ref"};
   const std::set<std::string> stoppers = {"halt", "unreachable"};
   // Every op has its handler in the file.  // never continue
   int handlers = 0;

@@ -86,12 +86,14 @@ TEST(SpecScript, FeatureScan) {
   const std::string h("\0asm\1\0\0\0", 8);
   EXPECT_EQ(needed_feature(bytes(h)), "");
   EXPECT_EQ(needed_feature(bytes(h + std::string("\x05\x03\x01\x04\x01", 5))), "");  // memory64: implemented
-  EXPECT_EQ(needed_feature(bytes(h + std::string("\x04\x04\x01\x70\x04\x01", 6))), "table64");
-  EXPECT_EQ(needed_feature(bytes(h + std::string("\x05\x05\x02\x00\x01\x00\x01", 7))), "multi-memory");
+  EXPECT_EQ(needed_feature(bytes(h + std::string("\x04\x04\x01\x70\x04\x01", 6))), "");  // table64: implemented
+  EXPECT_EQ(needed_feature(bytes(h + std::string("\x05\x05\x02\x00\x01\x00\x01", 7))), "");  // multi-memory: implemented
   EXPECT_EQ(needed_feature(bytes(h + std::string("\x01\x03\x01\x5f\x00", 5))), "GC (part 2)");
   EXPECT_EQ(needed_feature(bytes(h + std::string("\x0d\x03\x01\x00\x00", 5))), "exceptions (part 2)");
-  // A function of type [] -> [(ref null 0)]: a typed function reference.
-  EXPECT_EQ(needed_feature(bytes(h + std::string("\x01\x06\x01\x60\x00\x01\x63\x00", 8))), "typed function references");
+  // A function of type [] -> [(ref null 0)]: a typed function reference, implemented; one of type
+  // [] -> [(ref null any)] needs GC's heap types.
+  EXPECT_EQ(needed_feature(bytes(h + std::string("\x01\x06\x01\x60\x00\x01\x63\x00", 8))), "");
+  EXPECT_EQ(needed_feature(bytes(h + std::string("\x01\x06\x01\x60\x00\x01\x63\x6e", 8))), "GC (part 2)");
   // A global i32 initialised by i32.const 1 i32.const 2 i32.add: extended-const, implemented.
   EXPECT_EQ(needed_feature(bytes(h + std::string("\x06\x09\x01\x7f\x00\x41\x01\x41\x02\x6a\x0b", 11))), "");
 }

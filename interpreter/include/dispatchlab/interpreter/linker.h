@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -20,6 +21,10 @@ struct ExternType {
   TableType table;
   Limits memory;
   GlobalType global;
+  // The type section that the module type indices in these types name (typed function
+  // references): the exporting module's; null where there are none (host objects, and the
+  // runtime's objects, whose types are canonical).
+  std::shared_ptr<const std::vector<FuncType>> types;
 };
 
 using Exports = std::map<std::string, ExternType>;
@@ -30,7 +35,9 @@ class LinkError : public std::runtime_error {
 };
 
 // The import-matching rules: function types equal; table and memory limits of `have` inside the
-// import's; global type and mutability equal. Shared by this type-level linker and instantiation.
+// import's; global mutability equal, and the type equal (mutable) or a subtype (immutable). Types
+// that name module type indices compare structurally, across the two modules' type sections.
+// Shared by this type-level linker and instantiation.
 bool extern_matches(const ExternType& have, const Import& want, const Module& m);
 
 // The spec tests' host module: print*, global_i32/i64/f32/f64, table (10..20 funcref), memory (1..2).
