@@ -47,6 +47,8 @@ rfc: build
     if command -v node >/dev/null; then peers=(--peer "node=node --no-warnings tools/wasi-run.mjs {module} {workload} {size} {calls}"); else echo "(no node here: the V8 peer is left out)"; fi
     {{dlab}} wasm bench --quick --run-dir "$run" "${peers[@]}"
     {{dlab}} wasm bench --valgrind --run-dir "$run"
+    echo "== the call path (host to wasm, wasm to host, calls, call_indirect, call_ref, across instances, instantiation) in every dispatch mode"
+    {{dlab}} wasm bench --quick --calls --run-dir "$run"
     echo "== interpreter stack placements (tail dispatch, vec as baseline; plain lowering, one handler per wasm instruction as in the model), and under cachegrind"
     {{dlab}} wasm bench --quick --variants vec,sp,sp_wt,sp_wb,sp_spill --dispatch tail --lowerings plain --name wasm_variants --run-dir "$run"
     {{dlab}} wasm bench --valgrind --variants vec,sp,sp_wt,sp_wb,sp_spill --dispatch tail --lowerings plain --name wasm_variants --run-dir "$run"

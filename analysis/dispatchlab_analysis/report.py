@@ -83,6 +83,8 @@ def experiment_markdown(exp) -> str:
                       "changes are against the group's first case.\n",
                       wide_markdown(sub, headline, MODEL_COLUMNS)]
         return "\n".join(parts)
+    if exp.name.startswith("wasm") and exp.name.endswith("_calls"):
+        return calls_markdown(exp)
     if exp.name.startswith("wasm") and not exp.name.endswith("_valgrind"):
         parts = []
         for group in exp.sidecar.get("groups", []):
@@ -125,6 +127,25 @@ def experiment_markdown(exp) -> str:
         return ("Per dispatch, from cachegrind runs of N and 2N repetitions (deterministic; mispredicts are "
                 "cachegrind's simulated predictor, not this CPU's).\n\n" + wide_markdown(exp.summary, None, VALGRIND_COLUMNS))
     return summary_markdown(exp.summary)
+
+
+def calls_markdown(exp) -> str:
+    """`dlab wasm bench --calls`: one table per kind of call (per call, engines paired against the
+    first), and what one instance holds beyond its module."""
+    parts = []
+    for c in exp.sidecar.get("calls", []):
+        sub = exp.summary[exp.summary["baseline"] == c["baseline"]]
+        parts += [f"### {c['call']}\n", f"{c['what']}; per call ({int(c['calls_per_run'])} per run), changes against "
+                  f"`{c['baseline']}`, paired by round.\n",
+                  wide_markdown(sub, pick_cycles(sub)[0], MODEL_COLUMNS + [("task_clock", "task-clock ns", 1)])]
+    memory = exp.sidecar.get("instance_memory", [])
+    if memory:
+        parts += ["### Memory per instance\n", f"Over {memory[0]['instances']} instantiations in a fresh runtime "
+                  f"({memory[0]['how']}); the heap figure leaves out the instance's copy of its decoded module.\n",
+                  "| engine | heap bytes beyond the module | module copy bytes | resident bytes |", "|---|---:|---:|---:|"]
+        parts += [f"| {m['engine']} | {m['heap_bytes_per_instance']:,.0f} | {m['module_copy_bytes']:,.0f} | "
+                  f"{m['resident_bytes_per_instance']:,.0f} |" for m in memory]
+    return "\n".join(parts)
 
 
 def render(run: Run) -> str:

@@ -17,7 +17,7 @@ import sys
 
 import pandas as pd
 
-from .results import load_run
+from .results import load_run, parse_params
 
 DETERMINISTIC_BACKENDS = {"valgrind"}
 
@@ -33,10 +33,19 @@ def diff(before: pd.DataFrame, after: pd.DataFrame, metric: str, allow_timed: bo
     if not allow_timed and not backends <= DETERMINISTIC_BACKENDS:
         raise ValueError(f"metric {metric!r} is measured by {sorted(backends)}: a timed metric does not compare across runs "
                          "(use one interleaved run's ratios, or pass --allow-timed)")
-    keys = ["variant", "params"]
-    merged = b[keys + ["median"]].merge(a[keys + ["median"]], on=keys, suffixes=("_before", "_after"))
+    merged = b[["variant", "params", "median"]].merge(a[["variant", "params", "median"]], on="variant", suffixes=("_before", "_after"))
+    # The same case: every parameter both runs record is the same (a later run may record more,
+    # e.g. clock=real, which an earlier one did not have).
+    same = [same_params(x, y) for x, y in zip(merged["params_before"], merged["params_after"])]
+    merged = merged[same].copy()
     merged["change"] = merged["median_after"] / merged["median_before"] - 1
-    return merged.rename(columns={"variant": "case", "median_before": "before", "median_after": "after"})
+    return merged[["variant", "median_before", "median_after", "change"]].rename(
+        columns={"variant": "case", "median_before": "before", "median_after": "after"}).reset_index(drop=True)
+
+
+def same_params(before: str, after: str) -> bool:
+    b, a = parse_params(before), parse_params(after)
+    return all(a[k] == v for k, v in b.items() if k in a)
 
 
 def unmatched(before: pd.DataFrame, after: pd.DataFrame, metric: str) -> tuple[list[str], list[str]]:

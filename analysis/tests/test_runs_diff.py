@@ -5,8 +5,8 @@ import pytest
 from dispatchlab_analysis import runs_diff
 
 
-def frame(rows):
-    return pd.DataFrame([{"variant": v, "params": "p", "metric": m, "backend": b, "n": 1, "median": x} for v, m, b, x in rows])
+def frame(rows, params="size=24"):
+    return pd.DataFrame([{"variant": v, "params": params, "metric": m, "backend": b, "n": 1, "median": x} for v, m, b, x in rows])
 
 
 def test_change_per_case_and_cases_in_one_run_only():
@@ -38,3 +38,9 @@ def test_cli_exit_codes(tmp_path, capsys):
     assert "is not a run directory" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         runs_diff.main([str(tmp_path), str(tmp_path), "--experiment", "e", "--metric", "m", "--worse-than", "-1"])
+
+
+def test_a_parameter_recorded_only_later_still_matches_but_a_changed_one_does_not():
+    before = frame([("fib/tail", "cg_instructions", "valgrind", 100.0)], "size=24")
+    assert len(runs_diff.diff(before, frame([("fib/tail", "cg_instructions", "valgrind", 99.0)], "clock=real;size=24"), "cg_instructions")) == 1
+    assert runs_diff.diff(before, frame([("fib/tail", "cg_instructions", "valgrind", 99.0)], "size=12"), "cg_instructions").empty

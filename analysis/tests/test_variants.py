@@ -145,3 +145,14 @@ def test_profile_counts_ops_and_pairs_in_the_counting_engine(dlab_bin, tmp_path)
     # every dispatch but the invocation's first pairs with the one before it
     assert sum(x["count"] for x in p["pairs"]) == p["dispatches"] - 1
     assert 1 <= p["pairs_covering"]["50%"] <= p["pairs_covering"]["90%"] <= p["pairs_covering"]["99%"] <= p["distinct_pairs"]
+
+
+def test_placement_is_the_option_name_and_variant_its_old_alias(dlab_bin):
+    for option in ("--placements", "--variants"):
+        out = subprocess.run([dlab_bin, "wasm", "bench", option, "sp_spill", "--dispatch", "switch", "--no-save"],
+                             capture_output=True, text=True)
+        assert out.returncode == 2 and "switch x sp_spill is not built" in out.stderr, (option, out.stderr)
+    for option in ("--placement", "--variant"):
+        out = subprocess.run([dlab_bin, "wasm", "run", option, "nowhere", "x.wasm"], capture_output=True, text=True)
+        assert out.returncode == 2 and "nowhere" in out.stderr, (option, out.stderr)
+    assert "--placements" in subprocess.run([dlab_bin, "models", "--help"], capture_output=True, text=True).stdout

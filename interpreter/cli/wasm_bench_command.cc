@@ -26,6 +26,7 @@
 #include "dispatchlab/harness/meter.h"
 #include "dispatchlab/harness/process.h"
 #include "dispatchlab/harness/result_writer.h"
+#include "call_path.h"
 #include "dbinop.h"
 #include "engine_choices.h"
 #include "peers.h"
@@ -161,7 +162,7 @@ void run_valgrind(const std::string& module, const std::string& clock, const std
       std::string name = fmt::format("{}/{}", w.name, e.name);
       fmt::print(stderr, "[wasm bench --valgrind] {}/{} {}\n", ++done, workloads.size() * modes.size(), name);
       auto argv = [&](uint64_t calls) {
-        return std::vector<std::string>{self, "wasm", "run", "--dispatch", wasm::dispatch_name(e.mode), "--variant",
+        return std::vector<std::string>{self, "wasm", "run", "--dispatch", wasm::dispatch_name(e.mode), "--placement",
                                         wasm::placement_name(e.placement), "--lowering", wasm::lowering_name(e.lowering), "--clock", clock, "--invoke", w.name, "--repeat", std::to_string(calls),
                                         module, std::to_string(w.size)};
       };
@@ -200,7 +201,7 @@ struct BenchOptions {
   uint64_t peer_calls = 5;
   double peer_timeout = 600;
   std::string clock = "real";  // the engines' WASI clocks: real, or fixed:NS
-  bool quick = false, no_save = false, valgrind = false, no_native = false;
+  bool quick = false, no_save = false, valgrind = false, no_native = false, calls = false;
   uint64_t valgrind_calls = 1;
   RunProtocol protocol;
   RunDirectoryOptions out;
@@ -215,6 +216,10 @@ std::vector<Peer> check_bench_options(const BenchOptions& o, const CLI::App& cmd
       if (given(opt))
         throw CLI::ValidationError(opt, "does not apply with --valgrind (cachegrind counts dlab's engines once each, at quick sizes)");
   if (!o.valgrind && given("--valgrind-calls")) throw CLI::ValidationError("--valgrind-calls", "applies only with --valgrind");
+  if (o.calls)
+    for (const char* opt : {"--module", "--workloads", "--dbinop", "--peer", "--peer-calls", "--peer-timeout", "--valgrind", "--no-native",
+                            "--clock"})
+      if (given(opt)) throw CLI::ValidationError(opt, "does not apply with --calls (the call path runs its own generated modules)");
   if (o.peers.empty())
     for (const char* opt : {"--peer-calls", "--peer-timeout"})
       if (given(opt)) throw CLI::ValidationError(opt, "applies only with --peer");
@@ -247,7 +252,7 @@ std::vector<int> parse_dbinop(const std::string& list) {
 // that cannot exist is said and recorded in `not_built`, never silently dropped.
 std::vector<Engine> choose_engines(const BenchOptions& o, std::vector<std::string>& not_built) {
   auto chosen_modes = choose_from(o.dispatch, dispatch_choices(), "--dispatch", false);
-  auto chosen_placements = choose_from(o.variants, placement_choices(), "--variants", false);
+  auto chosen_placements = choose_from(o.variants, placement_choices(), "--placements", false);
   auto chosen_lowerings = choose_from(o.lowerings, lowering_choices(), "--lowerings", false);
   std::vector<Engine> modes;
   for (const auto& pl : chosen_placements)
@@ -263,7 +268,7 @@ std::vector<Engine> choose_engines(const BenchOptions& o, std::vector<std::strin
         modes.push_back({mode, place, *wasm::parse_lowering(low),
                          (chosen_placements.size() > 1 ? d + "/" + pl : d) + (chosen_lowerings.size() > 1 ? "/" + low : "")});
     }
-  if (modes.empty()) throw CLI::ValidationError("--variants", "no engine of these modes and placements is built: " + not_built.front());
+  if (modes.empty()) throw CLI::ValidationError("--placements", "no engine of these modes and placements is built: " + not_built.front());
   return modes;
 }
 
@@ -575,10 +580,10 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
   cmd->add_option("--module", o->module, "the workload module (built from interpreter/workloads/kernels.c)")->capture_default_str();
   cmd->add_option("--workloads", o->workloads, "comma-separated subset of: " + names);
   cmd->add_option("--dispatch", o->dispatch, "comma-separated dispatch modes; the first is the baseline")->capture_default_str();
-  cmd->add_option("--variants", o->variants,
+  cmd->add_option("--placements,--variants", o->variants,
                   "comma-separated subset of the stack placements " + join(placement_choices(), ",") +
                       " (engines.def); with several, every placement in every mode, "
-                      "the first placement in the first mode the baseline (e.g. --variants vec,sp,sp_wt)")
+                      "the first placement in the first mode the baseline (e.g. --placements vec,sp,sp_wt; --variants is the old name)")
       ->capture_default_str();
   cmd->add_option("--lowerings", o->lowerings,
                   "comma-separated subset of the lowering's technique sets " + join(lowering_choices(), ",") + " (" +
@@ -627,9 +632,24 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
   cmd->add_option("--valgrind-calls", o->valgrind_calls, "N for --valgrind (1..100000)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{100000}))
       ->capture_default_str();
+  cmd->add_flag("--calls", o->calls,
+                "instead of the kernels: the call path in every chosen engine (host-to-wasm nop and i32x4 calls, wasm-to-host, "
+                "wasm-to-wasm call, call_indirect, call_ref, a call into another instance, instantiation; and each instance's "
+                "memory beyond its module, in the sidecar) into <name>_calls.summary.csv");
   cmd->add_flag("--no-save", o->no_save, "print only, write no files");
   o->out.add_to(cmd, "results");
   cmd->callback([o, cmd] {
+    if (o->calls) {
+      check_bench_options(*o, *cmd);
+      if (o->quick) apply_quick_protocol(cmd, o->protocol);
+      std::vector<std::string> not_built;
+      std::vector<CallPathEngine> engines;
+      for (const Engine& e : choose_engines(*o, not_built)) engines.push_back({e.mode, e.placement, e.lowering, e.name});
+      std::optional<RunDirectory> dir;
+      if (!o->no_save) dir = o->out.resolve(this_machine(), experiment_files(o->name + "_calls"));
+      run_call_path(engines, o->protocol, o->quick, dir, o->name + "_calls");
+      return;
+    }
     BenchPlan plan;
     plan_bench(*o, *cmd, plan);
     // The engines, instantiated, and every workload's export checked (and called once) in the

@@ -168,7 +168,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
   run->add_option("--invoke", o->invoke, "call this export with the arguments (i32/i64 decimal or 0x hex, f32/f64) and print its results");
   if (!profile) {
     run->add_option("--dispatch", o->dispatch, "dispatch mode")->check(CLI::IsMember(dispatch_choices()))->capture_default_str();
-    run->add_option("--variant", o->variant, "stack placement (engines.def lists which modes have which)")
+    run->add_option("--placement,--variant", o->variant, "stack placement (engines.def lists which modes have which; --variant is the old name)")
         ->check(CLI::IsMember(placement_choices()))
         ->capture_default_str();
   }
@@ -204,7 +204,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
     }
     auto mode = *wasm::parse_dispatch(o->dispatch);
     auto place = *wasm::parse_placement(o->variant);
-    if (std::string why = wasm::engine_unavailable(mode, place); !why.empty()) throw CLI::ValidationError("--variant", why);
+    if (std::string why = wasm::engine_unavailable(mode, place); !why.empty()) throw CLI::ValidationError("--placement", why);
     wasm::Runtime rt(mode, place);
     rt.set_lowering(*wasm::parse_lowering(o->lowering));
     if (profile) rt.enable_profile();
@@ -313,7 +313,7 @@ void add_wasm_command(CLI::App& app) {
   spec->add_option("--dispatch", *dispatch, "execute stage: " + join(dispatch_choices()) + ", or all (each mode in turn)")
       ->check(CLI::IsMember(dispatch_choices(true)))
       ->capture_default_str();
-  spec->add_option("--variant", *variant, "execute stage: a stack placement, or all (each in turn)")
+  spec->add_option("--placement,--variant", *variant, "execute stage: a stack placement, or all (each in turn; --variant is the old name)")
       ->check(CLI::IsMember(placement_choices(true)))
       ->capture_default_str();
   spec->add_option("--lowering", *lowering, "execute stage: " + wasm::lowering_help())
@@ -357,7 +357,7 @@ void add_wasm_command(CLI::App& app) {
       for (auto place : places) {
         // A pair that cannot exist is said, not silently dropped; asked for alone, it is an error.
         if (std::string why = wasm::engine_unavailable(mode, place); !why.empty()) {
-          if (modes.size() == 1 && places.size() == 1) throw CLI::ValidationError("--variant", why);
+          if (modes.size() == 1 && places.size() == 1) throw CLI::ValidationError("--placement", why);
           fmt::print("== not run: {} ==\n\n", why);
           continue;
         }

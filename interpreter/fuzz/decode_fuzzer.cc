@@ -20,17 +20,36 @@ namespace {
 
 using namespace dlab::wasm;
 
+// The module's types made canonical as instantiation will make them (typed function references
+// name type indices), so host objects of the imported types link.
+struct Canonical {
+  Instance ids;  // only its type_ids
+  std::vector<FuncType> funcs;
+  Canonical(Runtime& rt, const Module& m) {
+    for (size_t i = 0; i < m.types.size(); ++i) {
+      FuncType t = m.types[i];
+      for (auto* ts : {&t.params, &t.results})
+        for (ValType& v : *ts) v = Runtime::canonical_type(ids, v, static_cast<uint32_t>(i));
+      ids.type_ids.push_back(rt.type_id(t));
+      funcs.push_back(std::move(t));
+    }
+  }
+  ValType operator()(ValType t) const { return Runtime::canonical_type(ids, t); }
+};
+
 void provide_imports(Runtime& rt, const Module& m) {
   std::map<std::string, ExternMap> modules;
+  const Canonical canonical(rt, m);
   for (const auto& im : m.imports) {
     ExternVal v;
     v.kind = im.kind;
     switch (im.kind) {
       case ExternKind::kFunc:
-        v.func = rt.host_function(m.types.at(im.func_type), [](HostCall&) {});
+        v.func = rt.host_function(canonical.funcs.at(im.func_type), [](HostCall&) {});
         break;
       case ExternKind::kTable: {
         TableType t = im.table;
+        t.element = canonical(t.element);
         t.limits.min = std::min<uint32_t>(t.limits.min, 1 << 16);  // a fuzzed minimum may be 2^32 - 1
         if (t.limits.min != im.table.limits.min) continue;          // cannot provide it: LinkError
         v.table = rt.table(t);
@@ -40,7 +59,12 @@ void provide_imports(Runtime& rt, const Module& m) {
         if (im.memory.min > 256) continue;  // keep the fuzzer's memory bounded: LinkError
         v.memory = rt.memory(im.memory);
         break;
-      case ExternKind::kGlobal: v.global = rt.global(im.global, 0); break;
+      case ExternKind::kGlobal: {
+        GlobalType g = im.global;
+        g.type = canonical(g.type);
+        v.global = rt.global(g, 0);
+        break;
+      }
     }
     modules[im.module][im.name] = v;
   }

@@ -39,7 +39,8 @@ struct Machine {
   const char* trap = nullptr;
   bool exited = false;
   int exit_code = 0;
-  bool running = false;          // one invocation at a time: a host function may not re-enter
+  bool running = false;          // an invocation is running (a host function's invoke is a nested one)
+  uint64_t* host_sp = nullptr;   // the operand-stack top of the handler that called a host function
   uint64_t* vsp = nullptr;       // the operand-stack pointer of the `vec` placement, between handlers
   // The counting engine's tables (dispatch_switch_profile.cc): per op, and per (previous, op) pair.
   uint64_t* op_counts = nullptr;

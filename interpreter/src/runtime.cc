@@ -489,8 +489,17 @@ std::vector<Value> Runtime::invoke(FuncInst* f, const std::vector<Value>& args) 
   if (args.size() != f->type.params.size())
     throw std::invalid_argument(fmt::format("expected {} arguments, got {}", f->type.params.size(), args.size()));
   Machine& m = *machine_;
-  if (m.running) throw std::logic_error("Runtime::invoke called from inside a running invocation (a host function may not re-enter)");
-  uint64_t* base = m.stack.get() + 1;
+  // Re-entrant: a host function that wasm code called may invoke again. The nested invocation
+  // runs on the operand stack and call frames above its caller's (CALL_HOST records the caller's
+  // stack top in m.host_sp), and the machine state the caller's handlers rely on (instance,
+  // memory cache, frames, the `vec` placement's stack pointer, the counting engine's previous op)
+  // is put back when it ends, however it ends; its trap or exit reaches the host function as a
+  // Trap or ProcExit exception, which CALL_HOST turns into the caller's trap or exit.
+  const bool nested = m.running;
+  uint64_t* base = nested ? m.host_sp : m.stack.get() + 1;
+  uint32_t arg_slots = 0;
+  for (const Value& a : args) arg_slots += slots_of(a.type);
+  if (base + arg_slots > m.stack_end) throw Trap("call stack exhausted");
   uint64_t* sp = base;
   for (size_t i = 0; i < args.size(); ++i) {
     // A reference argument's type is its kind only (the host cannot name a module's type index).
@@ -502,19 +511,39 @@ std::vector<Value> Runtime::invoke(FuncInst* f, const std::vector<Value>& args) 
   // A two-instruction trampoline: call f, then halt; the call's frame returns to the halt.
   const uint64_t* words = op_words_;
   const uint64_t entry[] = {words[static_cast<size_t>(Op::call)], reinterpret_cast<uint64_t>(f), words[static_cast<size_t>(Op::halt)]};
+  struct Restore {
+    Machine& m;
+    bool nested;
+    Instance* instance = m.instance;
+    MemoryInst* memory = m.memory;
+    CallFrame* frame_top = m.frame_top;
+    uint64_t* host_sp = m.host_sp;
+    uint64_t* vsp = m.vsp;
+    uint64_t last_op = m.last_op;
+    // Handlers report failures through m.trap, never by throwing; should anything still unwind,
+    // the runtime must not stay marked as running, or every later invoke would be taken as nested.
+    ~Restore() {
+      m.trap = nullptr;
+      m.exited = false;
+      if (!nested) {
+        m.running = false;
+        return;
+      }
+      m.instance = instance;
+      m.use_memory(memory);
+      m.frame_top = frame_top;
+      m.host_sp = host_sp;
+      m.vsp = vsp;
+      m.last_op = last_op;
+    }
+  } restore{m, nested};
   m.trap = nullptr;
   m.exited = false;
   m.instance = nullptr;
   m.load_memory();
-  m.frame_top = m.frames.get();
+  if (!nested) m.frame_top = m.frames.get();
   m.running = true;
   m.last_op = Machine::kNoPreviousOp;  // no pair spans two invocations
-  // Handlers report failures through m.trap, never by throwing; should anything still unwind,
-  // the runtime must not stay marked as running, or every later invoke would be refused.
-  struct NotRunningOnExit {
-    Machine& m;
-    ~NotRunningOnExit() { m.running = false; }
-  } guard{m};
   run_(entry, sp, base, &m);
   if (m.exited) throw ProcExit(m.exit_code);
   if (m.trap) throw Trap(m.trap);

@@ -149,20 +149,68 @@ TEST_P(RuntimeTest, HostFunctionsAndTailCalls) {
         (else (return_call $count (i64.sub (local.get 0) (i64.const 1)) (i64.add (local.get 1) (i64.const 1))))))))");
   EXPECT_EQ(call(inst, "quad", {Value::i32(5)})[0].lo, 20u);
   EXPECT_EQ(calls, 2);
-  // A host function that re-enters the runtime is refused, and the runtime stays usable.
+  // Re-entry: a host function that invokes wasm again, from a frame with operands below the call.
   ExternVal reenter;
   reenter.kind = ExternKind::kFunc;
   Runtime* runtime = &rt;
   FuncInst* quad = inst.exports.at("quad").func;
-  reenter.func = rt.host_function({{}, {}}, [runtime, quad](HostCall&) { runtime->invoke(quad, {Value::i32(1)}); });
+  reenter.func = rt.host_function({{ValType::kI32}, {ValType::kI32}}, [runtime, quad](HostCall& hc) {
+    uint32_t x = static_cast<uint32_t>(hc.slots[0]);
+    hc.slots[0] = static_cast<uint32_t>(runtime->invoke(quad, {Value::i32(x)})[0].lo) + 1000;
+  });
   rt.register_module("env2", {{"reenter", reenter}});
-  auto& again = load(R"((module (import "env2" "reenter" (func $r)) (func (export "go") (call $r))))");
-  EXPECT_EQ(trap(again, "go").rfind("host function failed: Runtime::invoke called from inside", 0), 0u);
-  EXPECT_EQ(call(inst, "quad", {Value::i32(1)})[0].lo, 4u);
-  EXPECT_EQ(calls, 4);  // the refused inner call ran nothing
+  auto& again = load(R"((module (import "env2" "reenter" (func $r (param i32) (result i32)))
+    (func (export "go") (param i32) (result i32) (i32.add (i32.const 7) (call $r (local.get 0))))))");
+  EXPECT_EQ(call(again, "go", {Value::i32(3)})[0].lo, 7u + 12u + 1000u);
+  EXPECT_EQ(calls, 4);
+  EXPECT_EQ(call(inst, "quad", {Value::i32(1)})[0].lo, 4u);  // the runtime is as it was
+  EXPECT_EQ(calls, 6);
   EXPECT_EQ(trap(inst, "fail"), "host says no");
   // Far deeper than the call-depth limit: tail calls reuse the frame.
   EXPECT_EQ(call(inst, "count", {Value::i64(3 * Runtime::kMaxCallDepth), Value::i64(0)})[0].lo, 3 * Runtime::kMaxCallDepth);
+}
+
+// Re-entry's failures: a trap in the nested invocation reaches the host function that made it
+// as a Trap (it may catch it and go on), or, let go, becomes the outer invocation's trap with the
+// same message; host -> wasm -> host ... nests many levels, each level's operands intact.
+TEST_P(RuntimeTest, ReentrantInvokeTrapsAndDepth) {
+  Runtime* runtime = &rt;
+  FuncInst* inner = nullptr;  // the nested export, set once instantiated
+  ExternVal catching, letting, down;
+  catching.kind = letting.kind = down.kind = ExternKind::kFunc;
+  catching.func = rt.host_function({{ValType::kI32}, {ValType::kI32}}, [&](HostCall& hc) {
+    try {
+      hc.slots[0] = runtime->invoke(inner, {Value::i32(static_cast<uint32_t>(hc.slots[0]))})[0].lo;
+    } catch (const Trap& t) {
+      hc.slots[0] = std::string(t.what()) == "integer divide by zero" ? 0xDEADu : 1u;
+    }
+  });
+  letting.func = rt.host_function({{ValType::kI32}, {ValType::kI32}}, [&](HostCall& hc) {
+    hc.slots[0] = runtime->invoke(inner, {Value::i32(static_cast<uint32_t>(hc.slots[0]))})[0].lo;
+  });
+  FuncInst* descend = nullptr;
+  down.func = rt.host_function({{ValType::kI32}, {ValType::kI32}}, [&](HostCall& hc) {
+    hc.slots[0] = runtime->invoke(descend, {Value::i32(static_cast<uint32_t>(hc.slots[0]))})[0].lo;
+  });
+  rt.register_module("host", {{"catching", catching}, {"letting", letting}, {"down", down}});
+  auto& inst = load(R"((module
+    (import "host" "catching" (func $catching (param i32) (result i32)))
+    (import "host" "letting" (func $letting (param i32) (result i32)))
+    (import "host" "down" (func $down (param i32) (result i32)))
+    (func (export "inner") (param i32) (result i32) (i32.div_u (i32.const 100) (local.get 0)))
+    (func (export "catching") (param i32) (result i32) (i32.add (i32.const 1) (call $catching (local.get 0))))
+    (func (export "letting") (param i32) (result i32) (i32.add (i32.const 1) (call $letting (local.get 0))))
+    ;; n levels of wasm -> host -> wasm, each adding its n on the way back
+    (func (export "descend") (param i32) (result i32)
+      (if (result i32) (i32.eqz (local.get 0)) (then (i32.const 0))
+        (else (i32.add (local.get 0) (call $down (i32.sub (local.get 0) (i32.const 1)))))))))");
+  inner = inst.exports.at("inner").func;
+  descend = inst.exports.at("descend").func;
+  EXPECT_EQ(call(inst, "catching", {Value::i32(4)})[0].lo, 26u);
+  EXPECT_EQ(call(inst, "catching", {Value::i32(0)})[0].lo, 1u + 0xDEADu);  // caught, and the outer call went on
+  EXPECT_EQ(trap(inst, "letting", {Value::i32(0)}), "integer divide by zero");  // let go: the outer traps
+  EXPECT_EQ(call(inst, "letting", {Value::i32(5)})[0].lo, 21u);
+  EXPECT_EQ(call(inst, "descend", {Value::i32(200)})[0].lo, 200u * 201u / 2u);
 }
 
 // WebAssembly 3.0 features in every dispatch mode, from hand-assembled binaries (this Debian's

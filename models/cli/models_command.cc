@@ -76,7 +76,7 @@ Grid make_grid(GridOptions o, bool valgrind) {
                                          "are --stack-dispatch and --mode-variants)");
   if (o.which == "kcopy")
     for (auto [given, name] : {std::pair{&o.stack_copies, "--stack-copies"}, {&o.statements, "--statements"},
-                               {&o.stack_dispatch, "--stack-dispatch"}, {&o.variants, "--variants"},
+                               {&o.stack_dispatch, "--stack-dispatch"}, {&o.variants, "--placements"},
                                {&o.mode_variants, "--mode-variants"}})
       if (!given->empty()) throw CLI::ValidationError(name, "applies to the stack model, not --model kcopy");
   if (o.which != "all" && o.which != "kcopy" && o.which != "stack")
@@ -135,7 +135,7 @@ Grid make_grid(GridOptions o, bool valgrind) {
         }
   }
   if (o.which == "all" || o.which == "stack") {
-    auto variants = choose_from(o.variants, stack_variants, "--variants");
+    auto variants = choose_from(o.variants, stack_variants, "--placements");
     auto stack_dispatch = choose_from(o.stack_dispatch, modes, "--stack-dispatch", false);
     auto mode_variants = o.mode_variants == "none" ? std::vector<std::string>{}
                                                    : choose_from(o.mode_variants, stack_variants, "--mode-variants", false);
@@ -405,7 +405,7 @@ void add_models_command(CLI::App& app) {
                               models::kDefaultStackStatements));
   cmd->add_option("--stack-dispatch", o->grid.stack_dispatch,
                   "dispatch modes of the stack variant groups (each a group against vec), comma-separated (default tail)");
-  cmd->add_option("--variants", o->grid.variants, "stack-state variants, comma-separated (default: all)");
+  cmd->add_option("--placements,--variants", o->grid.variants, "stack-state placements, comma-separated (default: all; --variants is the old name)");
   cmd->add_option("--mode-variants", o->grid.mode_variants,
                   "stack variants run in every dispatch mode, a group each against switch (default sp; full grid vec,sp,sp_wt_nr; "
                   "none for no mode groups)");

@@ -214,8 +214,10 @@ class Runtime {
   // run_start=false leaves the start function alone (the fuzzer: a start function may loop forever).
   Instance& instantiate(Module module, bool run_start = true);
 
-  // Runs f to completion: its results, or Trap / ProcExit. Not re-entrant: a host function called
-  // by wasm code may not invoke (that, like any exception a host function raises, becomes a trap).
+  // Runs f to completion: its results, or Trap / ProcExit. Re-entrant: a host function called by
+  // wasm code may invoke again (on the stack and frames above its caller's, within the same
+  // limits); the nested call's Trap or ProcExit reaches that host function as an exception, and if
+  // it lets it go, becomes the outer invocation's trap (same message) or exit.
   std::vector<Value> invoke(FuncInst* f, const std::vector<Value>& args);
   // Branches and calls an invocation may still make before it traps with "fuel exhausted". Only
   // the fuzzing build (DLAB_FUEL) spends fuel; elsewhere this has no effect.
