@@ -147,12 +147,14 @@ def test_profile_counts_ops_and_pairs_in_the_counting_engine(dlab_bin, tmp_path)
     assert 1 <= p["pairs_covering"]["50%"] <= p["pairs_covering"]["90%"] <= p["pairs_covering"]["99%"] <= p["distinct_pairs"]
 
 
-def test_placement_is_the_option_name_and_variant_its_old_alias(dlab_bin):
+def test_placement_is_the_option_name_and_variant_its_old_alias(dlab_bin, tmp_path):
+    module = tmp_path / "m.wasm"
+    module.write_bytes(b"\0asm\1\0\0\0")
     for option in ("--placements", "--variants"):
         out = subprocess.run([dlab_bin, "wasm", "bench", option, "sp_spill", "--dispatch", "switch", "--no-save"],
                              capture_output=True, text=True)
         assert out.returncode == 2 and "switch x sp_spill is not built" in out.stderr, (option, out.stderr)
     for option in ("--placement", "--variant"):
-        out = subprocess.run([dlab_bin, "wasm", "run", option, "nowhere", "x.wasm"], capture_output=True, text=True)
+        out = subprocess.run([dlab_bin, "wasm", "run", option, "nowhere", str(module)], capture_output=True, text=True)
         assert out.returncode == 2 and "nowhere" in out.stderr, (option, out.stderr)
     assert "--placements" in subprocess.run([dlab_bin, "models", "--help"], capture_output=True, text=True).stdout
