@@ -2,7 +2,11 @@
 """Is any engine slower than in another build of dlab? Runs `dlab wasm bench` with the same
 options from two dlab binaries alternately (A B A B ..., so drift in the machine falls on both),
 each run saved in a run directory, and compares every case's median TSC ticks per call, round by
-round: the change is the median of the per-round ratios B/A - 1, with their range.
+round: the change is the median of the per-round ratios B/A - 1, with their range. With
+--per-native (the default) each case is first divided by its workload's `native` case of the same
+run (timed in the same interleaved rounds), so what the machine did between two runs cancels:
+the change is then one of "times native", which the native code (the same C in both builds) does
+not move.
 
     tools/speed_vs_build.py --before OLD/dlab --after build/release/dlab --rounds 3 \\
         --results results -- --quick --lowerings plain,fold+fuse+super
@@ -33,6 +37,16 @@ def medians(path: Path, metric: str) -> dict[str, float]:
         return {r["variant"]: float(r["median"]) for r in csv.DictReader(f) if r["metric"] == metric and r["median"]}
 
 
+def per_native(m: dict[str, float]) -> dict[str, float]:
+    """Each engine case over its workload's native case ("workload/..." over "workload/native")."""
+    out = {}
+    for case, v in m.items():
+        native = m.get(case.split("/", 1)[0] + "/native")
+        if native and not case.endswith("/native"):
+            out[case] = v / native
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--before", required=True, help="the other build's dlab binary")
@@ -42,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--name", default="wasm_speed", help="experiment name stem (lower-case letters, digits, _)")
     p.add_argument("--metric", default="tsc_ticks")
     p.add_argument("--worse-than", type=float, default=0.02)
+    p.add_argument("--absolute", action="store_true", help="compare raw medians, not each case divided by its run's native case")
     p.add_argument("bench_args", nargs="*", help="after --: options for `dlab wasm bench`")
     args = p.parse_args(argv)
     if not 1 <= args.rounds <= 20:
@@ -58,12 +73,15 @@ def main(argv: list[str] | None = None) -> int:
             run_bench(args.after, run, f"{args.name}_after_{k}", args.bench_args)
             a = medians(run / f"{args.name}_before_{k}.summary.csv", args.metric)
             b = medians(run / f"{args.name}_after_{k}.summary.csv", args.metric)
+            if not args.absolute:
+                a, b = per_native(a), per_native(b)
             for case in sorted(a.keys() & b.keys()):
                 per_round.setdefault(case, []).append(b[case] / a[case] - 1)
     except (OSError, subprocess.CalledProcessError) as e:
         print(f"speed_vs_build: {e}", file=sys.stderr)
         return 2
-    lines = [f"# {args.metric} per call: after ({args.after}) against before ({args.before})\n",
+    what = "per call" if args.absolute else "per call, over the same run's native case"
+    lines = [f"# {args.metric} {what}: after ({args.after}) against before ({args.before})\n",
              f"{args.rounds} rounds, each `dlab wasm bench {' '.join(args.bench_args)}` from the before-build and then the "
              "after-build; change = median over rounds of after/before - 1, with the rounds' range.\n",
              "| case | change | range |", "|---|---:|---:|"]

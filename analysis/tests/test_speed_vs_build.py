@@ -31,7 +31,7 @@ def fake(tmp_path, name, ticks):
 @pytest.mark.parametrize("after_ticks,code", [(101, 0), (99, 0), (110, 1)])
 def test_change_per_case_and_the_exit_status(tmp_path, after_ticks, code):
     out = subprocess.run([sys.executable, str(TOOL), "--before", fake(tmp_path, "old", 100), "--after", fake(tmp_path, "new", after_ticks),
-                          "--rounds", "2", "--results", str(tmp_path / "results"), "--", "--quick"], capture_output=True, text=True)
+                          "--rounds", "2", "--results", str(tmp_path / "results"), "--absolute", "--", "--quick"], capture_output=True, text=True)
     assert out.returncode == code, out.stderr
     change = after_ticks / 100 - 1
     assert f"| fib/tail | {change:+.2%} |" in out.stdout
@@ -46,3 +46,14 @@ def test_bad_input_is_refused(tmp_path):
     old = fake(tmp_path, "old", 100)
     out = subprocess.run([sys.executable, str(TOOL), "--before", old, "--after", old, "--rounds", "0"], capture_output=True, text=True)
     assert out.returncode == 2 and "--rounds" in out.stderr
+
+
+def test_per_native_divides_by_the_runs_native_case(tmp_path):
+    # after: tail 110 but native also 10% slower (55): no change once divided by native
+    new = fake(tmp_path, "new", 110).replace("", "")
+    text = Path(new).read_text().replace("fib/native,tsc_ticks,50", "fib/native,tsc_ticks,55")
+    Path(new).write_text(text)
+    out = subprocess.run([sys.executable, str(TOOL), "--before", fake(tmp_path, "old", 100), "--after", new, "--rounds", "1",
+                          "--results", str(tmp_path / "results")], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "| fib/tail | +0.00% |" in out.stdout and "fib/native" not in out.stdout.split("|---|")[1]
