@@ -143,8 +143,11 @@ def calls_markdown(exp) -> str:
         parts += ["### Memory per instance\n", f"Over {memory[0]['instances']} instantiations in a fresh runtime "
                   f"({memory[0]['how']}); the heap figure leaves out the instance's copy of its decoded module.\n",
                   "| engine | heap bytes beyond the module | module copy bytes | resident bytes |", "|---|---:|---:|---:|"]
-        parts += [f"| {m['engine']} | {m['heap_bytes_per_instance']:,.0f} | {m['module_copy_bytes']:,.0f} | "
-                  f"{m['resident_bytes_per_instance']:,.0f} |" for m in memory]
+        def resident(m):
+            v = m.get("resident_bytes_per_instance")
+            return f"{v:,.0f}" if v is not None else f"({m.get('resident_unavailable_reason', 'not measured')})"
+        parts += [f"| {m['engine']} | {m['heap_bytes_per_instance']:,.0f} | {m['module_copy_bytes']:,.0f} | {resident(m)} |"
+                  for m in memory]
     return "\n".join(parts)
 
 

@@ -260,7 +260,8 @@ void run_call_path(const std::vector<CallPathEngine>& engines, const RunProtocol
   // instance keeps a copy of it). Measured, single values per engine: recorded in the sidecar.
   nlohmann::json memory = nlohmann::json::array();
   constexpr int kInstances = 500;
-  for (const auto& e : engines) {
+  for (size_t ei = 0; ei < engines.size(); ++ei) {
+    const CallPathEngine& e = engines[ei];
     auto rig = make_rig(e, calls, peer);
     size_t heap0 = heap_in_use(), rss0 = resident_bytes();
     for (int i = 0; i < kInstances; ++i) rig->rt->instantiate(calls);
@@ -272,10 +273,14 @@ void run_call_path(const std::vector<CallPathEngine>& engines, const RunProtocol
     double module_bytes = static_cast<double>(copy1 - copy0) / kInstances;
     double heap = static_cast<double>(heap1 - heap0) / kInstances - module_bytes;
     double rss = static_cast<double>(rss1 - rss0) / kInstances;
-    fmt::print("instance/{:<19} {:>12.0f} heap bytes beyond its module ({:.0f} for the module's copy), {:.0f} resident bytes\n", e.name,
-               heap, module_bytes, rss);
+    // Resident pages only grow for the first engine: later ones reuse the pages the previous
+    // engines' runtimes freed, so their growth says nothing about an instance; left empty.
+    nlohmann::json resident = ei == 0 ? nlohmann::json(rss) : nlohmann::json(nullptr);
+    fmt::print("instance/{:<19} {:>12.0f} heap bytes beyond its module ({:.0f} for the module's copy), {} resident bytes\n", e.name,
+               heap, module_bytes, ei == 0 ? fmt::format("{:.0f}", rss) : std::string("(not measured after the first engine)"));
     memory.push_back({{"engine", e.name}, {"instances", kInstances}, {"heap_bytes_per_instance", heap},
-                      {"module_copy_bytes", module_bytes}, {"resident_bytes_per_instance", rss},
+                      {"module_copy_bytes", module_bytes}, {"resident_bytes_per_instance", resident},
+                      {"resident_unavailable_reason", ei == 0 ? "" : "pages freed by the previous engines' runtimes are reused"},
                       {"how", "glibc mallinfo2 uordblks and /proc/self/statm resident pages, before and after"}});
   }
   if (!dir) return;
