@@ -20,6 +20,11 @@ class RuntimeTest : public ::testing::TestWithParam<Dispatch> {
  protected:
   Runtime rt{GetParam()};
   Instance& load(const std::string& wat) { return rt.instantiate(assemble(wat)); }
+  Instance& load_binary(const std::vector<uint8_t>& bytes) {
+    Module m = decode_module(bytes);
+    validate_module(m);
+    return rt.instantiate(std::move(m));
+  }
   std::vector<Value> call(Instance& inst, const std::string& name, std::vector<Value> args = {}) {
     return rt.invoke(inst.exports.at(name).func, args);
   }
@@ -232,9 +237,7 @@ TEST_P(RuntimeTest, TypedFunctionReferences) {
       0x00, 0x0b, 0x0f, 0x00, 0x02, 0x7f, 0x20, 0x00, 0xd0, 0x00, 0xd5, 0x00, 0x1a, 0x1a, 0x41, 0x01,
       0x0b, 0x0b, 0x0f, 0x00, 0x20, 0x00, 0x02, 0x64, 0x00, 0xd2, 0x00, 0xd6, 0x00, 0x00, 0x0b, 0x14,
       0x00, 0x0b};
-  Module m = decode_module(bytes);
-  validate_module(m);
-  auto& inst = rt.instantiate(std::move(m));
+  auto& inst = load_binary(bytes);
   EXPECT_EQ(call(inst, "call", {Value::i32(41)})[0].lo, 42u);
   EXPECT_EQ(trap(inst, "null", {Value::i32(1)}), "null function reference");
   EXPECT_EQ(call(inst, "on_null", {Value::i32(5)})[0].lo, 5u);  // the branch dropped the null, kept the i32
@@ -256,9 +259,7 @@ TEST_P(RuntimeTest, MultiMemory) {
       0x01, 0x00, 0x0b, 0x07, 0x00, 0x41, 0x08, 0x28, 0x02, 0x00, 0x0b, 0x09, 0x00, 0x41, 0x01, 0x40,
       0x01, 0x1a, 0x3f, 0x01, 0x0b, 0x11, 0x00, 0x41, 0x10, 0x41, 0x08, 0x41, 0x04, 0xfc, 0x0a, 0x00,
       0x01, 0x41, 0x10, 0x28, 0x02, 0x00, 0x0b};
-  Module m = decode_module(bytes);
-  validate_module(m);
-  auto& inst = rt.instantiate(std::move(m));
+  auto& inst = load_binary(bytes);
   EXPECT_EQ(call(inst, "load1")[0].lo, 7u);
   EXPECT_EQ(call(inst, "load0")[0].lo, 0u);  // memory 0 untouched: the store went to memory 1
   EXPECT_EQ(call(inst, "size1")[0].lo, 3u);
@@ -279,9 +280,7 @@ TEST_P(RuntimeTest, Table64) {
       0x00, 0xd0, 0x70, 0x42, 0x03, 0xfc, 0x0f, 0x00, 0x0b, 0x0e, 0x00, 0xd0, 0x70, 0x42, 0x80, 0x80,
       0x80, 0x80, 0x80, 0x20, 0xfc, 0x0f, 0x00, 0x0b, 0x0b, 0x00, 0x42, 0x80, 0x80, 0x80, 0x80, 0x10,
       0x25, 0x00, 0x1a, 0x0b};
-  Module m = decode_module(bytes);
-  validate_module(m);
-  auto& inst = rt.instantiate(std::move(m));
+  auto& inst = load_binary(bytes);
   EXPECT_EQ(call(inst, "size")[0].lo, 2u);
   EXPECT_EQ(call(inst, "grow")[0].lo, 2u);
   EXPECT_EQ(call(inst, "grow_fail")[0].lo, ~0ull);  // i64 -1, not a 32-bit -1
