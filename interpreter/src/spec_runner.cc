@@ -66,8 +66,12 @@ size_t write_suite_modules(const std::string& suite, const std::string& only, co
     if (f.size() < 9 || f.compare(f.size() - 9, 9, ".bin.wast") != 0) continue;
     TempDir scratch("spec-modules");
     translate_script_file(f, scratch.path());
-    std::string stem = fs::path(f).filename().string();
+    // Named by the script's path below the suite, folders joined by '_': two folders may hold a
+    // script of the same name (memory_grow in binary/ and in binary/multi-memory/).
+    std::string stem = fs::path(f).lexically_relative(suite).string();
+    if (stem.empty() || stem.rfind("..", 0) == 0) stem = fs::path(f).filename().string();
     stem = stem.substr(0, stem.size() - 9);
+    std::replace(stem.begin(), stem.end(), '/', '_');
     for (const auto& e : fs::directory_iterator(scratch.path())) {
       if (e.path().extension() != ".wasm") continue;
       write_output_file((fs::path(out) / (stem + "-" + e.path().filename().string())).string(), read_input_file(e.path().string()),
