@@ -121,7 +121,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           rt.set_fuel(kFuel);
           std::string outcome = name + ":";
           try {
-            for (const Value& v : rt.invoke(ex.func, args)) outcome += " " + std::to_string(v.lo) + "/" + std::to_string(v.hi);
+            // A reference is an address in this configuration's runtime: compared as null or not.
+            for (const Value& v : rt.invoke(ex.func, args))
+              outcome += is_ref(v.type) ? (v.lo ? " ref" : " null") : " " + std::to_string(v.lo) + "/" + std::to_string(v.hi);
           } catch (const Trap& t) {
             outcome += std::string(" trap ") + t.what();
           }
