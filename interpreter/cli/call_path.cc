@@ -154,11 +154,16 @@ uint32_t run_loop(const CallRig& r, const std::string& name, uint32_t n) {
 
 // Heap bytes in use (glibc's count of allocated bytes) and resident bytes of this process.
 size_t heap_in_use() { return mallinfo2().uordblks; }
-size_t resident_bytes() {
+// Resident bytes of this process, or nothing when /proc/self/statm cannot be read (never a 0).
+std::optional<size_t> resident_bytes() {
   std::ifstream statm("/proc/self/statm");
   size_t pages = 0, resident = 0;
-  statm >> pages >> resident;
+  if (!(statm >> pages >> resident)) return std::nullopt;
   return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+// Growth per item, signed: memory may also have been returned meanwhile.
+double per_item(size_t before, size_t after, int items) {
+  return (static_cast<double>(after) - static_cast<double>(before)) / items;
 }
 
 }  // namespace
@@ -263,24 +268,29 @@ void run_call_path(const std::vector<CallPathEngine>& engines, const RunProtocol
   for (size_t ei = 0; ei < engines.size(); ++ei) {
     const CallPathEngine& e = engines[ei];
     auto rig = make_rig(e, calls, peer);
-    size_t heap0 = heap_in_use(), rss0 = resident_bytes();
+    size_t heap0 = heap_in_use();
+    std::optional<size_t> rss0 = resident_bytes();
     for (int i = 0; i < kInstances; ++i) rig->rt->instantiate(calls);
-    size_t heap1 = heap_in_use(), rss1 = resident_bytes();
+    size_t heap1 = heap_in_use();
+    std::optional<size_t> rss1 = resident_bytes();
     std::vector<wasm::Module> copies;
     size_t copy0 = heap_in_use();
     for (int i = 0; i < kInstances; ++i) copies.push_back(calls);
     size_t copy1 = heap_in_use();
-    double module_bytes = static_cast<double>(copy1 - copy0) / kInstances;
-    double heap = static_cast<double>(heap1 - heap0) / kInstances - module_bytes;
-    double rss = static_cast<double>(rss1 - rss0) / kInstances;
+    double module_bytes = per_item(copy0, copy1, kInstances);
+    double heap = per_item(heap0, heap1, kInstances) - module_bytes;
     // Resident pages only grow for the first engine: later ones reuse the pages the previous
     // engines' runtimes freed, so their growth says nothing about an instance; left empty.
-    nlohmann::json resident = ei == 0 ? nlohmann::json(rss) : nlohmann::json(nullptr);
+    std::string why_no_resident = ei != 0            ? "pages freed by the previous engines' runtimes are reused"
+                                  : !(rss0 && rss1) ? "/proc/self/statm could not be read"
+                                                    : "";
+    nlohmann::json resident = nullptr;
+    if (why_no_resident.empty()) resident = per_item(*rss0, *rss1, kInstances);
     fmt::print("instance/{:<19} {:>12.0f} heap bytes beyond its module ({:.0f} for the module's copy), {} resident bytes\n", e.name,
-               heap, module_bytes, ei == 0 ? fmt::format("{:.0f}", rss) : std::string("(not measured after the first engine)"));
+               heap, module_bytes, why_no_resident.empty() ? fmt::format("{:.0f}", resident.get<double>()) : "(" + why_no_resident + ")");
     memory.push_back({{"engine", e.name}, {"instances", kInstances}, {"heap_bytes_per_instance", heap},
                       {"module_copy_bytes", module_bytes}, {"resident_bytes_per_instance", resident},
-                      {"resident_unavailable_reason", ei == 0 ? "" : "pages freed by the previous engines' runtimes are reused"},
+                      {"resident_unavailable_reason", why_no_resident},
                       {"how", "glibc mallinfo2 uordblks and /proc/self/statm resident pages, before and after"}});
   }
   if (!dir) return;
