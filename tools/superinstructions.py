@@ -43,7 +43,8 @@ PROFILE_SIZES = {"fib": 20, "sieve": 100000, "sort": 4000, "crc32": 100000, "man
                  "biquad": 15000, "bulkmem": 1000, "vdispatch": 60000, "statemach": 50000, "coremix": 300}
 DEFAULT_COUNT = 64
 
-FUEL_TEXT = 'if (--m->fuel == 0) TRAP("fuel exhausted")'
+# handlers.def's FUEL() is the budget's charge (budget.h, defined per engine): kept as written.
+FUEL_TEXT = "DLW_CHARGE()"
 PAIRS_COLUMNS = ["workload", "first", "second", "count", "dispatches"]
 
 
@@ -75,7 +76,7 @@ def entries(clang: str, handlers: Path) -> dict[str, tuple[str, str]]:
     """Every op of handlers.def: name -> (kind OP|TOS, body), bodies macro-expanded except the
     dispatch and placement vocabulary (NEXT, NEXT_KEEP, GOTO, TRAP, TOP_VALUE, SET_TOP, PUSH_VALUE),
     which stays as written so each dispatch mode and placement expands it its own way."""
-    probe = ("#define DLAB_FUEL 1\n#define DLW_NO_SUPERINSTRUCTIONS 1\n#define OP(name, ...) DLW_ENTRY OP name DLW_BEGIN __VA_ARGS__ DLW_END\n"
+    probe = ("#define DLW_NO_SUPERINSTRUCTIONS 1\n#define OP(name, ...) DLW_ENTRY OP name DLW_BEGIN __VA_ARGS__ DLW_END\n"
              "#define TOS(name, ...) DLW_ENTRY TOS name DLW_BEGIN __VA_ARGS__ DLW_END\n"
              f'#include "{handlers}"\n')
     with tempfile.NamedTemporaryFile("w", suffix=".cc", delete=False) as f:

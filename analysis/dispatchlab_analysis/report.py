@@ -13,8 +13,8 @@ from pathlib import Path
 
 from .figures import all_figures
 from .knee import dbinop_knees, kcopy_knees
-from .results import PLACEMENT_PARAM, Run, latest_runs, load_run, parse_params, pick_cycles, with_case
-from .tables import (MODEL_COLUMNS, VALGRIND_COLUMNS, WASM_VALGRIND_COLUMNS, counters_markdown, length_sweep_table, lowering_markdown,
+from .results import CASE_COLUMN, PLACEMENT_PARAM, Run, latest_runs, load_run, parse_params, pick_cycles, with_case
+from .tables import (MODEL_COLUMNS, VALGRIND_COLUMNS, WASM_VALGRIND_COLUMNS, budgets_markdown, counters_markdown, length_sweep_table, lowering_markdown,
                      markdown_table, model_interpreter_markdown, placements_markdown, rfc_change_table, summary_markdown,
                      unavailable_markdown, wide_markdown)
 
@@ -88,7 +88,10 @@ def experiment_markdown(exp) -> str:
     if exp.name.startswith("wasm") and not exp.name.endswith("_valgrind"):
         parts = []
         for group in exp.sidecar.get("groups", []):
-            sub = exp.summary[exp.summary["baseline"] == group["baseline"]]
+            # The group's cases: those paired with its baseline, and those paired with one of them
+            # (a budgeted engine records its unbudgeted case as its baseline).
+            first = exp.summary[exp.summary["baseline"] == group["baseline"]]
+            sub = exp.summary[exp.summary["baseline"].isin(set(first[CASE_COLUMN]) | {group["baseline"]})]
             native = f"{group['workload']}/native"
             if group.get("peers"):
                 notes = "; ".join(f"`{name}`: {note}" for name, note in group["peers"].items())
@@ -163,6 +166,12 @@ def render(run: Run) -> str:
         parts += ["## Register budget (from `results/probes/`)\n",
                   "Compiler facts, not measurements of this machine; `results/probes/state_placement.md` has the "
                   "handlers' state placement per target and convention.\n", body + "\n"]
+    signatures = run.path / "handler_signatures.md"
+    if signatures.exists():
+        parts += ["## The interpreter's handler signatures per target (`dlab probes fit --engines all`)\n",
+                  "Which arguments of each tail-call engine's handlers stay in registers (a budget's fuel counter is the "
+                  "last argument of the `fuel` engines); compiler facts, not measurements.\n",
+                  signatures.read_text().split("\n", 1)[-1].strip() + "\n"]
     for exp in run.experiments.values():
         protocol = exp.sidecar.get("protocol", {})
         pin = exp.sidecar.get("pinned_cpu", -1)
@@ -235,6 +244,9 @@ def analysis_markdown(run: Run) -> str:
     placements = placements_markdown(run)
     if placements:
         parts += ["## Model vs interpreter: stack placements against vec\n", placements]
+    budgets = budgets_markdown(run)
+    if budgets:
+        parts += ["## Budgets: what bounding an invocation costs (fuel, deadline)\n", budgets]
     return "\n".join(parts)
 
 

@@ -5,7 +5,7 @@ import math
 
 import pandas as pd
 
-from .results import (cycle_estimate_status, parse_params, pick_common_cycles, pick_cycles, research_stack_config,
+from .results import (CASE_COLUMN, cycle_estimate_status, parse_params, pick_common_cycles, pick_cycles, research_stack_config,
                       rows_whose_baseline, uarch_name, with_case, with_params)
 
 
@@ -364,3 +364,54 @@ def lowering_markdown(run) -> str | None:
             + markdown_table(["engine/lowering"] + workloads, change_rows)
             + f"\n\nSpeed against the native build (clang -O2, same rounds; {metric} medians), and the geometric mean "
             "over the workloads:\n\n" + markdown_table(["engine/lowering"] + workloads + ["geomean"], native_rows))
+
+
+def budgets_markdown(run) -> str | None:
+    """The budget axis (`dlab wasm bench --budgets none,fuel,...`): per workload and engine, each
+    budget's change against the same engine's first budget (its recorded baseline, paired by
+    round in the same interleaved run), and, where the run has the cachegrind counterpart, its
+    change in instructions per call. Experiments are chosen by their recorded `budget` axis."""
+    rows, header_budgets, metric_used, first = [], [], None, "none"
+    for exp in run.experiments.values():
+        if exp.name.endswith("_valgrind") or exp.summary.empty:
+            continue
+        s = with_params(exp.summary)
+        if "budget" not in s.columns or s["budget"].dropna().nunique() < 2:
+            continue
+        metric = pick_cycles(exp.summary)[0]
+        metric_used = metric
+        s = s[(s["metric"] == metric) & (s["n"] > 0) & s["budget"].notna()]
+        budgets = list(dict.fromkeys(s["budget"]))
+        header_budgets, first = header_budgets or budgets[1:], budgets[0]
+        by_case = {r["case"]: r for _, r in s.iterrows()}
+        instr = {}
+        valgrind = run.experiments.get(exp.name + "_valgrind")
+        if valgrind is not None:
+            v = valgrind.summary
+            for _, r in v[(v["metric"] == "cg_instructions") & (v["n"] > 0)].iterrows():
+                instr[r[CASE_COLUMN]] = r["median"]
+        for _, r in s.iterrows():
+            if r["budget"] != budgets[0]:
+                continue
+            engine = r["case"].split("/", 1)[1]
+            suffix = "/" + str(r["budget"])
+            row = [str(r["workload"]), engine[: -len(suffix)] if engine.endswith(suffix) else engine]
+            base_case = r["case"]
+            for b in budgets[1:]:
+                other = next((c for c, o in by_case.items() if o["baseline"] == base_case and o["budget"] == b), None)
+                if other is None:
+                    row.append("")
+                    continue
+                o = by_case[other]
+                cell = change_ci(o["ratio"], o["ratio_ci95_lo"], o["ratio_ci95_hi"])
+                if base_case in instr and other in instr and instr[base_case] > 0:
+                    cell += f"; instr. {fmt_change(instr[other] / instr[base_case])}"
+                row.append(cell)
+            rows.append(row)
+    if not rows:
+        return None
+    return (f"Each budget's change against the same engine unbudgeted ({metric_used} per call, paired by round in one "
+            "interleaved run, 95% CI; with `instr.` the change in instructions per call under cachegrind). Fuel counts "
+            "every branch and call; `fuel` keeps the counter in a handler argument, `fuel_machine` in the machine; "
+            "`deadline` compares an epoch a 1 ms timer thread bumps. No budget is reached while timed.\n\n"
+            + markdown_table(["workload", "engine"] + [f"{b} vs {first}" for b in header_budgets], rows))

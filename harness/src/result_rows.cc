@@ -1,5 +1,6 @@
 #include "dispatchlab/harness/result_rows.h"
 
+#include <stdexcept>
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -52,10 +53,15 @@ ExperimentTables experiment_tables(const std::string& run_id, const std::string&
                                    const std::vector<Variant>& variants, const MachineFingerprint& machine) {
   ExperimentTables t;
   auto prov = provenance(result, machine);
-  const auto& base = result.variants.front();
   for (size_t vi = 0; vi < result.variants.size(); ++vi) {
     const auto& vs = result.variants[vi];
     const Variant& var = variants.at(vi);
+    size_t bi = 0;
+    if (!var.baseline.empty()) {
+      while (bi < variants.size() && variants[bi].name != var.baseline) ++bi;
+      if (bi == variants.size()) throw std::logic_error("experiment_tables: " + var.name + "'s baseline " + var.baseline + " is not a case of the run");
+    }
+    const auto& base = result.variants.at(bi);
     for (size_t mi = 0; mi < result.metrics.size(); ++mi) {
       const auto& mm = result.metrics[mi];
       auto values = per_unit(vs, mi, var.units);
@@ -83,9 +89,9 @@ ExperimentTables experiment_tables(const std::string& run_id, const std::string&
         row.insert({{"n", std::to_string(s.n)}, {"median", format_number(s.median)}, {"min", format_number(s.min)},
                     {"mad", format_number(s.mad)}, {"ci95_lo", format_number(s.ci95_lo)}, {"ci95_hi", format_number(s.ci95_hi)},
                     {"running_fraction_min", format_number(running_min)}});
-        auto base_values = per_unit(base, mi, variants.front().units);
+        auto base_values = per_unit(base, mi, variants.at(bi).units);
         bool base_complete = std::all_of(base_values.begin(), base_values.end(), [](auto& v) { return v.has_value(); });
-        if (vi > 0 && base_complete) {
+        if (vi != bi && base_complete) {
           std::vector<double> b;
           for (auto& v : base_values) b.push_back(*v);
           Comparison c = compare_paired(present, b, result.protocol.bootstrap);

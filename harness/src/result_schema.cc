@@ -41,7 +41,7 @@ constexpr Column kSummary[] = {
     {"ci95_lo", "lower end of the bootstrap 95% CI of the median"},
     {"ci95_hi", "upper end of the bootstrap 95% CI of the median"},
     {"running_fraction_min", "lowest time_running/time_enabled over samples; below 1 means multiplexed and scaled"},
-    {"baseline", "variant the ratio compares against (the experiment's first variant)"},
+    {"baseline", "variant the ratio compares against (the experiment's first variant, unless the case names its own)"},
     {"ratio", "median(variant)/median(baseline); empty for the baseline itself"},
     {"ratio_ci95_lo", "bootstrap 95% CI of the ratio, rounds resampled in pairs"},
     {"ratio_ci95_hi", "upper end of that CI"},

@@ -136,8 +136,9 @@ wasm::Module decoded(const Bytes& bytes) {
 
 std::unique_ptr<CallRig> make_rig(const CallPathEngine& e, const wasm::Module& calls, const wasm::Module& peer) {
   auto r = std::make_unique<CallRig>();
-  r->rt = std::make_unique<wasm::Runtime>(e.mode, e.placement);
+  r->rt = std::make_unique<wasm::Runtime>(e.mode, e.placement, e.budget);
   r->rt->set_lowering(e.lowering);
+  if (e.budget == wasm::Budget::kDeadline) r->rt->set_deadline(std::chrono::hours(24));  // counted, never reached
   wasm::Instance& p = r->rt->instantiate(peer);
   wasm::ExternVal nop;
   nop.kind = wasm::ExternKind::kFunc;
@@ -168,50 +169,39 @@ double per_item(size_t before, size_t after, int items) {
 
 }  // namespace
 
-void run_call_path(const std::vector<CallPathEngine>& engines, const RunProtocol& protocol, bool quick,
-                   const std::optional<RunDirectory>& dir, const std::string& experiment) {
-  const wasm::Module calls = decoded(call_path_module()), peer = decoded(call_peer_module());
-  std::vector<std::unique_ptr<CallRig>> rigs;
-  for (const auto& e : engines) rigs.push_back(make_rig(e, calls, peer));
-  // Calls per run: enough that one run lasts well over the TSC read's cost (about a millisecond).
-  const uint32_t loop_calls = quick ? 50'000 : 200'000, host_calls = quick ? 5'000 : 20'000, instances = quick ? 20 : 50;
-  // Every loop must make its n calls: n back from each (loop_host and loop_empty: 0), in every engine.
-  for (size_t i = 0; i < rigs.size(); ++i)
-    for (const char* l : {"loop_empty", "loop_host", "loop_call", "loop_indirect", "loop_ref", "loop_import"}) {
-      uint32_t want = std::string(l) == "loop_host" || std::string(l) == "loop_empty" ? 0 : 1000;
-      if (uint32_t got = run_loop(*rigs[i], l, 1000); got != want)
-        throw std::runtime_error(fmt::format("call path: {}(1000) returned {} in {}, not {}", l, got, engines[i].name, want));
-    }
+namespace {
 
-  struct Group {
-    std::string kind, unit, what;
-    double units;
-    std::function<std::function<void()>(CallRig&)> make;
-  };
+// The kinds of call, each as a group of its own: `make(rig, n)` gives a closure making n of them.
+struct Group {
+  std::string kind, unit, what;
+  std::function<std::function<void()>(CallRig&, uint32_t n)> make;
+};
+
+std::vector<Group> call_groups(const wasm::Module& calls) {
   std::vector<Group> groups;
   auto loop_group = [&](const char* kind, const char* export_name, const char* what) {
-    groups.push_back({kind, "call", what, static_cast<double>(loop_calls), [export_name, loop_calls](CallRig& r) {
+    groups.push_back({kind, "call", what, [export_name](CallRig& r, uint32_t n) {
                         wasm::FuncInst* f = r.fn(export_name);
                         wasm::Runtime* rt = r.rt.get();
-                        return std::function<void()>([rt, f, loop_calls] { rt->invoke(f, {wasm::Value::i32(loop_calls)}); });
+                        return std::function<void()>([rt, f, n] { rt->invoke(f, {wasm::Value::i32(n)}); });
                       }});
   };
   groups.push_back({"host_to_wasm_nop", "call", "Runtime::invoke of an export that does nothing (arguments and results as vectors)",
-                    static_cast<double>(host_calls), [host_calls](CallRig& r) {
+                    [](CallRig& r, uint32_t n) {
                       wasm::FuncInst* f = r.fn("nop");
                       wasm::Runtime* rt = r.rt.get();
-                      return std::function<void()>([rt, f, host_calls] {
-                        for (uint32_t i = 0; i < host_calls; ++i) rt->invoke(f, {});
+                      return std::function<void()>([rt, f, n] {
+                        for (uint32_t i = 0; i < n; ++i) rt->invoke(f, {});
                       });
                     }});
   groups.push_back({"host_to_wasm_i32x4", "call", "Runtime::invoke with four i32 arguments and four i32 results",
-                    static_cast<double>(host_calls), [host_calls](CallRig& r) {
+                    [](CallRig& r, uint32_t n) {
                       wasm::FuncInst* f = r.fn("args4");
                       wasm::Runtime* rt = r.rt.get();
-                      return std::function<void()>([rt, f, host_calls] {
+                      return std::function<void()>([rt, f, n] {
                         const std::vector<wasm::Value> args = {wasm::Value::i32(1), wasm::Value::i32(2), wasm::Value::i32(3),
                                                                wasm::Value::i32(4)};
-                        for (uint32_t i = 0; i < host_calls; ++i) rt->invoke(f, args);
+                        for (uint32_t i = 0; i < n; ++i) rt->invoke(f, args);
                       });
                     }});
   loop_group("loop_empty", "loop_empty", "the counting loop alone (what the loops below add their call to)");
@@ -221,13 +211,55 @@ void run_call_path(const std::vector<CallPathEngine>& engines, const RunProtocol
   loop_group("call_ref", "loop_ref", "the same through call_ref of a typed function reference");
   loop_group("import_call", "loop_import", "the same into a function imported from another instance (instance switch)");
   groups.push_back({"instantiate", "instance", "instantiating the calls module (decoded once; imports registered)",
-                    static_cast<double>(instances), [&calls, instances](CallRig& r) {
+                    [&calls](CallRig& r, uint32_t n) {
                       wasm::Runtime* rt = r.rt.get();
-                      return std::function<void()>([rt, &calls, instances] {
-                        for (uint32_t i = 0; i < instances; ++i) rt->instantiate(calls);
+                      return std::function<void()>([rt, &calls, n] {
+                        for (uint32_t i = 0; i < n; ++i) rt->instantiate(calls);
                       });
                     }});
+  return groups;
+}
 
+// Calls per timed run: enough that one run lasts well over the TSC read's cost (about a millisecond).
+uint32_t timed_count(const Group& g, bool quick) {
+  if (g.kind == "instantiate") return quick ? 20 : 50;
+  if (g.kind.rfind("host_to_wasm", 0) == 0) return quick ? 5'000 : 20'000;
+  return quick ? 50'000 : 200'000;
+}
+
+}  // namespace
+
+std::vector<std::string> call_path_kinds() {
+  std::vector<std::string> out;
+  for (const auto& g : call_groups(wasm::Module{})) out.push_back(g.kind);
+  return out;
+}
+
+void run_call_path_child(const CallPathEngine& e, const std::string& kind, uint32_t repetitions) {
+  const wasm::Module calls = decoded(call_path_module()), peer = decoded(call_peer_module());
+  auto rig = make_rig(e, calls, peer);
+  for (const auto& g : call_groups(calls))
+    if (g.kind == kind) {
+      g.make(*rig, repetitions)();
+      return;
+    }
+  throw std::invalid_argument("no kind of call named " + kind);
+}
+
+void run_call_path(const std::vector<CallPathEngine>& engines, const RunProtocol& protocol, bool quick,
+                   const std::optional<RunDirectory>& dir, const std::string& experiment) {
+  const wasm::Module calls = decoded(call_path_module()), peer = decoded(call_peer_module());
+  std::vector<std::unique_ptr<CallRig>> rigs;
+  for (const auto& e : engines) rigs.push_back(make_rig(e, calls, peer));
+  // Every loop must make its n calls: n back from each (loop_host and loop_empty: 0), in every engine.
+  for (size_t i = 0; i < rigs.size(); ++i)
+    for (const char* l : {"loop_empty", "loop_host", "loop_call", "loop_indirect", "loop_ref", "loop_import"}) {
+      uint32_t want = std::string(l) == "loop_host" || std::string(l) == "loop_empty" ? 0 : 1000;
+      if (uint32_t got = run_loop(*rigs[i], l, 1000); got != want)
+        throw std::runtime_error(fmt::format("call path: {}(1000) returned {} in {}, not {}", l, got, engines[i].name, want));
+    }
+
+  const std::vector<Group> groups = call_groups(calls);
   const MachineFingerprint& machine = this_machine();
   BackendSet backends = BackendSet::for_this_machine();
   CounterPlan counters = plan_counters(MetricCatalog::builtin(), backends, this_host_cpu());
@@ -240,15 +272,18 @@ void run_call_path(const std::vector<CallPathEngine>& engines, const RunProtocol
              groups.size(), engines.size(), protocol.samples, protocol.warmup_rounds);
   for (size_t gi = 0; gi < groups.size(); ++gi) {
     const Group& g = groups[gi];
+    const uint32_t count = timed_count(g, quick);
     std::vector<Variant> variants;
     for (size_t i = 0; i < engines.size(); ++i)
-      variants.push_back({fmt::format("{}/{}", g.kind, engines[i].name), g.make(*rigs[i]), g.units, g.unit,
+      variants.push_back({fmt::format("{}/{}", g.kind, engines[i].name), g.make(*rigs[i], count), static_cast<double>(count), g.unit,
                           {{"call", g.kind},
                            {"dispatch", wasm::dispatch_name(engines[i].mode)},
                            {"variant", wasm::placement_name(engines[i].placement)},
                            {"lowering", wasm::lowering_name(engines[i].lowering)},
-                           {"calls", format_number(g.units)},
-                           {"module", "generated call path"}}});
+                           {"budget", wasm::budget_name(engines[i].budget)},
+                           {"calls", std::to_string(count)},
+                           {"module", "generated call path"}},
+                          engines[i].baseline.empty() ? std::string() : fmt::format("{}/{}", g.kind, engines[i].baseline)});
     fmt::print(stderr, "[wasm bench --calls] {}/{} {}\n", gi + 1, groups.size(), g.kind);
     last = run_protocol(protocol, meter, variants, nullptr);
     auto t = experiment_tables(run_id, experiment, last, variants, machine);
@@ -257,7 +292,7 @@ void run_call_path(const std::vector<CallPathEngine>& engines, const RunProtocol
         fmt::print("{:<28} {:>12.4g} ticks/{}\n", t.summary.at(r, "variant"), std::stod(t.summary.at(r, "median")), g.unit);
     all.summary.append(t.summary);
     all.samples.append(t.samples);
-    notes.push_back({{"call", g.kind}, {"what", g.what}, {"baseline", variants.front().name}, {"calls_per_run", g.units}});
+    notes.push_back({{"call", g.kind}, {"what", g.what}, {"baseline", variants.front().name}, {"calls_per_run", count}});
   }
 
   // What one instance holds beyond its module: heap bytes in use and resident bytes, grown over

@@ -18,6 +18,8 @@ struct CallPathEngine {
   wasm::Placement placement;
   wasm::Lowering lowering;
   std::string name;  // the case-name suffix: "tail", "tail/vec", ...
+  wasm::Budget budget = wasm::Budget::kNone;
+  std::string baseline;  // with several budgets: the suffix of this engine's unbudgeted case (its ratio's pair)
 };
 
 // The two modules of the call path, generated here as bytes (this Debian's wat2wasm predates the
@@ -27,6 +29,12 @@ struct CallPathEngine {
 // each (i32 n) -> (i32): n calls of its kind, returning n (loop_host: 0).
 std::vector<uint8_t> call_path_module();
 std::vector<uint8_t> call_peer_module();
+
+// The kinds of call, as the groups and cases name them (host_to_wasm_nop, ..., wasm_call, ...).
+std::vector<std::string> call_path_kinds();
+// The child process of `--calls --valgrind`: in engine `e`, `repetitions` calls of one kind (a
+// loop kind: one invocation of its loop with that many iterations), and nothing else.
+void run_call_path_child(const CallPathEngine& e, const std::string& kind, uint32_t repetitions);
 
 // Runs every group in every engine (each checked first: every loop must return what it should)
 // and writes <experiment>.summary.csv / .samples.csv / .json into `dir` when there is one.

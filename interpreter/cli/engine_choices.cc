@@ -19,6 +19,12 @@ std::vector<std::string> placement_choices(bool with_all) {
   return out;
 }
 
+std::vector<std::string> budget_choices() {
+  std::vector<std::string> out;
+  for (auto b : wasm::budgets()) out.push_back(wasm::budget_name(b));
+  return out;
+}
+
 std::vector<std::string> lowering_choices() {
   std::vector<std::string> out;
   for (auto l : wasm::lowerings()) out.push_back(wasm::lowering_name(l));

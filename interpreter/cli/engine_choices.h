@@ -11,6 +11,7 @@ namespace dlab::cli {
 
 std::vector<std::string> dispatch_choices(bool with_all = false);   // this build's modes ("all" first when asked)
 std::vector<std::string> placement_choices(bool with_all = false);  // every placement
+std::vector<std::string> budget_choices();                           // none, fuel, fuel_machine, deadline
 std::vector<std::string> lowering_choices();                        // every technique set, "plain" first
 std::string default_lowering();                                     // every technique: "fold+fuse+super"
 // --clock's check: real or fixed:NS (wasm::parse_clock's rule and message).

@@ -26,6 +26,7 @@
 #include "dispatchlab/harness/meter.h"
 #include "dispatchlab/harness/process.h"
 #include "dispatchlab/harness/result_writer.h"
+#include "cachegrind_cases.h"
 #include "call_path.h"
 #include "dbinop.h"
 #include "engine_choices.h"
@@ -97,12 +98,17 @@ struct Engine {
   wasm::Placement placement;
   wasm::Lowering lowering;
   std::string name;  // "tail", or "tail/vec" when more than one placement is compared, "tail/vec/plain" with lowerings
+  wasm::Budget budget = wasm::Budget::kNone;
+  std::string baseline;  // with several budgets: the same engine with the first budget (its ratio's pair)
 };
 
 std::unique_ptr<Prepared> prepare(const std::string& path, const wasm::Module& m, const Engine& e, uint64_t clock_step_ns) {
   auto p = std::make_unique<Prepared>();
-  p->rt = std::make_unique<wasm::Runtime>(e.mode, e.placement);
+  p->rt = std::make_unique<wasm::Runtime>(e.mode, e.placement, e.budget);
   p->rt->set_lowering(e.lowering);
+  // A budget that is counted but never reached: the bench measures what counting costs. The
+  // deadline engine gets a deadline a day away, so the epoch ticker runs as it would in use.
+  if (e.budget == wasm::Budget::kDeadline) p->rt->set_deadline(std::chrono::hours(24));
   p->wasi.args = {"kernels.wasm"};
   p->wasi.fixed_clock_step_ns = clock_step_ns;
   try {
@@ -145,63 +151,45 @@ uint32_t call_workload(const Prepared& p, wasm::FuncInst* f, const std::string& 
 }
 
 // Each case under cachegrind: `dlab wasm run --invoke` with N and with 2N calls, the difference
-// kept, so start-up, decoding and lowering cancel out and what remains is N calls' work.
-// Deterministic: one sample per case.
+// kept (cachegrind_cases.h).
 void run_valgrind(const std::string& module, const std::string& clock, const std::vector<Workload>& workloads, const std::vector<Engine>& modes,
                   uint64_t n, const std::optional<RunDirectory>& dir, const std::string& experiment) {
   std::error_code ec;
   std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-  const auto& cat = MetricCatalog::builtin();
-  RunResult r = cachegrind_result(cat);
-  std::vector<Variant> variants;
-  size_t done = 0;
-  fmt::print("{:<20} {:>14} {:>12} {:>12} {:>12}   (per call, cachegrind, {} vs {} calls)\n", "case", "instructions", "loads", "stores",
-             "mispredicts", 2 * n, n);
+  std::vector<CachegrindCase> cases;
   for (const auto& w : workloads)
-    for (const auto& e : modes) {
-      std::string name = fmt::format("{}/{}", w.name, e.name);
-      fmt::print(stderr, "[wasm bench --valgrind] {}/{} {}\n", ++done, workloads.size() * modes.size(), name);
-      auto argv = [&](uint64_t calls) {
-        return std::vector<std::string>{self, "wasm", "run", "--dispatch", wasm::dispatch_name(e.mode), "--placement",
-                                        wasm::placement_name(e.placement), "--lowering", wasm::lowering_name(e.lowering), "--clock", clock, "--invoke", w.name, "--repeat", std::to_string(calls),
-                                        module, std::to_string(w.size)};
-      };
-      auto diff = difference(run_cachegrind(argv(2 * n)), run_cachegrind(argv(n)));
-      VariantSamples vs{name, {cachegrind_values(cat, diff)}};
-      std::map<std::string, double> per_call;
-      for (size_t i = 0; i < r.metrics.size(); ++i)
-        if (vs.samples[0][i].value) per_call[r.metrics[i].name] = *vs.samples[0][i].value / static_cast<double>(n);
-      auto col = [&](const char* metric) {
-        auto it = per_call.find(metric);
-        return it == per_call.end() ? std::string("-") : fmt::format("{:.4g}", it->second);
-      };
-      fmt::print("{:<20} {:>14} {:>12} {:>12} {:>12}\n", name, col("cg_instructions"), col("cg_loads"), col("cg_stores"), col("cg_mispredicts"));
-      r.variants.push_back(std::move(vs));
-      variants.push_back({name, nullptr, static_cast<double>(n), "call",
-                          {{"workload", w.name}, {"size", std::to_string(w.size)}, {"dispatch", wasm::dispatch_name(e.mode)},
-                           {"binop_pairs", w.pairs >= 0 ? std::to_string(w.pairs) : ""},
-                           {"variant", wasm::placement_name(e.placement)},
-                           {"lowering", wasm::lowering_name(e.lowering)},
-                           {"clock", clock},
-                           {"module", std::filesystem::path(module).filename().string()}}});
-    }
-  if (!dir) return;
-  auto t = experiment_tables(dir->run_id(), experiment, r, variants, this_machine());
-  auto sidecar = sidecar_json(dir->run_id(), this_machine(), &r, {"summary", "samples"});
-  sidecar["valgrind_calls"] = {n, 2 * n};
-  write_experiment(*dir, experiment, t, sidecar);
-  fmt::print(stderr, "wrote {}/{}.summary.csv\n", dir->path().string(), experiment);
+    for (const auto& e : modes)
+      cases.push_back({fmt::format("{}/{}", w.name, e.name),
+                       [self, e, w, module, clock](uint64_t calls) {
+                         return std::vector<std::string>{self, "wasm", "run", "--dispatch", wasm::dispatch_name(e.mode), "--placement",
+                                                         wasm::placement_name(e.placement), "--budget", wasm::budget_name(e.budget),
+                                                         "--lowering", wasm::lowering_name(e.lowering), "--clock", clock, "--invoke",
+                                                         w.name, "--repeat", std::to_string(calls), module, std::to_string(w.size)};
+                       },
+                       {{"workload", w.name}, {"size", std::to_string(w.size)}, {"dispatch", wasm::dispatch_name(e.mode)},
+                        {"binop_pairs", w.pairs >= 0 ? std::to_string(w.pairs) : ""},
+                        {"variant", wasm::placement_name(e.placement)},
+                        {"lowering", wasm::lowering_name(e.lowering)},
+                        {"budget", wasm::budget_name(e.budget)},
+                        {"clock", clock},
+                        {"module", std::filesystem::path(module).filename().string()}},
+                       "call",
+                       e.baseline.empty() ? std::string() : fmt::format("{}/{}", w.name, e.baseline), n});
+  run_cachegrind_cases(cases, dir, experiment);
 }
 
 // The bench's options, as parsed.
 struct BenchOptions {
   // Every mode of this build, switch (the first) the baseline; every technique.
   std::string module, workloads, dispatch = join(dispatch_choices(), ","), variants = "sp", lowerings = default_lowering(), name = "wasm", dbinop;
+  std::string budgets = "none";
   std::vector<std::string> peers;
   uint64_t peer_calls = 5;
   double peer_timeout = 600;
   std::string clock = "real";  // the engines' WASI clocks: real, or fixed:NS
   bool quick = false, no_save = false, valgrind = false, no_native = false, calls = false;
+  std::string calls_child;  // hidden: the child of --calls --valgrind (one kind of call, one engine)
+  uint32_t calls_child_n = 0;
   uint64_t valgrind_calls = 1;
   RunProtocol protocol;
   RunDirectoryOptions out;
@@ -216,9 +204,10 @@ std::vector<Peer> check_bench_options(const BenchOptions& o, const CLI::App& cmd
       if (given(opt))
         throw CLI::ValidationError(opt, "does not apply with --valgrind (cachegrind counts dlab's engines once each, at quick sizes)");
   if (!o.valgrind && given("--valgrind-calls")) throw CLI::ValidationError("--valgrind-calls", "applies only with --valgrind");
+  if (o.calls && o.valgrind && given("--valgrind-calls"))
+    throw CLI::ValidationError("--valgrind-calls", "the call path sets its own repetitions under cachegrind");
   if (o.calls)
-    for (const char* opt : {"--module", "--workloads", "--dbinop", "--peer", "--peer-calls", "--peer-timeout", "--valgrind", "--no-native",
-                            "--clock"})
+    for (const char* opt : {"--module", "--workloads", "--dbinop", "--peer", "--peer-calls", "--peer-timeout", "--no-native", "--clock"})
       if (given(opt)) throw CLI::ValidationError(opt, "does not apply with --calls (the call path runs its own generated modules)");
   if (o.peers.empty())
     for (const char* opt : {"--peer-calls", "--peer-timeout"})
@@ -254,19 +243,29 @@ std::vector<Engine> choose_engines(const BenchOptions& o, std::vector<std::strin
   auto chosen_modes = choose_from(o.dispatch, dispatch_choices(), "--dispatch", false);
   auto chosen_placements = choose_from(o.variants, placement_choices(), "--placements", false);
   auto chosen_lowerings = choose_from(o.lowerings, lowering_choices(), "--lowerings", false);
+  auto chosen_budgets = choose_from(o.budgets, budget_choices(), "--budgets", false);
   std::vector<Engine> modes;
   for (const auto& pl : chosen_placements)
     for (const auto& d : chosen_modes) {
       auto mode = *wasm::parse_dispatch(d);
       auto place = *wasm::parse_placement(pl);
-      if (std::string why = wasm::engine_unavailable(mode, place); !why.empty()) {
-        fmt::print(stderr, "[wasm bench] not run: {}\n", why);
-        not_built.push_back(why);
-        continue;
+      for (const auto& low : chosen_lowerings) {
+        std::string stem = (chosen_placements.size() > 1 ? d + "/" + pl : d) + (chosen_lowerings.size() > 1 ? "/" + low : "");
+        std::string first;  // the engine's first budget that is built: the others' baseline
+        for (const auto& b : chosen_budgets) {
+          auto budget = *wasm::parse_budget(b);
+          if (std::string why = wasm::engine_unavailable(mode, place, budget); !why.empty()) {
+            if (low == chosen_lowerings.front()) {
+              fmt::print(stderr, "[wasm bench] not run: {}\n", why);
+              not_built.push_back(why);
+            }
+            continue;
+          }
+          std::string name = stem + (chosen_budgets.size() > 1 ? "/" + b : "");
+          modes.push_back({mode, place, *wasm::parse_lowering(low), name, budget, first});
+          if (first.empty()) first = name;
+        }
       }
-      for (const auto& low : chosen_lowerings)
-        modes.push_back({mode, place, *wasm::parse_lowering(low),
-                         (chosen_placements.size() > 1 ? d + "/" + pl : d) + (chosen_lowerings.size() > 1 ? "/" + low : "")});
     }
   if (modes.empty()) throw CLI::ValidationError("--placements", "no engine of these modes and placements is built: " + not_built.front());
   return modes;
@@ -412,9 +411,11 @@ std::vector<Variant> workload_cases(const BenchRun& run, const std::vector<std::
                          {"dispatch", wasm::dispatch_name(modes[mi].mode)},
                          {"variant", wasm::placement_name(modes[mi].placement)},
                          {"lowering", wasm::lowering_name(modes[mi].lowering)},
+                         {"budget", wasm::budget_name(modes[mi].budget)},
                          {"checksum", fmt::format("{:08x}", got)},
                          {"clock", o.clock},
-                         {"module", std::filesystem::path(o.module).filename().string()}}});
+                         {"module", std::filesystem::path(o.module).filename().string()}},
+                        modes[mi].baseline.empty() ? std::string() : fmt::format("{}/{}", w.name, modes[mi].baseline)});
   }
   if (o.no_native) return variants;
   NativeKernel k = native_kernel(w.name);
@@ -591,6 +592,12 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
                       "); with several, every set on every engine, the first the baseline (e.g. --lowerings plain,fold,fuse,super," +
                       default_lowering() + ")")
       ->capture_default_str();
+  cmd->add_option("--budgets", o->budgets,
+                  "comma-separated subset of the budgets " + join(budget_choices(), ",") +
+                      " (engines.def: fuel counts every branch and call in a handler argument, fuel_machine in the machine, "
+                      "deadline checks an epoch there; never reached while timed); with several, each engine under each budget "
+                      "in the same rounds, every budget's change against the engine's first (e.g. --budgets none,fuel,deadline)")
+      ->capture_default_str();
   cmd->add_option("--name", o->name,
                   "experiment name: the files are <name>.summary.csv ... (<name>_valgrind with --valgrind), so several "
                   "benches can share a run directory")
@@ -636,6 +643,8 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
                 "instead of the kernels: the call path in every chosen engine (host-to-wasm nop and i32x4 calls, wasm-to-host, "
                 "wasm-to-wasm call, call_indirect, call_ref, a call into another instance, instantiation; and each instance's "
                 "memory beyond its module, in the sidecar) into <name>_calls.summary.csv");
+  cmd->add_option("--calls-child", o->calls_child, "(internal: one kind of call in one engine, run by --calls --valgrind)")->group("");
+  cmd->add_option("--calls-child-n", o->calls_child_n, "(internal)")->group("")->check(CLI::Range(1u, 100'000'000u));
   cmd->add_flag("--no-save", o->no_save, "print only, write no files");
   o->out.add_to(cmd, "results");
   cmd->callback([o, cmd] {
@@ -644,7 +653,40 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
       if (o->quick) apply_quick_protocol(cmd, o->protocol);
       std::vector<std::string> not_built;
       std::vector<CallPathEngine> engines;
-      for (const Engine& e : choose_engines(*o, not_built)) engines.push_back({e.mode, e.placement, e.lowering, e.name});
+      for (const Engine& e : choose_engines(*o, not_built)) engines.push_back({e.mode, e.placement, e.lowering, e.name, e.budget, e.baseline});
+      if (!o->calls_child.empty()) {
+        if (engines.size() != 1 || !o->calls_child_n) throw CLI::ValidationError("--calls-child", "needs one engine and --calls-child-n");
+        run_call_path_child(engines.front(), o->calls_child, o->calls_child_n);
+        return;
+      }
+      if (o->valgrind) {
+        // Instructions per call: each kind in each engine, as a child making N and 2N calls.
+        std::error_code ec;
+        std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+        std::vector<CachegrindCase> cases;
+        for (const auto& kind : call_path_kinds())
+          for (const auto& e : engines) {
+            uint32_t n = kind == "instantiate" ? 20 : kind.rfind("host_to_wasm", 0) == 0 ? 1000 : 10000;
+            cases.push_back({fmt::format("{}/{}", kind, e.name),
+                             [self, kind, e](uint64_t reps) {
+                               return std::vector<std::string>{self, "wasm", "bench", "--calls", "--no-save", "--calls-child", kind,
+                                                               "--calls-child-n", std::to_string(reps), "--dispatch",
+                                                               wasm::dispatch_name(e.mode), "--placements", wasm::placement_name(e.placement),
+                                                               "--lowerings", wasm::lowering_name(e.lowering), "--budgets",
+                                                               wasm::budget_name(e.budget)};
+                             },
+                             {{"call", kind}, {"dispatch", wasm::dispatch_name(e.mode)}, {"variant", wasm::placement_name(e.placement)},
+                              {"lowering", wasm::lowering_name(e.lowering)}, {"budget", wasm::budget_name(e.budget)},
+                              {"module", "generated call path"}},
+                             kind == "instantiate" ? "instance" : "call",
+                             e.baseline.empty() ? std::string() : fmt::format("{}/{}", kind, e.baseline),
+                             n});
+          }
+        std::optional<RunDirectory> dir;
+        if (!o->no_save) dir = o->out.resolve(this_machine(), experiment_files(o->name + "_calls_valgrind"));
+        run_cachegrind_cases(cases, dir, o->name + "_calls_valgrind");
+        return;
+      }
       std::optional<RunDirectory> dir;
       if (!o->no_save) dir = o->out.resolve(this_machine(), experiment_files(o->name + "_calls"));
       run_call_path(engines, o->protocol, o->quick, dir, o->name + "_calls");

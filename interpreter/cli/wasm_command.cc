@@ -156,6 +156,8 @@ void add_run_command(CLI::App& cmd, bool profile) {
     size_t top = 15;
     bool force = false;
     std::string clock = "real";
+    std::string budget;  // empty: from --fuel / --deadline, else none
+    uint64_t fuel = 0, deadline_ms = 0, refills = 0;
   };
   auto o = std::make_shared<Options>();
   if (profile) {
@@ -173,6 +175,25 @@ void add_run_command(CLI::App& cmd, bool profile) {
         ->capture_default_str();
   }
   run->add_option("--lowering", o->lowering, wasm::lowering_help())->check(CLI::IsMember(lowering_choices()))->capture_default_str();
+  if (!profile) {
+    auto* fuel = run->add_option("--fuel", o->fuel,
+                                 "bound the run: it may make N branches and calls (the fuel engine; --budget fuel_machine keeps "
+                                 "the counter in the machine), then stops with the trap \"fuel exhausted\"")
+                     ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 62));
+    auto* deadline = run->add_option("--deadline", o->deadline_ms,
+                                     "bound the run: past MS milliseconds (epochs of 1 ms, checked at every branch and call: "
+                                     "the deadline engine), it stops with the trap \"deadline reached\"")
+                         ->check(CLI::Range(uint64_t{1}, uint64_t{86'400'000}))
+                         ->excludes(fuel);
+    run->add_option("--budget", o->budget, "the engine's budget: " + join(budget_choices()) + " (default: fuel with --fuel, deadline with "
+                                           "--deadline, else none)")
+        ->check(CLI::IsMember(budget_choices()));
+    run->add_option("--refills", o->refills,
+                    "with --fuel or --deadline: when the budget is spent, resume the suspended invocation this many times with "
+                    "the same budget again (each suspension is said on stderr)")
+        ->check(CLI::Range(uint64_t{0}, uint64_t{1'000'000}));
+    (void)deadline;
+  }
   run->add_option("--repeat", o->repeat, "with --invoke: call the export this many times (results printed once); "
                                          "cachegrind runs N and 2N calls and keeps the difference")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1'000'000'000}))
@@ -204,8 +225,18 @@ void add_run_command(CLI::App& cmd, bool profile) {
     }
     auto mode = *wasm::parse_dispatch(o->dispatch);
     auto place = *wasm::parse_placement(o->variant);
-    if (std::string why = wasm::engine_unavailable(mode, place); !why.empty()) throw CLI::ValidationError("--placement", why);
-    wasm::Runtime rt(mode, place);
+    wasm::Budget budget = !o->budget.empty() ? *wasm::parse_budget(o->budget)
+                          : o->fuel          ? wasm::Budget::kFuel
+                          : o->deadline_ms   ? wasm::Budget::kDeadline
+                                             : wasm::Budget::kNone;
+    bool fuel_budget = budget == wasm::Budget::kFuel || budget == wasm::Budget::kFuelMachine;
+    if (o->fuel && !fuel_budget)
+      throw CLI::ValidationError("--fuel", fmt::format("the {} budget spends no fuel: use --budget fuel or fuel_machine", wasm::budget_name(budget)));
+    if (o->deadline_ms && budget != wasm::Budget::kDeadline)
+      throw CLI::ValidationError("--deadline", fmt::format("the {} budget has no deadline: use --budget deadline", wasm::budget_name(budget)));
+    if (o->refills && !o->fuel && !o->deadline_ms) throw CLI::ValidationError("--refills", "needs --fuel or --deadline");
+    if (std::string why = wasm::engine_unavailable(mode, place, budget); !why.empty()) throw CLI::ValidationError("--placement", why);
+    wasm::Runtime rt(mode, place, budget);
     rt.set_lowering(*wasm::parse_lowering(o->lowering));
     if (profile) rt.enable_profile();
     wasm::WasiOptions wasi;
@@ -236,7 +267,30 @@ void add_run_command(CLI::App& cmd, bool profile) {
       }
       if (o->invoke.empty() && o->repeat != 1) throw std::runtime_error("--repeat needs --invoke (a WASI command's _start runs once)");
       std::vector<wasm::Value> results;
-      for (uint64_t i = 0; i < o->repeat; ++i) results = rt.invoke(ex->second.func, args);
+      // The budget is set afresh for every call; a suspended call is resumed --refills times.
+      uint64_t suspensions = 0, spent = 0;
+      auto arm = [&] {
+        if (o->fuel) rt.set_fuel(o->fuel);
+        if (o->deadline_ms) rt.set_deadline(std::chrono::milliseconds(o->deadline_ms));
+      };
+      for (uint64_t i = 0; i < o->repeat; ++i) {
+        arm();
+        for (bool first = true;; first = false) {
+          try {
+            results = first ? rt.invoke(ex->second.func, args) : rt.resume();
+            if (o->fuel) spent += o->fuel - rt.fuel_left();
+            break;
+          } catch (const wasm::Suspended& s) {
+            if (o->fuel) spent += o->fuel;
+            if (suspensions == o->refills) throw;
+            ++suspensions;
+            fmt::print(stderr, "dlab: {}: {} ({} of --refills {}); resuming with the same budget\n", o->file, s.what(), suspensions,
+                       o->refills);
+            arm();
+          }
+        }
+      }
+      if (o->fuel) fmt::print(stderr, "dlab: fuel: {} branches and calls charged, {} suspensions\n", spent, suspensions);
       for (const auto& r : results) fmt::print("{}\n", format_value(r));
     } catch (const wasm::ProcExit& e) {
       // WASI's exit code is a u32 but a process status is 8 bits: 256 would read as success.
@@ -248,6 +302,11 @@ void add_run_command(CLI::App& cmd, bool profile) {
       } else {
         exit_code = static_cast<int>(code);
       }
+    } catch (const wasm::Suspended& e) {
+      std::fflush(stdout);
+      throw std::runtime_error(fmt::format("{}: trap: {} (the {} budget: {}{})", o->file, e.what(), wasm::budget_name(budget),
+                                           o->fuel ? fmt::format("--fuel {}", o->fuel) : fmt::format("--deadline {}", o->deadline_ms),
+                                           o->refills ? fmt::format(", refilled {} times", o->refills) : ""));
     } catch (const wasm::Trap& e) {
       std::fflush(stdout);
       if (profile) report_profile(rt.profile(), o->top, o->json, o->force);
@@ -305,6 +364,7 @@ void add_wasm_command(CLI::App& app) {
   auto variant = std::make_shared<std::string>("sp");
   auto only = std::make_shared<std::string>();
   auto lowering = std::make_shared<std::string>(default_lowering());
+  auto budget = std::make_shared<std::string>("none");
   spec->add_option("--stage", *stage,
                    "decode; validate (also the validator); link (also import resolution, register, assert_unlinkable); "
                    "execute (everything: instantiation, actions, every assertion)")
@@ -319,6 +379,10 @@ void add_wasm_command(CLI::App& app) {
   spec->add_option("--lowering", *lowering, "execute stage: " + wasm::lowering_help())
       ->check(CLI::IsMember(lowering_choices()))
       ->capture_default_str();
+  spec->add_option("--budget", *budget,
+                   "execute stage: " + join(budget_choices()) + " (a budgeted engine, its budget never reached: counting must change no result)")
+      ->check(CLI::IsMember(budget_choices()))
+      ->capture_default_str();
   spec->add_option("--suite", *suite,
                    "the suite's folder, searched recursively: its .bin.wast scripts (the WebAssembly 3.0 suite's binary form), "
                    "or, where it has none, its .wast files (through wast2json)")
@@ -329,7 +393,7 @@ void add_wasm_command(CLI::App& app) {
   spec->add_option("--modules-out", *modules_out,
                    "instead of running: write every module of the suite's .bin.wast scripts into this (new or empty) folder as "
                    "<script>-<n>.wasm, e.g. to seed the fuzzer (`just fuzz`)");
-  spec->callback([suite, verbose, stage, dispatch, variant, only, lowering, modules_out] {
+  spec->callback([suite, verbose, stage, dispatch, variant, only, lowering, budget, modules_out] {
     if (!modules_out->empty()) {
       size_t n = wasm::write_suite_modules(*suite, *only, *modules_out);
       fmt::print(stderr, "wrote {} modules into {}\n", n, *modules_out);
@@ -352,11 +416,12 @@ void add_wasm_command(CLI::App& app) {
     if (st != wasm::SpecStage::kExecute) places = {wasm::Placement::kSp};
     else if (*variant == "all") places = wasm::placements();
     else places = {*wasm::parse_placement(*variant)};
+    wasm::Budget bud = st == wasm::SpecStage::kExecute ? *wasm::parse_budget(*budget) : wasm::Budget::kNone;
     std::vector<std::pair<wasm::Dispatch, wasm::Placement>> engines;
     for (auto mode : modes)
       for (auto place : places) {
         // A pair that cannot exist is said, not silently dropped; asked for alone, it is an error.
-        if (std::string why = wasm::engine_unavailable(mode, place); !why.empty()) {
+        if (std::string why = wasm::engine_unavailable(mode, place, bud); !why.empty()) {
           if (modes.size() == 1 && places.size() == 1) throw CLI::ValidationError("--placement", why);
           fmt::print("== not run: {} ==\n\n", why);
           continue;
@@ -368,11 +433,12 @@ void add_wasm_command(CLI::App& app) {
       int passed = 0, failed = 0, errors = 0;
       std::map<std::string, int> skipped;
       std::map<std::string, int> skipped_files;  // reason -> files with such skips
-      std::string engine = fmt::format("{} dispatch, {} placement, {} lowering", wasm::dispatch_name(mode), wasm::placement_name(place), *lowering);
+      std::string engine = fmt::format("{} dispatch, {} placement, {} lowering{}", wasm::dispatch_name(mode), wasm::placement_name(place),
+                                       *lowering, bud == wasm::Budget::kNone ? "" : fmt::format(", {} budget", wasm::budget_name(bud)));
       if (st == wasm::SpecStage::kExecute) fmt::print("== {} ==\n", engine);
       for (const auto& f : wasm::spec_files(*suite)) {
         if (!only->empty() && f.find(*only) == std::string::npos) continue;
-        auto r = wasm::run_spec_file(f, st, mode, place, *wasm::parse_lowering(*lowering));
+        auto r = wasm::run_spec_file(f, st, mode, place, *wasm::parse_lowering(*lowering), bud);
         int sk = 0;
         for (const auto& [why, n] : r.skipped) {
           skipped[why] += n;

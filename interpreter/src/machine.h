@@ -10,6 +10,7 @@
 // reach the top through placement.h's vocabulary, so they are the same in every placement.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -17,6 +18,12 @@
 #include "dispatchlab/interpreter/runtime.h"
 
 namespace dlab::wasm {
+
+// The process's epoch (budget.h): a host timer thread (runtime.cc) adds one every
+// Runtime::kEpochTickNs while a deadline is pending; a deadline engine compares it with
+// Machine::deadline_epoch. One relaxed load of a line that changes once a millisecond: no fence
+// and no system call on the handlers' path.
+extern std::atomic<uint64_t> g_epoch;
 
 struct CallFrame {
   const uint64_t* return_ip;
@@ -49,7 +56,14 @@ struct Machine {
   // an invocation's first op pairs with nothing (not with op 0, `unreachable`, which never ran).
   static constexpr uint64_t kNoPreviousOp = ~0ull;
   uint64_t last_op = kNoPreviousOp;
-  uint64_t fuel = ~0ull;         // spent by branches and calls in the fuzzing build only (DLAB_FUEL)
+  // The budget (budget.h): fuel left (the fuel engines, and every engine of the fuzzing build), the
+  // epoch at which a deadline engine suspends, and where a suspended invocation stands.
+  uint64_t fuel = ~0ull;
+  uint64_t deadline_epoch = ~0ull;
+  bool suspended = false;
+  const uint64_t* resume_ip = nullptr;
+  uint64_t* resume_sp = nullptr;
+  uint64_t* resume_fp = nullptr;
   std::string host_error;        // the message of a host function's exception (the trap's text)
 
   std::unique_ptr<uint64_t[]> stack;
@@ -71,8 +85,8 @@ struct Machine {
 // head of an instruction, indexed by op number: the op number itself (switch), the handler's
 // address (tail modes) or the label's address (goto), which lowering writes directly. The
 // preserve_none engines' words are null when this build has no preserve_none.
-#define ENGINE(name, dispatch, placement) \
-  void run_##name(DLW_HANDLER_PARAMS);    \
+#define ENGINE(name, dispatch, placement, budget) \
+  void run_##name(DLW_HANDLER_PARAMS);            \
   const uint64_t* name##_op_words();
 #define NOT_GENERATED(dispatch, placement, why)
 #include "dispatchlab/interpreter/engines.def"

@@ -6,6 +6,7 @@
 // and leave does.
 //
 //   DLW_P_PARAMS / DLW_P_ARGS  a tail-call handler's parameters and the arguments it passes on
+//                              (with the budget's counter last, when it is an argument: budget.h)
 //   DLW_SP_IN                  at a handler's entry (vec: load the stack pointer from the machine)
 //   DLW_SP_OUT                 before dispatching on, trapping or returning (vec: store it back)
 //   DLW_RUN_FIRST(Handler)     how the entry (canonical signature ip, sp, fp, m) starts the first handler
@@ -16,6 +17,7 @@
 #pragma once
 
 #include "machine.h"
+#include "budget.h"
 
 #if DLW_SP_HOME_ARG + DLW_SP_HOME_MACHINE + DLW_SP_HOME_SPILL != 1 || DLW_TOP_NONE + DLW_TOP_WT + DLW_TOP_WB != 1
 #error "placement.h: set one of DLW_SP_HOME_ARG, _MACHINE, _SPILL and one of DLW_TOP_NONE, _WT, _WB to 1"
@@ -78,15 +80,15 @@
 #endif
 
 #if DLW_SP_HOME_MACHINE
-#define DLW_P_PARAMS const uint64_t *ip, uint64_t *fp, ::dlab::wasm::Machine *m
-#define DLW_P_ARGS ip, fp, m
+#define DLW_P_PARAMS0 const uint64_t *ip, uint64_t *fp, ::dlab::wasm::Machine *m
+#define DLW_P_ARGS0 ip, fp, m
 #define DLW_SP_IN                                           \
   uint64_t* sp = *static_cast<uint64_t* volatile*>(&m->vsp); \
   (void)sp;  /* halt and unreachable stop without it */
 #define DLW_SP_OUT *static_cast<uint64_t* volatile*>(&m->vsp) = sp;
 #define DLW_RUN_FIRST(Handler)   \
   m->vsp = sp;                   \
-  reinterpret_cast<Handler>(ip[0])(ip, fp, m);
+  reinterpret_cast<Handler>(ip[0])(ip, fp, m DLW_B_FIRST);
 // One-function modes: `sp` stays the entry's parameter, written to and read back from the machine
 // around every dispatch.
 #define DLW_LOCAL_SP_OUT *static_cast<uint64_t* volatile*>(&m->vsp) = sp;
@@ -95,31 +97,34 @@
 #elif DLW_SP_HOME_SPILL
 // Five unused integer arguments push `sp` to ninth place: past x86-64 System V's six and arm64's
 // eight integer argument registers, so every handler receives it on the stack and passes it on.
-#define DLW_P_PARAMS                                                                                \
+#define DLW_P_PARAMS0                                                                                \
   const uint64_t *ip, uint64_t *fp, ::dlab::wasm::Machine *m, uint64_t pad0, uint64_t pad1, uint64_t pad2, \
       uint64_t pad3, uint64_t pad4, uint64_t *sp
-#define DLW_P_ARGS ip, fp, m, pad0, pad1, pad2, pad3, pad4, sp
+#define DLW_P_ARGS0 ip, fp, m, pad0, pad1, pad2, pad3, pad4, sp
 #define DLW_SP_IN
 #define DLW_SP_OUT
-#define DLW_RUN_FIRST(Handler) reinterpret_cast<Handler>(ip[0])(ip, fp, m, 0, 0, 0, 0, 0, sp);
+#define DLW_RUN_FIRST(Handler) reinterpret_cast<Handler>(ip[0])(ip, fp, m, 0, 0, 0, 0, 0, sp DLW_B_FIRST);
 #define DLW_LOCAL_TOP
 #elif DLW_TOP_WT || DLW_TOP_WB
-#define DLW_P_PARAMS const uint64_t *ip, uint64_t *sp, uint64_t *fp, ::dlab::wasm::Machine *m, uint64_t top
-#define DLW_P_ARGS ip, sp, fp, m, top
+#define DLW_P_PARAMS0 const uint64_t *ip, uint64_t *sp, uint64_t *fp, ::dlab::wasm::Machine *m, uint64_t top
+#define DLW_P_ARGS0 ip, sp, fp, m, top
 #define DLW_SP_IN
 #define DLW_SP_OUT
-#define DLW_RUN_FIRST(Handler) reinterpret_cast<Handler>(ip[0])(ip, sp, fp, m, sp[-1]);
+#define DLW_RUN_FIRST(Handler) reinterpret_cast<Handler>(ip[0])(ip, sp, fp, m, sp[-1] DLW_B_FIRST);
 // One-function modes: `top` is a local of the run function, loaded once at entry.
 #define DLW_LOCAL_SP_OUT
 #define DLW_LOCAL_SP_IN
 #define DLW_LOCAL_TOP uint64_t top = sp[-1];
 #else
-#define DLW_P_PARAMS DLW_HANDLER_PARAMS
-#define DLW_P_ARGS DLW_HANDLER_ARGS
+#define DLW_P_PARAMS0 DLW_HANDLER_PARAMS
+#define DLW_P_ARGS0 DLW_HANDLER_ARGS
 #define DLW_SP_IN
 #define DLW_SP_OUT
-#define DLW_RUN_FIRST(Handler) reinterpret_cast<Handler>(ip[0])(DLW_HANDLER_ARGS);
+#define DLW_RUN_FIRST(Handler) reinterpret_cast<Handler>(ip[0])(DLW_HANDLER_ARGS DLW_B_FIRST);
 #define DLW_LOCAL_SP_OUT
 #define DLW_LOCAL_SP_IN
 #define DLW_LOCAL_TOP
 #endif
+// The budget's counter, when it is an argument, comes last (budget.h).
+#define DLW_P_PARAMS DLW_P_PARAMS0 DLW_B_PARAM
+#define DLW_P_ARGS DLW_P_ARGS0 DLW_B_ARG

@@ -1,6 +1,9 @@
 #include "dispatchlab/interpreter/runtime.h"
 
 #include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <cstdlib>
 #include <cstring>
 
@@ -12,6 +15,60 @@
 #include "ops.h"
 
 namespace dlab::wasm {
+
+std::atomic<uint64_t> g_epoch{0};
+
+namespace {
+// The host timer of the deadline engines: one thread per process, adding one to g_epoch every
+// Runtime::kEpochTickNs while any runtime has set a deadline (wasmtime leaves this to the
+// embedder; here the runtime owns it, so `dlab wasm run --deadline` needs nothing else).
+class EpochTicker {
+ public:
+  void acquire() {
+    std::lock_guard lock(mu_);
+    if (users_++ == 0) {
+      stop_ = false;
+      thread_ = std::thread([this] { tick(); });
+    }
+  }
+  void release() {
+    std::unique_lock lock(mu_);
+    if (--users_ > 0) return;
+    stop_ = true;
+    lock.unlock();
+    cv_.notify_all();
+    thread_.join();
+  }
+  ~EpochTicker() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void tick() {
+    std::unique_lock lock(mu_);
+    auto next = std::chrono::steady_clock::now();
+    while (!stop_) {
+      next += std::chrono::nanoseconds(Runtime::kEpochTickNs);
+      if (cv_.wait_until(lock, next, [this] { return stop_; })) break;
+      g_epoch.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::thread thread_;
+  int users_ = 0;
+  bool stop_ = false;
+};
+EpochTicker& epoch_ticker() {
+  static EpochTicker ticker;
+  return ticker;
+}
+}  // namespace
 
 const char* dispatch_name(Dispatch d) {
   switch (d) {
@@ -61,6 +118,30 @@ std::vector<Placement> placements() {
 #define PLACEMENT(name, enumerator, sp, top) Placement::enumerator,
 #include "dispatchlab/interpreter/engines.def"
 #undef PLACEMENT
+  };
+}
+
+const char* budget_name(Budget b) {
+  switch (b) {
+#define BUDGET(name, enumerator, counter) \
+  case Budget::enumerator: return #name;
+#include "dispatchlab/interpreter/engines.def"
+#undef BUDGET
+  }
+  return "?";
+}
+
+std::optional<Budget> parse_budget(std::string_view name) {
+  for (Budget b : budgets())
+    if (name == budget_name(b)) return b;
+  return std::nullopt;
+}
+
+std::vector<Budget> budgets() {
+  return {
+#define BUDGET(name, enumerator, counter) Budget::enumerator,
+#include "dispatchlab/interpreter/engines.def"
+#undef BUDGET
   };
 }
 
@@ -122,13 +203,15 @@ namespace {
 
 // The engines of engines.def, as a table.
 struct Engine {
+  const char* name;
   Dispatch dispatch;
   Placement placement;
+  Budget budget;
   const uint64_t* (*op_words)();
   void (*run)(DLW_HANDLER_PARAMS);
 };
 constexpr Engine kEngines[] = {
-#define ENGINE(name, d, p) {Dispatch::d, Placement::p, &name##_op_words, &run_##name},
+#define ENGINE(name, d, p, b) {#name, Dispatch::d, Placement::p, Budget::b, &name##_op_words, &run_##name},
 #define NOT_GENERATED(d, p, why)
 #include "dispatchlab/interpreter/engines.def"
 #undef ENGINE
@@ -140,29 +223,76 @@ struct Missing {
   const char* why;
 };
 constexpr Missing kNotGenerated[] = {
-#define ENGINE(name, d, p)
+#define ENGINE(name, d, p, b)
 #define NOT_GENERATED(d, p, why) {Dispatch::d, Placement::p, why},
 #include "dispatchlab/interpreter/engines.def"
 #undef ENGINE
 #undef NOT_GENERATED
 };
 
-const Engine* find_engine(Dispatch d, Placement p) {
+const Engine* find_engine(Dispatch d, Placement p, Budget b) {
   for (const auto& e : kEngines)
-    if (e.dispatch == d && e.placement == p) return &e;
+    if (e.dispatch == d && e.placement == p && e.budget == b) return &e;
   return nullptr;
+}
+
+// The SP and TOP columns of the PLACEMENT rows and the COUNTER column of the BUDGET rows.
+struct PlacementColumns {
+  Placement placement;
+  std::string_view sp, top;
+};
+constexpr PlacementColumns kPlacementColumns[] = {
+#define PLACEMENT(name, e, sp, top) {Placement::e, #sp, #top},
+#include "dispatchlab/interpreter/engines.def"
+#undef PLACEMENT
+};
+std::string_view budget_counter(Budget b) {
+  switch (b) {
+#define BUDGET(name, e, counter) \
+  case Budget::e: return #counter;
+#include "dispatchlab/interpreter/engines.def"
+#undef BUDGET
+  }
+  return "NONE";
 }
 
 }  // namespace
 
-std::string engine_unavailable(Dispatch d, Placement p) {
+std::string engine_unavailable(Dispatch d, Placement p, Budget b) {
   for (const auto& n : kNotGenerated)
     if (n.dispatch == d && n.placement == p)
       return fmt::format("{} x {} is not built: {}", dispatch_name(d), placement_name(p), n.why);
-  const Engine* e = find_engine(d, p);
+  const Engine* e = find_engine(d, p, b);
+  if (!e && b != Budget::kNone)
+    return fmt::format("{} x {} with the {} budget is not built (interpreter/include/dispatchlab/interpreter/engines.def builds "
+                       "budgeted engines in the sp placement of tail, tail_pn and switch)",
+                       dispatch_name(d), placement_name(p), budget_name(b));
   if (!e) return fmt::format("{} x {} is not in interpreter/include/dispatchlab/interpreter/engines.def", dispatch_name(d), placement_name(p));
   if (!e->op_words()) return fmt::format("dispatch mode {} needs clang's preserve_none (x86-64 or AArch64)", dispatch_name(d));
   return "";
+}
+
+std::vector<EngineRow> engine_rows() {
+  std::vector<EngineRow> out;
+  for (const auto& e : kEngines) out.push_back({e.name, e.dispatch, e.placement, e.budget});
+  return out;
+}
+
+std::string engine_name(Dispatch d, Placement p, Budget b) {
+  const Engine* e = find_engine(d, p, b);
+  return e ? e->name : "";
+}
+
+std::string handler_signature(Dispatch d, Placement p, Budget b) {
+  if (d != Dispatch::kTail && d != Dispatch::kTailPreserveNone) return "";
+  std::string_view sp = "ARG", top = "NONE";
+  for (const auto& c : kPlacementColumns)
+    if (c.placement == p) sp = c.sp, top = c.top;
+  // placement.h's DLW_P_PARAMS0 per SP home, then the cached top, then budget.h's DLW_B_PARAM.
+  std::string out = sp == "MACHINE" ? "ptr,ptr,ptr" : sp == "SPILL" ? "ptr,ptr,ptr,u64,u64,u64,u64,u64,ptr" : "ptr,ptr,ptr,ptr";
+  if (top != "NONE") out += ",u64";
+  if (budget_counter(b) == "ARG") out += ",u64";
+  return out;
 }
 
 // ---- memory -------------------------------------------------------------------------------------
@@ -208,10 +338,10 @@ ExternType ExternVal::type() const {
 
 // ---- runtime ------------------------------------------------------------------------------------
 
-Runtime::Runtime(Dispatch dispatch, Placement placement)
-    : dispatch_(dispatch), placement_(placement), machine_(std::make_unique<Machine>()) {
-  if (std::string why = engine_unavailable(dispatch, placement); !why.empty()) throw std::invalid_argument(why);
-  const Engine* e = find_engine(dispatch, placement);
+Runtime::Runtime(Dispatch dispatch, Placement placement, Budget budget)
+    : dispatch_(dispatch), placement_(placement), budget_(budget), machine_(std::make_unique<Machine>()) {
+  if (std::string why = engine_unavailable(dispatch, placement, budget); !why.empty()) throw std::invalid_argument(why);
+  const Engine* e = find_engine(dispatch, placement, budget);
   op_words_ = e->op_words();
   run_ = e->run;
   Machine& m = *machine_;
@@ -225,7 +355,9 @@ Runtime::Runtime(Dispatch dispatch, Placement placement)
   m.frames_end = m.frames.get() + kMaxCallDepth;
 }
 
-Runtime::~Runtime() = default;
+Runtime::~Runtime() {
+  if (deadline_ticker_) epoch_ticker().release();
+}
 
 // A reference to a module type index becomes one to its canonical id (kHeapCanonical + id); a
 // reference of type `self` to itself becomes kHeapCanonical + kSelfReference, which compares equal
@@ -462,6 +594,21 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
 }
 
 void Runtime::set_fuel(uint64_t units) { machine_->fuel = units; }
+uint64_t Runtime::fuel_left() const { return machine_->fuel; }
+bool Runtime::suspended() const { return machine_->suspended; }
+
+void Runtime::set_deadline(std::chrono::nanoseconds from_now) {
+  if (!deadline_ticker_) {
+    epoch_ticker().acquire();
+    deadline_ticker_ = true;
+  }
+  // Whole epochs, one more than the quotient: the epoch may be about to tick when this is read,
+  // so the deadline falls between from_now and from_now + one tick, never before.
+  uint64_t ns = from_now.count() > 0 ? static_cast<uint64_t>(from_now.count()) : 0;
+  machine_->deadline_epoch = g_epoch.load(std::memory_order_relaxed) + ns / kEpochTickNs + 1 + (ns % kEpochTickNs != 0);
+}
+
+void Runtime::clear_deadline() { machine_->deadline_epoch = ~0ull; }
 
 void Runtime::enable_profile() {
   if (!instances_.empty()) throw std::logic_error("enable_profile must come before instantiation");
@@ -496,6 +643,7 @@ std::vector<Value> Runtime::invoke(FuncInst* f, const std::vector<Value>& args) 
   // is put back when it ends, however it ends; its trap or exit reaches the host function as a
   // Trap or ProcExit exception, which CALL_HOST turns into the caller's trap or exit.
   const bool nested = m.running;
+  if (!nested) m.suspended = false;  // a suspended invocation is abandoned by a new one
   uint64_t* base = nested ? m.host_sp : m.stack.get() + 1;
   uint32_t arg_slots = 0;
   for (const Value& a : args) arg_slots += slots_of(a.type);
@@ -508,9 +656,15 @@ std::vector<Value> Runtime::invoke(FuncInst* f, const std::vector<Value>& args) 
     *sp++ = args[i].lo;
     if (args[i].type == ValType::kV128) *sp++ = args[i].hi;
   }
-  // A two-instruction trampoline: call f, then halt; the call's frame returns to the halt.
+  // A two-instruction trampoline: call f, then halt; the call's frame returns to the halt. The
+  // outermost invocation's is the runtime's, so that a suspended invocation can still return to it.
   const uint64_t* words = op_words_;
-  const uint64_t entry[] = {words[static_cast<size_t>(Op::call)], reinterpret_cast<uint64_t>(f), words[static_cast<size_t>(Op::halt)]};
+  uint64_t nested_entry[3];
+  uint64_t* entry = nested ? nested_entry : trampoline_;
+  entry[0] = words[static_cast<size_t>(Op::call)];
+  entry[1] = reinterpret_cast<uint64_t>(f);
+  entry[2] = words[static_cast<size_t>(Op::halt)];
+  if (!nested) invoked_ = f;
   struct Restore {
     Machine& m;
     bool nested;
@@ -545,16 +699,48 @@ std::vector<Value> Runtime::invoke(FuncInst* f, const std::vector<Value>& args) 
   m.running = true;
   m.last_op = Machine::kNoPreviousOp;  // no pair spans two invocations
   run_(entry, sp, base, &m);
+  return finish(f, base, nested);
+}
+
+std::vector<Value> Runtime::finish(FuncInst* f, const uint64_t* results, bool nested) {
+  Machine& m = *machine_;
   if (m.exited) throw ProcExit(m.exit_code);
+  if (m.suspended) {
+    // Only the outermost invocation waits: a nested one's stack lies inside its caller's.
+    if (!nested) throw Suspended(m.trap);
+    m.suspended = false;
+    throw Trap(m.trap);
+  }
   if (m.trap) throw Trap(m.trap);
   std::vector<Value> out;
-  const uint64_t* r = base;
+  const uint64_t* r = results;
   for (ValType t : f->type.results) {
     Value v{t, *r++, 0};
     if (t == ValType::kV128) v.hi = *r++;
     out.push_back(v);
   }
   return out;
+}
+
+std::vector<Value> Runtime::resume() {
+  Machine& m = *machine_;
+  if (m.running) throw std::logic_error("Runtime::resume during an invocation (only the outermost one can be resumed)");
+  if (!m.suspended) throw std::logic_error("Runtime::resume: no invocation is suspended");
+  m.suspended = false;
+  m.trap = nullptr;
+  m.exited = false;
+  m.running = true;
+  struct Done {
+    Machine& m;
+    ~Done() {
+      m.trap = nullptr;
+      m.exited = false;
+      m.running = false;
+    }
+  } done{m};
+  // The machine's instance, memory cache and frames are as the suspension left them.
+  run_(m.resume_ip, m.resume_sp, m.resume_fp, &m);
+  return finish(invoked_, m.stack.get() + 1, false);
 }
 
 }  // namespace dlab::wasm

@@ -48,9 +48,10 @@ struct EngineRow {
   const char* name;
   wasm::Dispatch dispatch;
   wasm::Placement placement;
+  wasm::Budget budget;
 };
 constexpr EngineRow kEngines[] = {
-#define ENGINE(name, d, p) {#name, wasm::Dispatch::d, wasm::Placement::p},
+#define ENGINE(name, d, p, b) {#name, wasm::Dispatch::d, wasm::Placement::p, wasm::Budget::b},
 #include "dispatchlab/interpreter/engines.def"
 #undef ENGINE
 };
@@ -157,6 +158,52 @@ TEST(InterpreterAsm, WriteBackHandlersKeepTheResultInARegister) {
       EXPECT_FALSE(writes_a_slot(code)) << file;
     }
   }
+}
+
+// "56(%"-style operand of Machine::fuel.
+std::string fuel_operand() {
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Winvalid-offsetof"
+  return std::to_string(offsetof(wasm::Machine, fuel)) + "(%";
+#pragma clang diagnostic pop
+}
+
+// An instruction that reads Machine::fuel: it names the field and is not a mov into it (the
+// exhausted path of the argument engines stores the spent counter back; that reads nothing).
+bool reads_machine_fuel(const std::vector<std::string>& code) {
+  for (const auto& ins : code) {
+    size_t at = ins.find(fuel_operand());
+    if (at == std::string::npos) continue;
+    bool destination = mnemonic(ins).rfind("mov", 0) == 0 && ins.rfind(',') < at;
+    if (!destination) return true;
+  }
+  return false;
+}
+
+bool names_the_epoch(const std::vector<std::string>& code) {
+  for (const auto& ins : code)
+    if (ins.find("g_epoch") != std::string::npos) return true;
+  return false;
+}
+
+// The budget axis in machine code: the fuel engines' branches charge a register (the counter is
+// a handler argument) and never read Machine::fuel; fuel_machine's read it; deadline's read the
+// epoch; the unbudgeted engine does neither (which shows both checks can fail).
+TEST(InterpreterAsm, FuelArgumentEnginesChargeARegisterAndTheOthersTheMachine) {
+  int checked = 0;
+  for (const auto& e : kEngines) {
+    if (e.dispatch != wasm::Dispatch::kTail && e.dispatch != wasm::Dispatch::kTailPreserveNone) continue;
+    if (e.placement != wasm::Placement::kSp) continue;
+    // (not call: around a host function the argument engines hand the counter to the machine)
+    for (const char* op : {"br", "br_if", "i32_lt_s_br_if"}) {
+      SCOPED_TRACE(std::string(e.name) + " " + op);
+      auto code = handler_code(asm_file(e), op);
+      EXPECT_EQ(reads_machine_fuel(code), e.budget == wasm::Budget::kFuelMachine);
+      EXPECT_EQ(names_the_epoch(code), e.budget == wasm::Budget::kDeadline);
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 3 * 8);  // three handlers in tail and tail_pn x none, fuel, fuel_machine, deadline
 }
 
 // Every goto engine: clang may merge the handlers' `goto *` into one shared dispatch block (the

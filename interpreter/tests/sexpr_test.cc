@@ -143,7 +143,7 @@ TEST_F(TranslatedScript, RunsModuleInvokeAssertReturnEitherRefNull) {
   EXPECT_FALSE(cmds[10].contains("needs"));  // memory64 is implemented
 
   SpecFileResult res;
-  execute_commands(doc, dir_, Dispatch::kTail, Placement::kSp, Lowering{}, res);
+  execute_commands(doc, dir_, Dispatch::kTail, Placement::kSp, Lowering{}, Budget::kNone, res);
   EXPECT_EQ(res.passed, 7);  // the memory64 definition decodes and validates: a pass
   EXPECT_EQ(res.failed, 1);
   ASSERT_EQ(res.failures.size(), 1u);

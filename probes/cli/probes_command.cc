@@ -12,6 +12,7 @@
 
 #include "../../harness/cli/commands.h"
 #include "dispatchlab/harness/result_writer.h"
+#include "dispatchlab/interpreter/runtime.h"
 #include "dispatchlab/models/models.h"
 #include "dispatchlab/probes/clang_runner.h"
 #include "dispatchlab/probes/probe_report.h"
@@ -43,7 +44,7 @@ void add_probes_command(CLI::App& app) {
                                  "ABI register probes (24 int / 24 float arguments, every target and convention) and the "
                                  "models' handler state placement, measured from clang's output");
   struct Options {
-    std::string targets, conventions, variants, out = "results/probes", args;
+    std::string targets, conventions, variants, out = "results/probes", args, engines;
     int count = 24;
     bool verbose = false, no_save = false, skip_placement = false;
   };
@@ -67,9 +68,38 @@ void add_probes_command(CLI::App& app) {
 
   auto* fit = cmd->add_subcommand("fit", "which arguments of a handler signature stay in registers, per target and convention");
   fit->fallthrough();  // --targets and --conventions of `dlab probes` also work after `fit`
-  fit->add_option("--args", o->args, "argument types, e.g. \"ptr,ptr,u64,u64,u32,u32\" (ptr u64 i64 u32 f64 f32)")->required();
+  auto* fit_args = fit->add_option("--args", o->args, "argument types, e.g. \"ptr,ptr,u64,u64,u32,u32\" (ptr u64 i64 u32 f64 f32)");
+  std::string tail_engines;
+  for (const auto& e : wasm::engine_rows())
+    if (!wasm::handler_signature(e.dispatch, e.placement, e.budget).empty()) tail_engines += (tail_engines.empty() ? "" : ",") + e.name;
+  fit->add_option("--engines", o->engines,
+                  "instead of --args: the interpreter's tail-call engines' handler signatures (engines.def's placement and budget "
+                  "columns), each in its own convention (tail: default, tail_pn: preserve_none) unless --conventions is given; "
+                  "a comma-separated subset of " + tail_engines + ", or all")
+      ->excludes(fit_args);
 
-  fit->callback([o] {
+  fit->callback([o, fit, tail_engines] {
+    if (!o->engines.empty()) {
+      auto names = choose_from(o->engines == "all" ? tail_engines : o->engines, split_commas(tail_engines), "--engines");
+      auto targets = choose_from(o->targets, probes::all_targets(), "--targets");
+      std::string out = fmt::format("handler signatures of the interpreter's tail-call engines, {}\n", compiler_name());
+      for (const auto& e : wasm::engine_rows()) {
+        if (std::find(names.begin(), names.end(), e.name) == names.end()) continue;
+        probes::Signature sig = probes::parse_signature(wasm::handler_signature(e.dispatch, e.placement, e.budget));
+        std::vector<std::string> conventions =
+            !o->conventions.empty() ? choose_from(o->conventions, probes::all_conventions(), "--conventions")
+                                    : std::vector<std::string>{e.dispatch == wasm::Dispatch::kTailPreserveNone ? "preserve_none" : "default"};
+        std::vector<probes::BudgetRow> rows;
+        for (const auto& t : targets)
+          for (const auto& c : conventions) rows.push_back({"fit", probes::probe(t, c, sig)});
+        out += fmt::format("\n### {} ({} placement, {} budget): ({})\n\n{}", e.name, wasm::placement_name(e.placement),
+                           wasm::budget_name(e.budget), probes::to_string(sig), probes::fit_markdown(rows));
+      }
+      fmt::print("{}", out);
+      return;
+    }
+    if (o->args.empty()) throw CLI::RequiredError("fit needs --args or --engines");
+    (void)fit;
     probes::Signature sig;
     try {
       sig = probes::parse_signature(o->args);

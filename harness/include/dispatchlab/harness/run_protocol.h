@@ -38,6 +38,10 @@ struct Variant {
   double units = 1;
   std::string unit_name = "run";
   std::map<std::string, std::string> params;  // written into result rows (copies, order, ...)
+  // The case this one's ratio is paired against, by name; empty: the experiment's first. A bench
+  // whose cases answer several questions at once (each budget against the same engine unbudgeted)
+  // names each case's own baseline, all of them still in one interleaved run.
+  std::string baseline;
 };
 
 struct VariantSamples {

@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <vector>
+#include <chrono>
 
 #include "dispatchlab/interpreter/linker.h"
 #include "dispatchlab/interpreter/module.h"
@@ -46,8 +47,32 @@ enum class Placement : uint8_t {
 const char* placement_name(Placement p);
 std::optional<Placement> parse_placement(std::string_view name);
 std::vector<Placement> placements();
+// How an invocation is bounded (engines.def's BUDGET rows; interpreter/src/budget.h): none, fuel
+// (the counter a handler argument), fuel_machine (the counter in the machine), deadline (epochs).
+enum class Budget : uint8_t {
+#define BUDGET(name, enumerator, counter) enumerator,
+#include "dispatchlab/interpreter/engines.def"
+#undef BUDGET
+};
+const char* budget_name(Budget b);
+std::optional<Budget> parse_budget(std::string_view name);
+std::vector<Budget> budgets();
 // "" when this build has the engine, else why not ("sp_spill is about how an argument is passed; ...").
-std::string engine_unavailable(Dispatch d, Placement p);
+std::string engine_unavailable(Dispatch d, Placement p, Budget b = Budget::kNone);
+// Every ENGINE row of engines.def, in its order.
+struct EngineRow {
+  std::string name;
+  Dispatch dispatch;
+  Placement placement;
+  Budget budget;
+};
+std::vector<EngineRow> engine_rows();
+// The engine's name in engines.def ("tail_pn_fuel"), or "" when there is no such row.
+std::string engine_name(Dispatch d, Placement p, Budget b = Budget::kNone);
+// A tail-call handler's integer arguments in order, as `dlab probes fit --args` takes them
+// ("ptr,ptr,ptr,ptr,u64"), from the engine's placement and budget rows (placement.h, budget.h
+// write the same lists as C++ parameters); "" for switch and goto, whose handlers take none.
+std::string handler_signature(Dispatch d, Placement p, Budget b);
 
 // The lowering's speed techniques, each switchable (a lowering option, so every engine runs with
 // any set of them; interpreter/src/lowering.cc's peephole stage writes them):
@@ -93,6 +118,13 @@ class ImplementationLimit : public std::runtime_error {
 };
 
 // WASI proc_exit, or any host function that ends the program with an exit status.
+// A budgeted invocation ran out of fuel or past its deadline ("fuel exhausted", "deadline
+// reached"): a trap that Runtime::resume can continue from where it stopped.
+class Suspended : public Trap {
+ public:
+  using Trap::Trap;
+};
+
 class ProcExit : public std::runtime_error {
  public:
   explicit ProcExit(int code) : std::runtime_error("proc_exit"), code_(code) {}
@@ -194,13 +226,14 @@ struct Profile {
 class Runtime {
  public:
   // Throws std::invalid_argument (with engine_unavailable's reason) for a pair this build lacks.
-  explicit Runtime(Dispatch dispatch = Dispatch::kTail, Placement placement = Placement::kSp);
+  explicit Runtime(Dispatch dispatch = Dispatch::kTail, Placement placement = Placement::kSp, Budget budget = Budget::kNone);
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
   Dispatch dispatch() const { return dispatch_; }
   Placement placement() const { return placement_; }
+  Budget budget() const { return budget_; }
   // The techniques the lowering applies to modules instantiated from now on.
   void set_lowering(Lowering l) { lowering_ = l; }
   Lowering lowering() const { return lowering_; }
@@ -219,9 +252,22 @@ class Runtime {
   // limits); the nested call's Trap or ProcExit reaches that host function as an exception, and if
   // it lets it go, becomes the outer invocation's trap (same message) or exit.
   std::vector<Value> invoke(FuncInst* f, const std::vector<Value>& args);
-  // Branches and calls an invocation may still make before it traps with "fuel exhausted". Only
-  // the fuzzing build (DLAB_FUEL) spends fuel; elsewhere this has no effect.
+  // Budgets (engines.def's BUDGET rows). Fuel: the branches and calls invocations may still make
+  // (the fuel engines and the fuzzing build spend it; default unbounded). One more and the
+  // invocation stops with Suspended("fuel exhausted") at that branch or call. Deadline: from now,
+  // rounded up to whole epochs (kEpochTickNs); past it, a deadline engine's next branch or call
+  // stops with Suspended("deadline reached"). Other engines ignore both.
   void set_fuel(uint64_t units);
+  uint64_t fuel_left() const;
+  void set_deadline(std::chrono::nanoseconds from_now);
+  void clear_deadline();
+  static constexpr uint64_t kEpochTickNs = 1'000'000;
+  // After invoke or resume threw Suspended: the invocation waits where it stopped (its stack,
+  // frames and instance kept) until resume() continues it (with more fuel or a later deadline:
+  // the charging instruction runs first), or another invoke abandons it. A nested invocation (one
+  // a host function made) that runs out is not suspended: it reaches the host function as a Trap.
+  bool suspended() const;
+  std::vector<Value> resume();
   // Switches to the counting engine (a switch loop that counts every op and pair; never timed).
   // Call before instantiating: lowering writes the engine's op words.
   void enable_profile();
@@ -250,6 +296,7 @@ class Runtime {
  private:
   Dispatch dispatch_;
   Placement placement_;
+  Budget budget_;
   Lowering lowering_;
   const uint64_t* op_words_;                   // the engine's op words (machine.h)
   void (*run_)(const uint64_t*, uint64_t*, uint64_t*, Machine*);  // the engine's entry
@@ -262,6 +309,11 @@ class Runtime {
   std::map<std::pair<std::vector<ValType>, std::vector<ValType>>, uint32_t> type_ids_;
   std::unique_ptr<Machine> machine_;
   std::vector<uint64_t> op_counts_, pair_counts_;  // the counting engine's tables, when enabled
+  // The outermost invocation's trampoline (call f, halt) and function: they outlive a suspension.
+  uint64_t trampoline_[3] = {};
+  FuncInst* invoked_ = nullptr;
+  bool deadline_ticker_ = false;  // this runtime holds the epoch ticker running
+  std::vector<Value> finish(FuncInst* f, const uint64_t* results, bool nested);
 };
 
 }  // namespace dlab::wasm

@@ -1,0 +1,31 @@
+// Cases counted under cachegrind (`--valgrind` of `dlab wasm bench`, with or without --calls):
+// each case is a dlab command line for N repetitions, run with N and with 2N and the difference
+// kept, so start-up, decoding and lowering cancel out and what remains is N repetitions' work.
+// Deterministic: one sample per case.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dispatchlab/harness/result_writer.h"
+
+namespace dlab::cli {
+
+struct CachegrindCase {
+  std::string name;
+  std::function<std::vector<std::string>(uint64_t repetitions)> argv;
+  std::map<std::string, std::string> params;  // written into the case's rows
+  std::string unit = "call";                  // what one repetition is
+  std::string baseline;                       // the case its ratios pair with (empty: the first)
+  uint64_t repetitions = 1;                   // N: the case runs with N and with 2N
+};
+
+// Prints each case's instructions, loads, stores and simulated mispredicts per repetition and,
+// with a run directory, writes <experiment>.summary.csv / .samples.csv / .json there.
+void run_cachegrind_cases(const std::vector<CachegrindCase>& cases, const std::optional<RunDirectory>& dir, const std::string& experiment);
+
+}  // namespace dlab::cli
