@@ -33,7 +33,32 @@ def test_every_kind_of_call_in_every_engine(dlab_bin, tmp_path):
     assert "### call_ref" in text and "### Memory per instance" in text
 
 
-@pytest.mark.parametrize("extra", [["--workloads", "fib"], ["--valgrind"], ["--clock", "fixed:10"], ["--no-native"]])
+@pytest.mark.parametrize("extra", [["--workloads", "fib"], ["--clock", "fixed:10"], ["--no-native"]])
 def test_options_that_do_not_apply_are_refused(dlab_bin, extra):
     out = subprocess.run([str(dlab_bin), "wasm", "bench", "--calls", "--no-save", *extra], capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "does not apply with --calls" in out.stderr
+
+
+def test_under_cachegrind_the_repetitions_are_the_call_paths_own(dlab_bin):
+    out = subprocess.run([str(dlab_bin), "wasm", "bench", "--calls", "--valgrind", "--valgrind-calls", "3", "--no-save"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "its own repetitions" in out.stderr
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_cachegrind_child_makes_one_kind_of_call_in_one_engine(dlab_bin, kind):
+    """What `--calls --valgrind` runs under cachegrind with N and 2N (the counting itself is
+    `just rfc`'s: valgrind is slow), in a budgeted engine too."""
+    for budget in ("none", "fuel"):
+        out = subprocess.run([str(dlab_bin), "wasm", "bench", "--calls", "--no-save", "--calls-child", kind, "--calls-child-n", "50",
+                              "--dispatch", "tail", "--budgets", budget], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+
+
+def test_the_cachegrind_child_needs_a_known_kind_and_one_engine(dlab_bin):
+    out = subprocess.run([str(dlab_bin), "wasm", "bench", "--calls", "--no-save", "--calls-child", "teleport", "--calls-child-n", "5",
+                          "--dispatch", "tail"], capture_output=True, text=True, timeout=60)
+    assert out.returncode != 0 and "no kind of call named teleport" in out.stderr
+    out = subprocess.run([str(dlab_bin), "wasm", "bench", "--calls", "--no-save", "--calls-child", "wasm_call", "--calls-child-n", "5",
+                          "--dispatch", "tail,switch"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "needs one engine" in out.stderr
