@@ -263,10 +263,14 @@ std::string engine_unavailable(Dispatch d, Placement p, Budget b) {
     if (n.dispatch == d && n.placement == p)
       return fmt::format("{} x {} is not built: {}", dispatch_name(d), placement_name(p), n.why);
   const Engine* e = find_engine(d, p, b);
-  if (!e && b != Budget::kNone)
-    return fmt::format("{} x {} with the {} budget is not built (interpreter/include/dispatchlab/interpreter/engines.def builds "
-                       "budgeted engines in the sp placement of tail, tail_pn and switch)",
-                       dispatch_name(d), placement_name(p), budget_name(b));
+  if (!e && b != Budget::kNone) {
+    std::string rows;
+    for (const auto& r : kEngines)
+      if (r.budget == b) rows += (rows.empty() ? "" : ", ") + std::string(r.name);
+    return fmt::format("{} x {} with the {} budget is not built (interpreter/include/dispatchlab/interpreter/engines.def has "
+                       "{} budget engines {})",
+                       dispatch_name(d), placement_name(p), budget_name(b), budget_name(b), rows.empty() ? "none" : rows);
+  }
   if (!e) return fmt::format("{} x {} is not in interpreter/include/dispatchlab/interpreter/engines.def", dispatch_name(d), placement_name(p));
   if (!e->op_words()) return fmt::format("dispatch mode {} needs clang's preserve_none (x86-64 or AArch64)", dispatch_name(d));
   return "";
