@@ -235,7 +235,8 @@ void add_run_command(CLI::App& cmd, bool profile) {
     if (o->deadline_ms && budget != wasm::Budget::kDeadline)
       throw CLI::ValidationError("--deadline", fmt::format("the {} budget has no deadline: use --budget deadline", wasm::budget_name(budget)));
     if (o->refills && !o->fuel && !o->deadline_ms) throw CLI::ValidationError("--refills", "needs --fuel or --deadline");
-    if (std::string why = wasm::engine_unavailable(mode, place, budget); !why.empty()) throw CLI::ValidationError("--placement", why);
+    if (std::string why = wasm::engine_unavailable(mode, place, budget); !why.empty())
+      throw CLI::ValidationError(budget == wasm::Budget::kNone ? "--placement" : "--budget", why);
     wasm::Runtime rt(mode, place, budget);
     rt.set_lowering(*wasm::parse_lowering(o->lowering));
     if (profile) rt.enable_profile();
