@@ -14,7 +14,7 @@ from pathlib import Path
 from .figures import all_figures
 from .knee import dbinop_knees, kcopy_knees
 from .results import CASE_COLUMN, PLACEMENT_PARAM, Run, latest_runs, load_run, parse_params, pick_cycles, with_case
-from .tables import (MODEL_COLUMNS, VALGRIND_COLUMNS, WASM_VALGRIND_COLUMNS, budgets_markdown, counters_markdown, length_sweep_table, lowering_markdown,
+from .tables import (MODEL_COLUMNS, VALGRIND_COLUMNS, WASM_COLUMNS, WASM_VALGRIND_COLUMNS, budgets_markdown, counters_markdown, length_sweep_table, lowering_markdown,
                      markdown_table, model_interpreter_markdown, placements_markdown, rfc_change_table, summary_markdown,
                      unavailable_markdown, wide_markdown)
 
@@ -119,7 +119,7 @@ def experiment_markdown(exp) -> str:
             parts += [f"### {group['workload']} (size {group['size']}, checksum {group['checksum']} in every engine)\n",
                       f"Per call of the workload's export; changes are against `{group['baseline']}`, paired by round; "
                       "`native` is the same C compiled with clang -O2, timed in the same rounds.\n",
-                      wide_markdown(sub, pick_cycles(sub)[0], MODEL_COLUMNS + [("task_clock", "task-clock ns", 1)],
+                      wide_markdown(sub, pick_cycles(sub)[0], WASM_COLUMNS,
                                     reference=native if (with_case(sub)["case"] == native).any() else None)]
         return "\n".join(parts)
     if exp.name.startswith("wasm") and exp.name.endswith("_valgrind"):
@@ -140,7 +140,7 @@ def calls_markdown(exp) -> str:
         sub = exp.summary[exp.summary["baseline"] == c["baseline"]]
         parts += [f"### {c['call']}\n", f"{c['what']}; per call ({int(c['calls_per_run'])} per run), changes against "
                   f"`{c['baseline']}`, paired by round.\n",
-                  wide_markdown(sub, pick_cycles(sub)[0], MODEL_COLUMNS + [("task_clock", "task-clock ns", 1)])]
+                  wide_markdown(sub, pick_cycles(sub)[0], WASM_COLUMNS)]
     memory = exp.sidecar.get("instance_memory", [])
     if memory:
         parts += ["### Memory per instance\n", f"Over {memory[0]['instances']} instantiations in a fresh runtime "

@@ -90,6 +90,14 @@ MODEL_COLUMNS = [
     ("backend_bound", "back-end bound", 1),
     ("branch_mispredicts", "mispredicts/1k", 1000),
 ]
+# The interpreter's timed tables (per call): the models' columns, task-clock, and energy per call
+# where RAPL (or macOS) counted it; on a machine without it these columns are absent and the
+# unavailable list under the table says why.
+WASM_COLUMNS = MODEL_COLUMNS + [
+    ("task_clock", "task-clock ns", 1),
+    ("energy_joules", "energy uJ (package)", 1e6),
+    ("energy_cores_joules", "energy uJ (cores)", 1e6),
+]
 # The interpreter's counts are per call (millions of instructions), so mispredicts are per call too.
 WASM_VALGRIND_COLUMNS = [
     ("cg_instructions", "instructions", 1),

@@ -2,7 +2,7 @@ import math
 
 import pandas as pd
 
-from dispatchlab_analysis.tables import MODEL_COLUMNS, parse_params, wide_markdown
+from dispatchlab_analysis.tables import MODEL_COLUMNS, WASM_COLUMNS, parse_params, wide_markdown
 
 
 def row(variant, metric, median, n=5, ratio=math.nan, k=math.nan, baseline="A"):
@@ -30,3 +30,15 @@ def test_wide_table_has_one_row_per_case_and_only_measured_columns():
     assert md[3] == "| B | 514 | 6.6 [5.94, 7.26] | -34% [-34%, -34%], 5/5 faster | 4 |"
     # cycles was unavailable everywhere: no column at all, rather than a column of blanks or zeros
     assert "| cycles |" not in md[0]
+
+
+def test_energy_per_call_is_a_column_only_where_it_was_counted():
+    counted = pd.DataFrame([
+        row("A", "cycles_tsc_estimate", 10.0), row("A", "energy_joules", 2.5e-6),
+        row("B", "cycles_tsc_estimate", 5.0, ratio=0.5, k=5), row("B", "energy_joules", 1.25e-6),
+    ])
+    md = wide_markdown(counted, "cycles_tsc_estimate", WASM_COLUMNS).splitlines()
+    assert md[0].endswith("| energy uJ (package) |")
+    assert md[2].endswith("| 2.5 |") and md[3].endswith("| 1.25 |")
+    absent = pd.DataFrame([row("A", "cycles_tsc_estimate", 10.0), row("A", "energy_joules", math.nan, n=0)])
+    assert "energy" not in wide_markdown(absent, "cycles_tsc_estimate", WASM_COLUMNS).splitlines()[0]
