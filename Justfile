@@ -53,7 +53,7 @@ rfc: build
     {{dlab}} wasm bench --calls --valgrind --dispatch tail,tail_pn --run-dir "$run"
     echo "== budgets: fuel (a handler argument, or in the machine) and a deadline (epochs) against unbudgeted, per engine, and under cachegrind"
     {{dlab}} wasm bench --quick --budgets none,fuel,fuel_machine,deadline --dispatch tail,tail_pn,switch --name wasm_budgets --run-dir "$run"
-    {{dlab}} wasm bench --valgrind --budgets none,fuel,fuel_machine,deadline --dispatch tail,tail_pn --workloads fib,sieve,bytecode,coremix --name wasm_budgets --run-dir "$run"
+    {{dlab}} wasm bench --valgrind --budgets none,fuel,fuel_machine,deadline --dispatch tail,tail_pn --workloads fib,bytecode --name wasm_budgets --run-dir "$run"
     {{dlab}} probes fit --engines all --targets x86_64-linux-gnu,x86_64-pc-windows-msvc,aarch64-linux-gnu > "$run/handler_signatures.md"
     echo "== interpreter stack placements (tail dispatch, vec as baseline; plain lowering, one handler per wasm instruction as in the model), and under cachegrind"
     {{dlab}} wasm bench --quick --placements vec,sp,sp_wt,sp_wb,sp_spill --dispatch tail --lowerings plain --name wasm_variants --run-dir "$run"

@@ -46,14 +46,10 @@ bool value_matches(ValType have, Types ht, ValType want, Types wt) {
   Assumed assumed;
   if (valtypes_equal(have, ht, want, wt, assumed)) return true;
   if (!is_ref(have) || !is_ref(want) || (ref_nullable(have) && !ref_nullable(want))) return false;
-  HeapType h = ref_heap(have), w = ref_heap(want);
-  bool h_defined = h >= kHeapTypeIndex, w_defined = w >= kHeapTypeIndex;
-  if (h == w && !h_defined) return true;
-  if (w == kHeapFunc) return h_defined || h == kHeapNoFunc;
-  if (w == kHeapExtern) return h == kHeapNoExtern;
-  if (h == kHeapNoFunc) return w_defined;
   // The same defined type, differing only in nullability: (ref $t) below (ref null $t).
-  return h_defined && w_defined && valtypes_equal(ref_type(true, h), ht, ref_type(true, w), wt, assumed);
+  return heap_subtype(ref_heap(have), ref_heap(want), [&](HeapType h, HeapType w) {
+    return valtypes_equal(ref_type(true, h), ht, ref_type(true, w), wt, assumed);
+  });
 }
 
 }  // namespace

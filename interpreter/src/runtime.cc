@@ -602,7 +602,8 @@ uint64_t Runtime::fuel_left() const { return machine_->fuel; }
 bool Runtime::suspended() const { return machine_->suspended; }
 
 void Runtime::set_deadline(std::chrono::nanoseconds from_now) {
-  if (!deadline_ticker_) {
+  // Only a deadline engine reads the epoch: no timer thread for the others.
+  if (!deadline_ticker_ && budget_ == Budget::kDeadline) {
     epoch_ticker().acquire();
     deadline_ticker_ = true;
   }

@@ -68,16 +68,12 @@ bool types_equal(const Ctx& c, uint32_t a, uint32_t b, std::set<std::pair<uint32
   return true;
 }
 bool heap_matches(const Ctx& c, HeapType sub, HeapType super) {
-  if (sub == super) return true;
-  int64_t i = heap_type_index(sub), j = heap_type_index(super);
-  if (super == kHeapFunc) return i >= 0 || sub == kHeapNoFunc;
-  if (super == kHeapExtern) return sub == kHeapNoExtern;
-  if (sub == kHeapNoFunc) return j >= 0;
-  if (i >= 0 && j >= 0) {
+  return heap_subtype(sub, super, [&](HeapType a, HeapType b) {
+    int64_t i = heap_type_index(a), j = heap_type_index(b);
+    if (i < 0 || j < 0) return a == b;  // canonical ids never reach the validator
     std::set<std::pair<uint32_t, uint32_t>> assumed;
     return types_equal(c, static_cast<uint32_t>(i), static_cast<uint32_t>(j), assumed);
-  }
-  return false;
+  });
 }
 // Whether a value of type `sub` may stand where `super` is expected (unknown matches both ways).
 bool matches(const Ctx& c, T sub, T super) {

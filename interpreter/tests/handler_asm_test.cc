@@ -1,4 +1,5 @@
-// The tail-call dispatch modes really dispatch by tail call: compiled with -S by CMake, every
+// The tail-call dispatch modes really dispatch by tail call: in the assembly CMake leaves (the linked
+// objects' own in a release build, -save-temps=obj; else -S copies), every
 // handler reaches its successor through an indirect jump, and none calls another handler; and
 // the stack placements are what they say (vec: through Machine::vsp; sp_spill: on the stack;
 // sp_wt, sp_wb: the top of stack arrives in a register; sp_wb: results stay there).

@@ -45,6 +45,20 @@ constexpr HeapType ref_heap(ValType t) {
 constexpr int64_t heap_type_index(HeapType h) {
   return h >= kHeapTypeIndex && h < kHeapCanonical ? static_cast<int64_t>(h - kHeapTypeIndex) : -1;
 }
+// Heap-type subtyping of the function and extern hierarchies (typed function references):
+// whether `sub` <: `super`. nofunc is below every defined type, every defined type below func,
+// noextern below extern. Two defined types (module indices, or canonical ids) match when
+// `same_defined(sub, super)` says they are the same type: the validator compares two indices of
+// one module, the linker types of two modules (linker.cc). One rule for both.
+template <class SameDefined>
+bool heap_subtype(HeapType sub, HeapType super, SameDefined&& same_defined) {
+  const bool sub_defined = sub >= kHeapTypeIndex, super_defined = super >= kHeapTypeIndex;
+  if (sub == super && !sub_defined) return true;
+  if (super == kHeapFunc) return sub_defined || sub == kHeapNoFunc;
+  if (super == kHeapExtern) return sub == kHeapNoExtern;
+  if (sub == kHeapNoFunc) return super_defined;
+  return sub_defined && super_defined && same_defined(sub, super);
+}
 // Whether values of this type have a default (zero / null): not a non-nullable reference.
 constexpr bool defaultable(ValType t) { return !is_ref(t) || ref_nullable(t); }
 // The text format's name: i32, funcref, (ref null 3), (ref func), ...
