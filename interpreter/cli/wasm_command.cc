@@ -303,6 +303,18 @@ void add_run_command(CLI::App& cmd, bool profile) {
       } else {
         exit_code = static_cast<int>(code);
       }
+    } catch (const wasm::Exception& e) {
+      // A wasm exception no handler caught: its tag by the name an instance exports it under.
+      std::fflush(stdout);
+      const wasm::ExnInst* exn = e.exception();
+      std::string tag = "a tag no instance exports";
+      for (const auto& inst : rt.instances())
+        for (const auto& [name, v] : inst->exports)
+          if (v.kind == wasm::ExternKind::kTag && v.tag == exn->tag) tag = "tag \"" + name + "\"";
+      std::string payload;
+      for (uint64_t w : exn->payload) payload += (payload.empty() ? "" : " ") + fmt::format("{:#x}", w);
+      throw std::runtime_error(fmt::format("{}: uncaught exception of {} (payload{}{})", o->file, tag, payload.empty() ? "" : " ",
+                                           payload.empty() ? " empty" : payload));
     } catch (const wasm::Suspended& e) {
       std::fflush(stdout);
       throw std::runtime_error(fmt::format("{}: trap: {} (the {} budget: {}{})", o->file, e.what(), wasm::budget_name(budget),

@@ -65,6 +65,10 @@ void provide_imports(Runtime& rt, const Module& m) {
         v.global = rt.global(g, 0);
         break;
       }
+      case ExternKind::kTag: {
+        v.tag = rt.tag(canonical.funcs.at(im.func_type));  // the canonical type: its id matches the import's
+        break;
+      }
     }
     modules[im.module][im.name] = v;
   }

@@ -4,7 +4,8 @@
 // DLW_B_PARAM / DLW_B_ARG to the handler signature.
 //
 // Where a budget is charged: at every branch (br, br_if, br_table, the fused compare-and-branch
-// forms, the branch an `if` lowers to, br_on_*) and every call, taken or not. Not at every
+// forms, the branch an `if` lowers to, br_on_*, throw and throw_ref: a catch may land on a loop)
+// and every call, taken or not. Not at every
 // instruction: a charge is a decrement and a never-taken branch, so charging per instruction would
 // put it into every handler (about one in five to ten is a branch or call), and a loop or a
 // recursion cannot run without passing a branch or call, so every program that does not end runs

@@ -57,7 +57,8 @@ bool value_matches(ValType have, Types ht, ValType want, Types wt) {
 bool extern_matches(const ExternType& have, const Import& want, const Module& m) {
   if (have.kind != want.kind) return false;
   switch (want.kind) {
-    case ExternKind::kFunc: {
+    case ExternKind::kFunc:
+    case ExternKind::kTag: {  // a tag's type is its function type, matched exactly
       if (want.func_type >= m.types.size()) return false;
       Assumed assumed;
       return func_types_equal(have.func, have.types.get(), m.types[want.func_type], &m.types, assumed);
@@ -94,7 +95,7 @@ Linker::Linker() { registry_["spectest"] = spectest_exports(); }
 
 Exports Linker::link(const Module& m) const {
   // The actual extern type of everything in each index space: provided types for imports.
-  std::vector<ExternType> funcs, tables, memories, globals;
+  std::vector<ExternType> funcs, tables, memories, globals, tags;
   for (const auto& im : m.imports) {
     auto mod = registry_.find(im.module);
     if (mod == registry_.end()) throw LinkError(fmt::format("unknown import {}.{} (no module named {})", im.module, im.name, im.module));
@@ -112,9 +113,15 @@ Exports Linker::link(const Module& m) const {
       case ExternKind::kTable: tables.push_back(it->second); break;
       case ExternKind::kMemory: memories.push_back(it->second); break;
       case ExternKind::kGlobal: globals.push_back(it->second); break;
+      case ExternKind::kTag: tags.push_back(it->second); break;
     }
   }
   for (uint32_t t : m.functions) funcs.push_back(func_type(m.types.at(t)));
+  for (uint32_t t : m.tags) {
+    ExternType e = func_type(m.types.at(t));
+    e.kind = ExternKind::kTag;
+    tags.push_back(e);
+  }
   for (const auto& t : m.tables) {
     ExternType e;
     e.kind = ExternKind::kTable;
@@ -135,11 +142,15 @@ Exports Linker::link(const Module& m) const {
   }
   // What this module defines names its own type section; imports keep their provider's.
   auto types = std::make_shared<const std::vector<FuncType>>(m.types);
-  size_t imported[4] = {};
+  size_t imported[5] = {};
   for (const auto& im : m.imports) ++imported[static_cast<size_t>(im.kind)];
   Exports out;
   for (const auto& ex : m.exports) {
-    const auto& space = ex.kind == ExternKind::kFunc ? funcs : ex.kind == ExternKind::kTable ? tables : ex.kind == ExternKind::kMemory ? memories : globals;
+    const auto& space = ex.kind == ExternKind::kFunc     ? funcs
+                        : ex.kind == ExternKind::kTable  ? tables
+                        : ex.kind == ExternKind::kMemory ? memories
+                        : ex.kind == ExternKind::kTag    ? tags
+                                                         : globals;
     ExternType e = space.at(ex.index);
     if (ex.index >= imported[static_cast<size_t>(ex.kind)]) e.types = types;
     out[ex.name] = std::move(e);

@@ -72,6 +72,8 @@ struct Ctl {
   size_t loop_pc = 0;
   std::vector<std::pair<size_t, size_t>> fixups;  // (instruction start, word holding its offset)
   std::optional<std::pair<size_t, size_t>> else_fixup;
+  std::vector<std::pair<size_t, size_t>> catch_fixups;  // (catch range, clause) whose target is this label's end
+  size_t try_range = SIZE_MAX;  // try_table: its catch range in FuncInst::catches
   bool live_at_start = true;
   bool dead = false;  // the code from here to the next else/end cannot run
   const std::vector<ValType>& label_types() const { return kind == 0x03 ? params : results; }
@@ -273,6 +275,9 @@ class Lowerer {
 
   void enter(uint8_t kind, BinaryReader& r) {
     auto [params, results] = block_type(r);
+    enter(kind, std::move(params), std::move(results));
+  }
+  void enter(uint8_t kind, std::vector<ValType> params, std::vector<ValType> results) {
     if (kind == 0x04) pop();
     Ctl c;
     c.kind = kind;
@@ -311,10 +316,48 @@ class Lowerer {
     push(c.params);
   }
 
+  // try_table: a block whose instructions are a catch range of the function. Each clause names a
+  // label outside the try_table; it lands there as a branch would, at the label's height.
+  void try_table(BinaryReader& r) {
+    auto [params, results] = block_type(r);
+    struct Clause {
+      uint8_t kind;
+      uint32_t tag, depth;
+    };
+    std::vector<Clause> clauses;
+    for (uint32_t n = r.u32(), i = 0; i < n; ++i) {
+      uint8_t kind = r.u8();
+      uint32_t tag = kind < 2 ? r.u32() : 0;
+      clauses.push_back({kind, tag, r.u32()});
+    }
+    size_t range = SIZE_MAX;
+    if (!dead()) {
+      label();  // the range begins at an instruction boundary that no rewrite crosses
+      range = f_.catches.size();
+      CatchRange cr;
+      for (size_t k = 0; k < clauses.size(); ++k) {
+        Ctl& l = ctls_[ctls_.size() - 1 - clauses[k].depth];
+        CatchClause c;
+        c.tag = clauses[k].kind < 2 ? inst_.tags.at(clauses[k].tag) : nullptr;
+        c.ref = clauses[k].kind & 1;
+        c.height = l.height_base;
+        if (l.kind == 0x03) c.target = l.loop_pc;
+        else l.catch_fixups.emplace_back(range, k);
+        cr.clauses.push_back(c);
+      }
+      f_.catches.push_back(std::move(cr));
+    }
+    enter(0x02, std::move(params), std::move(results));
+    ctls_.back().try_range = range;
+    if (range != SIZE_MAX) f_.catches[range].begin = code_.size();
+  }
+
   void end() {
     Ctl c = std::move(ctls_.back());
+    if (c.try_range != SIZE_MAX) f_.catches[c.try_range].end = code_.size();
     if (c.else_fixup) patch(*c.else_fixup, code_.size());
     for (const auto& fix : c.fixups) patch(fix, code_.size());
+    for (const auto& [range, clause] : c.catch_fixups) f_.catches[range].clauses[clause].target = code_.size();
     label();
     if (c.kind == 0) {
       emit(Op::return_);
@@ -460,6 +503,7 @@ class Lowerer {
     // rolled back afterwards (its immediates still have to be read).
     switch (op) {
       case 0x02: case 0x03: case 0x04: enter(op, r); return;
+      case 0x1F: try_table(r); return;
       case 0x05: else_(); return;
       case 0x0B: end(); return;
       default: break;
@@ -527,6 +571,15 @@ class Lowerer {
         return;
       }
       case 0x0F: emit(Op::return_); word(f_.result_slots); mark_dead(); return;
+      case 0x08: {  // throw: the payload is the tag's parameters on top
+        const TagInst* tag = inst_.tags.at(r.u32());
+        pop(tag->type.params.size());
+        emit(Op::throw_);
+        word(reinterpret_cast<uint64_t>(tag));
+        mark_dead();
+        return;
+      }
+      case 0x0A: pop(); emit(Op::throw_ref); mark_dead(); return;
       case 0x10: call(inst_.funcs.at(r.u32()), false); return;
       case 0x12: call(inst_.funcs.at(r.u32()), true); return;
       case 0x11: case 0x13: {

@@ -12,6 +12,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -65,6 +67,13 @@ struct Machine {
   uint64_t* resume_sp = nullptr;
   uint64_t* resume_fp = nullptr;
   std::string host_error;        // the message of a host function's exception (the trap's text)
+  // Exception handling: where the current invocation's frames begin (unwinding stops there), the
+  // exception that left it uncaught, the runtime's exceptions, and its functions with catch
+  // ranges by the address of their code.
+  CallFrame* invoke_frames = nullptr;
+  ExnInst* exception = nullptr;
+  std::deque<std::unique_ptr<ExnInst>>* exceptions = nullptr;
+  const std::map<const uint64_t*, const FuncInst*>* catch_code = nullptr;
 
   std::unique_ptr<uint64_t[]> stack;
   std::unique_ptr<CallFrame[]> frames;
@@ -76,6 +85,18 @@ struct Machine {
   }
   void load_memory() { use_memory(instance && !instance->memories.empty() ? instance->memories[0] : nullptr); }
 };
+
+// Exception handling's two steps, out of line (runtime.cc): an exception of `tag` whose payload
+// ends at `sp` (null when it cannot be allocated), and where a thrown exception lands: the catch
+// clause's code, stack and frame, the frames above it popped; ip null when nothing in this
+// invocation catches it (then Machine::exception holds it).
+struct Landing {
+  const uint64_t* ip;
+  uint64_t* sp;
+  uint64_t* fp;
+};
+ExnInst* make_exception(Machine* m, const TagInst* tag, const uint64_t* sp) noexcept;
+Landing unwind(Machine* m, ExnInst* exn, const uint64_t* at, uint64_t* fp) noexcept;
 
 #define DLW_HANDLER_PARAMS const uint64_t *ip, uint64_t *sp, uint64_t *fp, ::dlab::wasm::Machine *m
 #define DLW_HANDLER_ARGS ip, sp, fp, m

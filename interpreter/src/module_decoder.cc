@@ -11,10 +11,10 @@ namespace {
 
 bool is_numtype_or_vec(uint8_t b) { return b == 0x7F || b == 0x7E || b == 0x7D || b == 0x7C || b == 0x7B; }
 // A value type's first byte: a number, v128, a shorthand reference type, or (ref null? ht).
-bool is_valtype(uint8_t b) { return is_numtype_or_vec(b) || b == 0x70 || b == 0x6F || b == 0x63 || b == 0x64; }
+bool is_valtype(uint8_t b) { return is_numtype_or_vec(b) || b == 0x70 || b == 0x6F || b == 0x69 || b == 0x74 || b == 0x63 || b == 0x64; }
 
 // A heap type (s33): an abstract one as a negative code, a type index as a non-negative one. The
-// heap types GC and exceptions add (part 2) are not supported yet.
+// heap types GC adds (part 2) are not supported yet.
 HeapType decode_heaptype(BinaryReader& r) {
   int64_t h = r.s33();
   if (h >= 0) {
@@ -23,9 +23,8 @@ HeapType decode_heaptype(BinaryReader& r) {
   }
   uint8_t b = static_cast<uint8_t>(h & 0x7F);
   switch (b) {
-    case kHeapFunc: case kHeapExtern: case kHeapNoFunc: case kHeapNoExtern: return b;
+    case kHeapFunc: case kHeapExtern: case kHeapNoFunc: case kHeapNoExtern: case kHeapExn: case kHeapNoExn: return b;
     case 0x71: case 0x6E: case 0x6D: case 0x6C: case 0x6B: case 0x6A: r.fail("not supported yet: GC heap types (part 2)");
-    case 0x69: case 0x74: r.fail("not supported yet: exception references (part 2)");
     default: r.fail("malformed heap type");
   }
 }
@@ -38,9 +37,8 @@ ValType reftype_after(BinaryReader& r, uint8_t b) {
     case 0x6F: return ValType::kExternRef;
     case 0x63: return ref_type(true, decode_heaptype(r));
     case 0x64: return ref_type(false, decode_heaptype(r));
-    case 0x73: case 0x72: return ref_type(true, b);  // nullfuncref, nullexternref
+    case 0x73: case 0x72: case 0x69: case 0x74: return ref_type(true, b);  // nullfuncref, nullexternref, exnref, nullexnref
     case 0x71: case 0x6E: case 0x6D: case 0x6C: case 0x6B: case 0x6A: r.fail("not supported yet: GC reference types (part 2)");
-    case 0x69: case 0x74: r.fail("not supported yet: exception references (part 2)");
     default: r.fail("malformed reference type");
   }
 }
@@ -119,8 +117,25 @@ void scan_expr(BinaryReader& r, ExprScan& scan) {
         r.u32();
         break;
       case 0xD3: case 0xFB: r.fail("not supported yet: GC instructions (part 2)");
-      case 0x06: case 0x07: case 0x08: case 0x09: case 0x0A: case 0x18: case 0x19: case 0x1F:
-        r.fail("not supported yet: exception handling (part 2)");
+      // The legacy exception instructions (try, catch, rethrow, delegate, catch_all) are not
+      // WebAssembly 3.0's.
+      case 0x06: case 0x07: case 0x09: case 0x18: case 0x19: r.fail("not supported: legacy exception handling (not in WebAssembly 3.0)");
+      case 0x08: r.u32(); break;  // throw tag
+      case 0x0A: break;           // throw_ref
+      case 0x1F: {                // try_table blocktype vec(catch)
+        uint8_t b = r.peek();
+        if (b == 0x40) r.u8();
+        else if (is_valtype(b)) valtype(r);
+        else if (r.s33() < 0) r.fail("malformed block type");
+        for (uint32_t n = r.u32(), i = 0; i < n; ++i) {
+          uint8_t kind = r.u8();
+          if (kind > 3) r.fail("malformed catch clause");
+          if (kind < 2) r.u32();  // catch, catch_ref: a tag
+          r.u32();                // the label
+        }
+        ++depth;
+        break;
+      }
       case 0x1B:  // select
         break;
       case 0x02: case 0x03: case 0x04: {  // block loop if: blocktype
@@ -218,10 +233,16 @@ std::vector<uint8_t> ref_func_expr(uint32_t idx) {
   return e;
 }
 
-// Section ids in the order the binary format requires them (datacount sits between elem and code).
+// Section ids in the order the binary format requires them (datacount sits between elem and code,
+// the tag section between memory and global).
 int section_rank(uint8_t id) {
-  static const int rank[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 10};
-  return id <= 12 ? rank[id] : -1;
+  static const int rank[] = {0, 1, 2, 3, 4, 5, 7, 8, 9, 10, 12, 13, 11, 6};
+  return id <= 13 ? rank[id] : -1;
+}
+// A tag: attribute 0 (an exception) and its type index.
+uint32_t tagtype(BinaryReader& r) {
+  if (r.u8() != 0x00) r.fail("malformed tag attribute");
+  return r.u32();
 }
 
 }  // namespace
@@ -243,7 +264,7 @@ Module decode_module(const uint8_t* data, size_t size) {
   bool saw_function = false, saw_code = false;
   while (!r.at_end()) {
     uint8_t id = r.u8();
-    if (id > 12) r.fail("malformed section id");
+    if (id > 13) r.fail("malformed section id");
     uint32_t size_bytes = r.u32();
     BinaryReader s = r.sub(size_bytes);
     if (id != 0) {
@@ -274,9 +295,10 @@ Module decode_module(const uint8_t* data, size_t size) {
           im.module = s.name();
           im.name = s.name();
           uint8_t kind = s.u8();
-          if (kind > 3) s.fail("malformed import kind");
+          if (kind > 4) s.fail("malformed import kind");
           im.kind = static_cast<ExternKind>(kind);
           if (kind == 0) im.func_type = s.u32();
+          else if (kind == 4) im.func_type = tagtype(s);
           else if (kind == 1) im.table = {reftype(s), limits(s)};
           else if (kind == 2) im.memory = limits(s);
           else im.global = globaltype(s);
@@ -305,6 +327,9 @@ Module decode_module(const uint8_t* data, size_t size) {
       case 5:
         for (uint32_t n = count(), i = 0; i < n; ++i) m.memories.push_back(limits(s));
         break;
+      case 13:
+        for (uint32_t n = count(), i = 0; i < n; ++i) m.tags.push_back(tagtype(s));
+        break;
       case 6:
         for (uint32_t n = count(), i = 0; i < n; ++i) {
           Global g;
@@ -318,7 +343,7 @@ Module decode_module(const uint8_t* data, size_t size) {
           Export e;
           e.name = s.name();
           uint8_t kind = s.u8();
-          if (kind > 3) s.fail("malformed export kind");
+          if (kind > 4) s.fail("malformed export kind");
           e.kind = static_cast<ExternKind>(kind);
           e.index = s.u32();
           m.exports.push_back(std::move(e));
@@ -423,6 +448,8 @@ std::string valtype_name(ValType t) {
     case kHeapExtern: heap = "extern"; break;
     case kHeapNoFunc: heap = "nofunc"; break;
     case kHeapNoExtern: heap = "noextern"; break;
+    case kHeapExn: heap = "exn"; break;
+    case kHeapNoExn: heap = "noexn"; break;
     default: heap = h >= kHeapCanonical ? fmt::format("canonical {}", h - kHeapCanonical) : fmt::format("{}", h - kHeapTypeIndex);
   }
   return fmt::format("(ref {}{})", ref_nullable(t) ? "null " : "", heap);

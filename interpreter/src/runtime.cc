@@ -336,6 +336,7 @@ ExternType ExternVal::type() const {
       break;
     case ExternKind::kMemory: t.memory = {memory->pages(), memory->max, memory->address64}; break;
     case ExternKind::kGlobal: t.global = global->type; break;
+    case ExternKind::kTag: t.func = tag->type; break;
   }
   return t;
 }
@@ -357,6 +358,8 @@ Runtime::Runtime(Dispatch dispatch, Placement placement, Budget budget)
   m.stack_end = m.stack.get() + 1 + kStackSlots;
   m.frames.reset(new CallFrame[kMaxCallDepth]);
   m.frames_end = m.frames.get() + kMaxCallDepth;
+  m.exceptions = &exceptions_;
+  m.catch_code = &catch_code_;
 }
 
 Runtime::~Runtime() {
@@ -512,15 +515,22 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
     Import want = im;
     want.table.element = canonical_type(inst, want.table.element);
     want.global.type = canonical_type(inst, want.global.type);
-    bool ok = im.kind == ExternKind::kFunc ? v.kind == ExternKind::kFunc && v.func->type_id == inst.type_ids.at(im.func_type)
-                                           : extern_matches(v.type(), want, m);
+    bool ok = im.kind == ExternKind::kFunc  ? v.kind == ExternKind::kFunc && v.func->type_id == inst.type_ids.at(im.func_type)
+              : im.kind == ExternKind::kTag ? v.kind == ExternKind::kTag && v.tag->type_id == inst.type_ids.at(im.func_type)
+                                            : extern_matches(v.type(), want, m);
     if (!ok) throw LinkError(fmt::format("incompatible import type for {}.{}", im.module, im.name));
     switch (im.kind) {
       case ExternKind::kFunc: inst.funcs.push_back(v.func); break;
       case ExternKind::kTable: inst.tables.push_back(v.table); break;
       case ExternKind::kMemory: inst.memories.push_back(v.memory); break;
       case ExternKind::kGlobal: inst.globals.push_back(v.global); break;
+      case ExternKind::kTag: inst.tags.push_back(v.tag); break;
     }
+  }
+  for (uint32_t t : m.tags) {
+    TagInst* tg = tag(m.types.at(t));
+    tg->type_id = inst.type_ids.at(t);
+    inst.tags.push_back(tg);
   }
   for (uint32_t t : m.functions) {
     auto f = std::make_unique<FuncInst>();
@@ -557,6 +567,8 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
 
   const uint64_t* words = op_words_;
   for (uint32_t i = 0; i < m.code.size(); ++i) lower_function(inst, i, words, lowering_);
+  for (size_t i = inst.funcs.size() - m.functions.size(); i < inst.funcs.size(); ++i)
+    if (!inst.funcs[i]->catches.empty()) catch_code_[inst.funcs[i]->code.data()] = inst.funcs[i];
 
   for (const auto& ex : m.exports) {
     ExternVal v;
@@ -566,6 +578,7 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
       case ExternKind::kTable: v.table = inst.tables.at(ex.index); break;
       case ExternKind::kMemory: v.memory = inst.memories.at(ex.index); break;
       case ExternKind::kGlobal: v.global = inst.globals.at(ex.index); break;
+      case ExternKind::kTag: v.tag = inst.tags.at(ex.index); break;
     }
     inst.exports[ex.name] = v;
   }
@@ -595,6 +608,68 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
   }
   if (m.start && run_start) invoke(inst.funcs.at(*m.start), {});
   return inst;
+}
+
+TagInst* Runtime::tag(FuncType type) {
+  auto t = std::make_unique<TagInst>();
+  for (ValType p : type.params) t->payload_slots += slots_of(p);
+  t->type_id = type_id(type);
+  t->type = std::move(type);
+  tags_.push_back(std::move(t));
+  return tags_.back().get();
+}
+
+ExnInst* make_exception(Machine* m, const TagInst* tag, const uint64_t* sp) noexcept {
+  try {
+    auto e = std::make_unique<ExnInst>();
+    e->tag = tag;
+    e->payload.assign(sp - tag->payload_slots, sp);
+    m->exceptions->push_back(std::move(e));
+    return m->exceptions->back().get();
+  } catch (...) {  // std::bad_alloc: the handler traps; nothing unwinds through it
+    return nullptr;
+  }
+}
+
+// The innermost catch clause for `exn`: in the frame running `at` (the throwing instruction, or a
+// caller's call instruction), then each caller's, down to where this invocation's frames begin.
+// Popping a frame restores its caller's instance, as a return does.
+Landing unwind(Machine* m, ExnInst* exn, const uint64_t* at, uint64_t* fp) noexcept {
+  for (;;) {
+    auto it = m->catch_code->upper_bound(at);
+    if (it != m->catch_code->begin()) {
+      const FuncInst* f = std::prev(it)->second;
+      const uint64_t* code = f->code.data();
+      if (at >= code && at < code + f->code.size()) {
+        size_t pos = static_cast<size_t>(at - code);
+        // Ranges in the order they begin: a nested one after its enclosing one, so innermost last.
+        for (size_t k = f->catches.size(); k-- > 0;) {
+          const CatchRange& r = f->catches[k];
+          if (pos < r.begin || pos >= r.end) continue;
+          for (const CatchClause& c : r.clauses) {
+            if (c.tag && c.tag != exn->tag) continue;
+            uint64_t* sp = fp + c.height;
+            if (c.tag) {
+              std::memcpy(sp, exn->payload.data(), exn->payload.size() * sizeof(uint64_t));
+              sp += exn->payload.size();
+            }
+            if (c.ref) *sp++ = reinterpret_cast<uint64_t>(exn);
+            return {code + c.target, sp, fp};
+          }
+        }
+      }
+    }
+    if (m->frame_top == m->invoke_frames) break;
+    CallFrame cf = *--m->frame_top;
+    fp = cf.fp;
+    if (cf.instance != m->instance) {
+      m->instance = cf.instance;
+      m->load_memory();
+    }
+    at = cf.return_ip - 1;  // inside the call instruction
+  }
+  m->exception = exn;
+  return {nullptr, nullptr, nullptr};
 }
 
 void Runtime::set_fuel(uint64_t units) { machine_->fuel = units; }
@@ -679,11 +754,13 @@ std::vector<Value> Runtime::invoke(FuncInst* f, const std::vector<Value>& args) 
     uint64_t* host_sp = m.host_sp;
     uint64_t* vsp = m.vsp;
     uint64_t last_op = m.last_op;
+    CallFrame* invoke_frames = m.invoke_frames;
     // Handlers report failures through m.trap, never by throwing; should anything still unwind,
     // the runtime must not stay marked as running, or every later invoke would be taken as nested.
     ~Restore() {
       m.trap = nullptr;
       m.exited = false;
+      m.exception = nullptr;
       if (!nested) {
         m.running = false;
         return;
@@ -694,6 +771,7 @@ std::vector<Value> Runtime::invoke(FuncInst* f, const std::vector<Value>& args) 
       m.host_sp = host_sp;
       m.vsp = vsp;
       m.last_op = last_op;
+      m.invoke_frames = invoke_frames;
     }
   } restore{m, nested};
   m.trap = nullptr;
@@ -701,6 +779,8 @@ std::vector<Value> Runtime::invoke(FuncInst* f, const std::vector<Value>& args) 
   m.instance = nullptr;
   m.load_memory();
   if (!nested) m.frame_top = m.frames.get();
+  m.invoke_frames = m.frame_top;  // an exception unwinds no further than this invocation's frames
+  m.exception = nullptr;
   m.running = true;
   m.last_op = Machine::kNoPreviousOp;  // no pair spans two invocations
   run_(entry, sp, base, &m);
@@ -710,6 +790,7 @@ std::vector<Value> Runtime::invoke(FuncInst* f, const std::vector<Value>& args) 
 std::vector<Value> Runtime::finish(FuncInst* f, const uint64_t* results, bool nested) {
   Machine& m = *machine_;
   if (m.exited) throw ProcExit(m.exit_code);
+  if (m.exception) throw Exception(m.exception);
   if (m.suspended) {
     // Only the outermost invocation waits: a nested one's stack lies inside its caller's.
     if (!nested) throw Suspended(m.trap);

@@ -28,6 +28,7 @@ ValType type_of(const std::string& t) {
   if (t == "v128") return ValType::kV128;
   if (t == "funcref") return ValType::kFuncRef;
   if (t == "externref") return ValType::kExternRef;
+  if (t == "exnref") return ref_type(true, kHeapExn);
   throw std::runtime_error("unknown value type " + t);
 }
 
@@ -57,7 +58,7 @@ Value arg_value(const json& a) {
     return v;
   }
   std::string s = a.at("value");
-  if (v.type == ValType::kFuncRef || v.type == ValType::kExternRef) {
+  if (is_ref(v.type)) {
     // Host references are numbered by the test; a slot holds number + 1 so that 0 stays null.
     v.lo = s == "null" ? 0 : std::stoull(s) + 1;
     return v;
@@ -122,8 +123,9 @@ bool value_matches(const Value& got, const json& want) {
     return got.lo == lo && got.hi == hi;
   }
   std::string s = want.at("value");
-  if (t == ValType::kFuncRef || t == ValType::kExternRef) {
+  if (is_ref(t)) {
     if (s == "null") return got.lo == 0;
+    if (s == "any") return got.lo != 0;
     if (t == ValType::kFuncRef || s == "any") return got.lo != 0;  // any function (extern) reference
     return got.lo == std::stoull(s) + 1;
   }
@@ -325,7 +327,7 @@ void execute_commands(const json& doc, const std::filesystem::path& dir, Dispatc
     }
     std::vector<Value> got;
     std::string trap;
-    bool exhausted = false;
+    bool exhausted = false, exception = false;
     try {
       if (action.at("type") == "get") {
         const GlobalInst* g = ex->second.global;
@@ -335,9 +337,17 @@ void execute_commands(const json& doc, const std::filesystem::path& dir, Dispatc
         for (const auto& a : action.at("args")) args.push_back(arg_value(a));
         got = rt.invoke(ex->second.func, args);
       }
+    } catch (const Exception& e) {  // a wasm exception no handler caught
+      trap = e.what();
+      exception = true;
     } catch (const Trap& e) {
       trap = e.what();
       exhausted = trap == "call stack exhausted";
+    }
+    if (type == "assert_exception") {
+      if (exception) ++res.passed;
+      else fail(line, fmt::format("{}: expected an exception, got {}", field, trap.empty() ? "a result" : "trap " + trap));
+      continue;
     }
     if (type == "action") {
       if (trap.empty()) ++res.passed;

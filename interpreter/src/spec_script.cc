@@ -24,10 +24,10 @@ using json = nlohmann::json;
 // decoder, knowing the 2.0 immediates, and stops at the first byte that is a 3.0 feature:
 //   GC (part 2): type forms 0x4e rec, 0x50/0x4f sub, 0x5e array, 0x5f struct, the 0xfb prefix,
 //     ref.eq, GC heap and value types (any, eq, i31, struct, array, none);
-//   exceptions (part 2): the tag section (13), tag imports/exports, try/catch/throw/throw_ref/
-//     try_table/delegate, exn/noexn types;
-// (memory64 and table64, multi-memory, extended-const, relaxed SIMD and typed function references
-// are implemented: the scan reads past them.)
+//   legacy exceptions (not WebAssembly 3.0's): try, catch, rethrow, delegate, catch_all;
+// (memory64 and table64, multi-memory, extended-const, relaxed SIMD, typed function references
+// and exception handling (tags, throw, throw_ref, try_table, exnref) are implemented: the scan
+// reads past them.)
 // Bytes the scan cannot read end it with "" (the module is malformed for another reason).
 namespace {
 
@@ -109,18 +109,26 @@ class FeatureScan {
       return;
     }
     uint8_t b = static_cast<uint8_t>(h & 0x7F);
-    if (b == 0x70 || b == 0x6F || b == 0x73 || b == 0x72) return;
-    if (b == 0x69 || b == 0x74) found("exceptions (part 2)");
+    if (b == 0x70 || b == 0x6F || b == 0x73 || b == 0x72 || b == 0x69 || b == 0x74) return;
     if (b == 0x71 || b == 0x6E || b == 0x6D || b == 0x6C || b == 0x6B || b == 0x6A) found("GC (part 2)");
     throw Stop{};
   }
   void valtype(Scan& s) {
     uint8_t b = s.u8();
-    if (b == 0x7F || b == 0x7E || b == 0x7D || b == 0x7C || b == 0x7B || b == 0x70 || b == 0x6F || b == 0x73 || b == 0x72) return;
+    if (b == 0x7F || b == 0x7E || b == 0x7D || b == 0x7C || b == 0x7B || b == 0x70 || b == 0x6F || b == 0x73 || b == 0x72 ||
+        b == 0x69 || b == 0x74)
+      return;
     if (b == 0x63 || b == 0x64) return heaptype(s);
-    if (b == 0x69 || b == 0x74) found("exceptions (part 2)");
     if (b == 0x71 || b == 0x6E || b == 0x6D || b == 0x6C || b == 0x6B || b == 0x6A) found("GC (part 2)");
     throw Stop{};
+  }
+  void blocktype(Scan& s) {
+    uint8_t b = s.peek();
+    if (b == 0x40) s.u8();
+    else if (b == 0x7F || b == 0x7E || b == 0x7D || b == 0x7C || b == 0x7B || b == 0x70 || b == 0x6F || b == 0x63 || b == 0x64 ||
+             (b >= 0x69 && b <= 0x74))
+      valtype(s);
+    else if (s.sleb() < 0) throw Stop{};
   }
   void limits(Scan& s, bool memory) {
     uint8_t flags = s.u8();
@@ -149,16 +157,21 @@ class FeatureScan {
       }
       switch (op) {
         case 0x00: case 0x01: case 0x05: case 0x0B: case 0x0F: case 0x1A: case 0x1B: case 0xD1: break;
-        case 0x02: case 0x03: case 0x04: {
-          uint8_t b = s.peek();
-          if (b == 0x40) s.u8();
-          else if (b == 0x7F || b == 0x7E || b == 0x7D || b == 0x7C || b == 0x7B || b == 0x70 || b == 0x6F || b == 0x63 || b == 0x64 ||
-                   (b >= 0x69 && b <= 0x74))
-            valtype(s);
-          else if (s.sleb() < 0) throw Stop{};
+        case 0x02: case 0x03: case 0x04: blocktype(s); break;
+        case 0x06: case 0x07: case 0x09: case 0x18: case 0x19: found("legacy exceptions (not in WebAssembly 3.0)");
+        case 0x08: s.leb(); break;  // throw
+        case 0x0A: break;           // throw_ref
+        case 0x1F: {                // try_table
+          blocktype(s);
+          uint64_t n = s.leb();
+          for (uint64_t i = 0; i < n; ++i) {
+            uint8_t kind = s.u8();
+            if (kind > 3) throw Stop{};
+            if (kind < 2) s.leb();
+            s.leb();
+          }
           break;
         }
-        case 0x06: case 0x07: case 0x08: case 0x09: case 0x0A: case 0x18: case 0x19: case 0x1F: found("exceptions (part 2)");
         case 0xD4: break;
         case 0xD3: case 0xFB: found("GC (part 2)");
         case 0x14: case 0x15: case 0xD5: case 0xD6:
@@ -224,8 +237,7 @@ class FeatureScan {
       r.skip(size);
       Scan s(start, start + size);
       if (id == 0) continue;
-      if (id == 13) found("exceptions (part 2)");
-      if (id > 12) throw Stop{};
+      if (id > 13) throw Stop{};
       if (id == 8 || id == 12 || id == 3) continue;
       uint64_t n = s.leb();
       for (uint64_t i = 0; i < n; ++i) entry(s, id);
@@ -252,7 +264,7 @@ class FeatureScan {
         else if (kind == 1) { valtype(s); limits(s, false); }
         else if (kind == 2) limits(s, true);
         else if (kind == 3) { valtype(s); s.u8(); ++imported_globals_; }
-        else if (kind == 4) found("exceptions (part 2)");
+        else if (kind == 4) { s.u8(); s.leb(); }  // a tag: attribute, type
         else throw Stop{};
         break;
       }
@@ -268,6 +280,7 @@ class FeatureScan {
         break;
       }
       case 5: limits(s, true); break;
+      case 13: s.u8(); s.leb(); break;  // a tag: attribute, type
       case 6:
         valtype(s);
         s.u8();
@@ -276,8 +289,7 @@ class FeatureScan {
         break;
       case 7: {
         name(s);
-        uint8_t kind = s.u8();
-        if (kind == 4) found("exceptions (part 2)");
+        s.u8();
         s.leb();
         break;
       }
@@ -636,7 +648,7 @@ class Translator {
       const std::string& ht = v[1].text;
       if (ht == "func" || ht == "nofunc") return {{"type", "funcref"}, {"value", "null"}};
       if (ht == "extern" || ht == "noextern") return {{"type", "externref"}, {"value", "null"}};
-      if (ht == "exn" || ht == "noexn") throw SkipValue{"needs exceptions (part 2)"};
+      if (ht == "exn" || ht == "noexn") return {{"type", "exnref"}, {"value", "null"}};
       throw SkipValue{"needs GC (part 2)"};  // any, none, eq, struct, array, i31, a type index
     }
     if (h == "ref.extern") {
@@ -654,7 +666,10 @@ class Translator {
       if (!pattern) fail(v, "(ref.func) is a result pattern");
       return {{"type", "funcref"}, {"value", "any"}};
     }
-    if (h == "ref.exn") throw SkipValue{"needs exceptions (part 2)"};
+    if (h == "ref.exn") {
+      if (!pattern) fail(v, "(ref.exn) is a result pattern");
+      return {{"type", "exnref"}, {"value", "any"}};
+    }
     if (h == "ref.host" || h == "ref.struct" || h == "ref.array" || h == "ref.i31" || h == "ref.eq" || h == "ref.any" || h == "ref")
       throw SkipValue{"needs GC (part 2)"};
     fail(v, "unknown value " + h);
@@ -750,7 +765,6 @@ class Translator {
         } else {
           c["action"] = action(n[1]);
         }
-        if (h == "assert_exception") c["skip"] = "needs exceptions (part 2)";
         push(std::move(c));
         return;
       }

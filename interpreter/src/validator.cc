@@ -29,6 +29,7 @@ struct Ctx {
   std::vector<bool> memory64;  // per memory: indexed by i64 (its addresses and offsets are i64)
   std::vector<GlobalType> globals;
   uint32_t imported_globals = 0;
+  std::vector<uint32_t> tags;  // type index of every tag (imports first)
   std::set<uint32_t> refs;  // functions that ref.func may name
   explicit Ctx(const Module& mod) : m(mod) {}
 };
@@ -196,7 +197,7 @@ class FunctionValidator {
       return {};
     }
     if (b == 0x7F || b == 0x7E || b == 0x7D || b == 0x7C || b == 0x7B || b == 0x70 || b == 0x6F || b == 0x63 || b == 0x64 ||
-        b == 0x73 || b == 0x72)
+        b == 0x73 || b == 0x72 || b == 0x69 || b == 0x74)
       return {{}, {value_type(r)}};
     int64_t idx = r.s33();
     if (idx < 0) invalid("malformed block type");
@@ -222,7 +223,8 @@ class FunctionValidator {
       return kHeapTypeIndex + static_cast<HeapType>(h);
     }
     uint8_t b = static_cast<uint8_t>(h & 0x7F);
-    if (b != kHeapFunc && b != kHeapExtern && b != kHeapNoFunc && b != kHeapNoExtern) invalid("malformed heap type");
+    if (b != kHeapFunc && b != kHeapExtern && b != kHeapNoFunc && b != kHeapNoExtern && b != kHeapExn && b != kHeapNoExn)
+      invalid("malformed heap type");
     return b;
   }
   void memory_needed() {
@@ -251,6 +253,11 @@ class FunctionValidator {
     if ((flags & 63) > natural_log2) invalid("alignment must not be larger than natural");
     if (!c_.memory64[idx] && offset > 0xFFFFFFFFull) invalid("offset out of range");
     return idx;
+  }
+  // A tag index immediate: its type index.
+  uint32_t tag(uint32_t idx) {
+    if (idx >= c_.tags.size()) invalid(fmt::format("unknown tag {}", idx));
+    return c_.tags[idx];
   }
   const TableType& table(uint32_t idx) {
     if (idx >= c_.tables.size()) invalid(fmt::format("unknown table {}", idx));
@@ -353,6 +360,34 @@ class FunctionValidator {
         return;
       }
       case 0x0F: pop(results_); unreachable(); return;
+      case 0x08: {  // throw tag: [t*] -> [], t* the tag's parameters
+        const FuncType& ft = type_at(c_, tag(r.u32()));
+        for (size_t i = ft.params.size(); i-- > 0;) pop(static_cast<T>(ft.params[i]));
+        unreachable();
+        return;
+      }
+      case 0x0A:  // throw_ref: [exnref] -> []
+        pop(static_cast<T>(ref_type(true, kHeapExn)));
+        unreachable();
+        return;
+      case 0x1F: {  // try_table bt catch*: a block whose catches branch to labels outside it
+        auto [in, out] = block_type(r);
+        for (uint32_t n = r.u32(), i = 0; i < n; ++i) {
+          uint8_t kind = r.u8();
+          if (kind > 3) r.fail("malformed catch clause");
+          std::vector<T> values;
+          if (kind < 2)
+            for (auto p : type_at(c_, tag(r.u32())).params) values.push_back(static_cast<T>(p));
+          if (kind & 1) values.push_back(static_cast<T>(ref_type(false, kHeapExn)));  // catch_ref, catch_all_ref
+          const auto& want = label_types(label(r.u32()));
+          if (want.size() != values.size()) invalid("type mismatch");
+          for (size_t k = 0; k < values.size(); ++k)
+            if (!matches(c_, values[k], want[k])) invalid("type mismatch");
+        }
+        pop(in);
+        push_ctrl(op, in, out);
+        return;
+      }
       case 0x10: case 0x12: {
         uint32_t f = r.u32();
         if (f >= c_.func_types.size()) invalid("unknown function");
@@ -617,6 +652,11 @@ void check_table(const TableType& t, size_t types) {
 
 }  // namespace
 
+// A tag's type: a function type without results (its parameters are the exception's payload).
+void check_tag(const Ctx& c, uint32_t type_idx) {
+  if (!type_at(c, type_idx).results.empty()) invalid("non-empty tag result type");
+}
+
 void validate_module(const Module& m) {
   Ctx c(m);
   const size_t types = m.types.size();
@@ -639,7 +679,12 @@ void validate_module(const Module& m) {
         c.globals.push_back(im.global);
         ++c.imported_globals;
         break;
+      case ExternKind::kTag: check_tag(c, im.func_type); c.tags.push_back(im.func_type); break;
     }
+  }
+  for (uint32_t t : m.tags) {
+    check_tag(c, t);
+    c.tags.push_back(t);
   }
   for (uint32_t t : m.functions) {
     type_at(c, t);
@@ -688,6 +733,7 @@ void validate_module(const Module& m) {
       case ExternKind::kTable: if (ex.index >= c.tables.size()) invalid("unknown table"); break;
       case ExternKind::kMemory: if (ex.index >= c.memories) invalid("unknown memory"); break;
       case ExternKind::kGlobal: if (ex.index >= c.globals.size()) invalid("unknown global"); break;
+      case ExternKind::kTag: if (ex.index >= c.tags.size()) invalid("unknown tag"); break;
     }
   }
   if (m.start) {

@@ -63,7 +63,7 @@ TEST(Decoder, MalformedModulesSayWhy) {
   EXPECT_EQ(error_of({0x00, 0x61, 0x73, 0x6E, 1, 0, 0, 0}), "magic header not detected");
   EXPECT_EQ(error_of({0x00, 0x61, 0x73, 0x6D, 2, 0, 0, 0}), "unknown binary version");
   auto bad_id = header();
-  bad_id.insert(bad_id.end(), {0x0D, 0x00});
+  bad_id.insert(bad_id.end(), {0x0E, 0x00});  // 13 is the tag section (exception handling)
   EXPECT_EQ(error_of(bad_id), "malformed section id");
   auto missing_end = header();  // a body without its end opcode
   missing_end.insert(missing_end.end(), {0x01, 0x04, 0x01, 0x60, 0x00, 0x00, 0x03, 0x02, 0x01, 0x00, 0x0A, 0x04, 0x01, 0x02, 0x00, 0x01});

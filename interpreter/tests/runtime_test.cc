@@ -288,6 +288,64 @@ TEST_P(RuntimeTest, Table64) {
   EXPECT_EQ(trap(inst, "get_far"), "out of bounds table access");  // 2^32 is not index 0
 }
 
+// Exception handling at the host boundary (the spec suite, in every engine, covers throw, throw_ref
+// and try_table inside wasm): an exception no handler catches reaches the host as an Exception with
+// its tag and payload, and the runtime goes on; one that leaves a nested invocation reaches the
+// host function as an Exception and, let go, becomes the outer invocation's trap.
+//   (module (type (func (param i32))) (type (func (param i32) (result i32)))
+//     (tag $e (export "e") (type 0))
+//     (func (export "throw_if") (type 1) (if (local.get 0) (then (throw $e (local.get 0)))) (i32.const 7)))
+TEST_P(RuntimeTest, UncaughtExceptionsReachTheHostWithTheirTagAndPayload) {
+  auto& inst = load_binary({0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+                            0x01, 0x0a, 0x02, 0x60, 0x01, 0x7f, 0x00, 0x60, 0x01, 0x7f, 0x01, 0x7f,  // types
+                            0x03, 0x02, 0x01, 0x01,                                                  // functions
+                            0x0d, 0x03, 0x01, 0x00, 0x00,                                            // tags
+                            0x07, 0x10, 0x02, 0x01, 0x65, 0x04, 0x00,                                // export "e" tag 0
+                            0x08, 0x74, 0x68, 0x72, 0x6f, 0x77, 0x5f, 0x69, 0x66, 0x00, 0x00,        // "throw_if" func 0
+                            0x0a, 0x0f, 0x01, 0x0d, 0x00, 0x20, 0x00, 0x04, 0x40, 0x20, 0x00, 0x08, 0x00, 0x0b, 0x41, 0x07, 0x0b});
+  EXPECT_EQ(call(inst, "throw_if", {Value::i32(0)})[0].lo, 7u);
+  try {
+    call(inst, "throw_if", {Value::i32(5)});
+    ADD_FAILURE() << "no exception";
+  } catch (const Exception& e) {
+    EXPECT_STREQ(e.what(), "uncaught exception");
+    EXPECT_EQ(e.exception()->tag, inst.exports.at("e").tag);
+    EXPECT_EQ(e.exception()->payload, std::vector<uint64_t>{5});
+  }
+  EXPECT_EQ(call(inst, "throw_if", {Value::i32(0)})[0].lo, 7u);  // the runtime goes on
+
+  Runtime* runtime = &rt;
+  FuncInst* thrower = inst.exports.at("throw_if").func;
+  ExternVal catching, letting;
+  catching.kind = letting.kind = ExternKind::kFunc;
+  catching.func = rt.host_function({{ValType::kI32}, {ValType::kI32}}, [&](HostCall& hc) {
+    try {
+      hc.slots[0] = runtime->invoke(thrower, {Value::i32(static_cast<uint32_t>(hc.slots[0]))})[0].lo;
+    } catch (const Exception& e) {
+      hc.slots[0] = 1000 + e.exception()->payload.at(0);
+    }
+  });
+  letting.func = rt.host_function({{ValType::kI32}, {ValType::kI32}}, [&](HostCall& hc) {
+    hc.slots[0] = runtime->invoke(thrower, {Value::i32(static_cast<uint32_t>(hc.slots[0]))})[0].lo;
+  });
+  rt.register_module("host", {{"catching", catching}, {"letting", letting}});
+  auto& outer = load(R"((module
+    (import "host" "catching" (func $catching (param i32) (result i32)))
+    (import "host" "letting" (func $letting (param i32) (result i32)))
+    (func (export "catching") (param i32) (result i32) (call $catching (local.get 0)))
+    (func (export "letting") (param i32) (result i32) (call $letting (local.get 0)))))");
+  EXPECT_EQ(call(outer, "catching", {Value::i32(3)})[0].lo, 1003u);
+  try {
+    call(outer, "letting", {Value::i32(3)});
+    ADD_FAILURE() << "no trap";
+  } catch (const Exception&) {
+    ADD_FAILURE() << "an exception crossed a host function as a wasm exception";
+  } catch (const Trap& t) {
+    EXPECT_STREQ(t.what(), "uncaught exception");
+  }
+  EXPECT_EQ(call(outer, "letting", {Value::i32(0)})[0].lo, 7u);
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryDispatch, RuntimeTest, ::testing::ValuesIn(dispatch_modes()),
                          [](const auto& info) { return std::string(dispatch_name(info.param)); });
 

@@ -89,7 +89,10 @@ TEST(SpecScript, FeatureScan) {
   EXPECT_EQ(needed_feature(bytes(h + std::string("\x04\x04\x01\x70\x04\x01", 6))), "");  // table64: implemented
   EXPECT_EQ(needed_feature(bytes(h + std::string("\x05\x05\x02\x00\x01\x00\x01", 7))), "");  // multi-memory: implemented
   EXPECT_EQ(needed_feature(bytes(h + std::string("\x01\x03\x01\x5f\x00", 5))), "GC (part 2)");
-  EXPECT_EQ(needed_feature(bytes(h + std::string("\x0d\x03\x01\x00\x00", 5))), "exceptions (part 2)");
+  EXPECT_EQ(needed_feature(bytes(h + std::string("\x0d\x03\x01\x00\x00", 5))), "");  // a tag: implemented
+  // A function whose body is the legacy `try` (0x06): not WebAssembly 3.0's exception handling.
+  EXPECT_EQ(needed_feature(bytes(h + std::string("\x01\x04\x01\x60\x00\x00\x03\x02\x01\x00\x0a\x07\x01\x05\x00\x06\x40\x0b\x0b", 19))),
+            "legacy exceptions (not in WebAssembly 3.0)");
   // A function of type [] -> [(ref null 0)]: a typed function reference, implemented; one of type
   // [] -> [(ref null any)] needs GC's heap types.
   EXPECT_EQ(needed_feature(bytes(h + std::string("\x01\x06\x01\x60\x00\x01\x63\x00", 8))), "");
@@ -137,7 +140,7 @@ TEST_F(TranslatedScript, RunsModuleInvokeAssertReturnEitherRefNull) {
   EXPECT_EQ(cmds[1].at("action").at("module"), "$I");
   EXPECT_EQ(cmds[2].at("expected")[0].at("type"), "either");
   EXPECT_EQ(cmds[7].at("skip"), "needs GC (part 2)");
-  EXPECT_EQ(cmds[8].at("skip"), "needs exceptions (part 2)");
+  EXPECT_FALSE(cmds[8].contains("skip"));  // assert_exception runs
   EXPECT_EQ(cmds[9].at("module_type"), "text");
   EXPECT_EQ(cmds[10].at("type"), "module_definition");
   EXPECT_FALSE(cmds[10].contains("needs"));  // memory64 is implemented
@@ -145,11 +148,13 @@ TEST_F(TranslatedScript, RunsModuleInvokeAssertReturnEitherRefNull) {
   SpecFileResult res;
   execute_commands(doc, dir_, Dispatch::kTail, Placement::kSp, Lowering{}, Budget::kNone, res);
   EXPECT_EQ(res.passed, 7);  // the memory64 definition decodes and validates: a pass
-  EXPECT_EQ(res.failed, 1);
-  ASSERT_EQ(res.failures.size(), 1u);
+  EXPECT_EQ(res.failed, 2);
+  ASSERT_EQ(res.failures.size(), 2u);
   EXPECT_NE(res.failures[0].find("line 8:"), std::string::npos) << res.failures[0];
+  // f returns 42: assert_exception fails, saying so
+  EXPECT_NE(res.failures[1].find("line 10:"), std::string::npos) << res.failures[1];
+  EXPECT_NE(res.failures[1].find("expected an exception, got a result"), std::string::npos) << res.failures[1];
   EXPECT_EQ(res.skipped["needs GC (part 2)"], 1);
-  EXPECT_EQ(res.skipped["needs exceptions (part 2)"], 1);
   EXPECT_EQ(res.skipped["text-format module (not a binary test)"], 1);
   EXPECT_EQ(res.skipped.count("needs memory64"), 0u);
 }

@@ -17,7 +17,7 @@ namespace dlab::wasm {
 
 struct ExternType {
   ExternKind kind = ExternKind::kFunc;
-  FuncType func;
+  FuncType func;  // kFunc; kTag: the tag's type
   TableType table;
   Limits memory;
   GlobalType global;

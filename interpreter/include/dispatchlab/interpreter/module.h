@@ -1,4 +1,4 @@
-// A decoded WebAssembly 3.0 module (without what GC and exceptions add): the binary format
+// A decoded WebAssembly 3.0 module (with exception handling, without what GC adds): the binary format
 // turned into plain data. Decoding checks that the bytes are well-formed (the spec's "malformed"
 // errors); validation (types, indices) is a separate step (validator.h).
 #pragma once
@@ -17,11 +17,11 @@ namespace dlab::wasm {
 enum class ValType : uint32_t { kI32 = 0x7F, kI64 = 0x7E, kF32 = 0x7D, kF64 = 0x7C, kV128 = 0x7B, kFuncRef = 0x70, kExternRef = 0x6F };
 
 // A heap type: an abstract one is its binary code (func 0x70, extern 0x6F, and their bottoms
-// nofunc 0x73, noextern 0x72); a defined function type is kHeapTypeIndex + its index in the
+// nofunc 0x73, noextern 0x72, exn 0x69 and its bottom noexn 0x74); a defined function type is kHeapTypeIndex + its index in the
 // module, or, after instantiation has canonicalised it (Runtime::canonical), kHeapCanonical + its
 // runtime-wide type id, so that equal types of two modules compare equal.
 using HeapType = uint32_t;
-constexpr HeapType kHeapFunc = 0x70, kHeapExtern = 0x6F, kHeapNoFunc = 0x73, kHeapNoExtern = 0x72;
+constexpr HeapType kHeapFunc = 0x70, kHeapExtern = 0x6F, kHeapNoFunc = 0x73, kHeapNoExtern = 0x72, kHeapExn = 0x69, kHeapNoExn = 0x74;
 constexpr HeapType kHeapTypeIndex = 0x100;
 constexpr HeapType kHeapCanonical = 1u << 29;
 constexpr uint32_t kRefTypeBit = 1u << 31, kNullableBit = 1u << 30, kHeapMask = kNullableBit - 1;
@@ -47,7 +47,7 @@ constexpr int64_t heap_type_index(HeapType h) {
 }
 // Heap-type subtyping of the function and extern hierarchies (typed function references):
 // whether `sub` <: `super`. nofunc is below every defined type, every defined type below func,
-// noextern below extern. Two defined types (module indices, or canonical ids) match when
+// noextern below extern, noexn below exn. Two defined types (module indices, or canonical ids) match when
 // `same_defined(sub, super)` says they are the same type: the validator compares two indices of
 // one module, the linker types of two modules (linker.cc). One rule for both.
 template <class SameDefined>
@@ -56,6 +56,7 @@ bool heap_subtype(HeapType sub, HeapType super, SameDefined&& same_defined) {
   if (sub == super && !sub_defined) return true;
   if (super == kHeapFunc) return sub_defined || sub == kHeapNoFunc;
   if (super == kHeapExtern) return sub == kHeapNoExtern;
+  if (super == kHeapExn) return sub == kHeapNoExn;
   if (sub == kHeapNoFunc) return super_defined;
   return sub_defined && super_defined && same_defined(sub, super);
 }
@@ -87,12 +88,12 @@ struct GlobalType {
   bool mutable_ = false;
 };
 
-enum class ExternKind : uint8_t { kFunc = 0, kTable = 1, kMemory = 2, kGlobal = 3 };
+enum class ExternKind : uint8_t { kFunc = 0, kTable = 1, kMemory = 2, kGlobal = 3, kTag = 4 };
 
 struct Import {
   std::string module, name;
   ExternKind kind = ExternKind::kFunc;
-  uint32_t func_type = 0;  // kFunc
+  uint32_t func_type = 0;  // kFunc; kTag: the tag's type
   TableType table;         // kTable
   Limits memory;           // kMemory
   GlobalType global;       // kGlobal
@@ -146,6 +147,7 @@ struct Module {
   std::vector<uint32_t> functions;  // type index of each defined function
   std::vector<Table> tables;
   std::vector<Limits> memories;
+  std::vector<uint32_t> tags;  // type index of each defined tag (exception handling)
   std::vector<Global> globals;
   std::vector<Export> exports;
   std::optional<uint32_t> start;

@@ -125,6 +125,19 @@ class Suspended : public Trap {
   using Trap::Trap;
 };
 
+struct TagInst;
+struct ExnInst;
+// A WebAssembly exception that no handler caught reached the host: a Trap (what() is
+// "uncaught exception"), with the exception: its tag and payload (exn->payload, in slots).
+class Exception : public Trap {
+ public:
+  explicit Exception(const ExnInst* exn) : Trap("uncaught exception"), exn_(exn) {}
+  const ExnInst* exception() const { return exn_; }
+
+ private:
+  const ExnInst* exn_;
+};
+
 class ProcExit : public std::runtime_error {
  public:
   explicit ProcExit(int code) : std::runtime_error("proc_exit"), code_(code) {}
@@ -154,6 +167,22 @@ struct HostCall {
 };
 using HostFunction = std::function<void(HostCall&)>;
 
+// A try_table's catch clauses over the instructions [begin, end) of a function's code (word
+// indices): the first clause whose tag matches (catch_all: any) receives the exception. Its
+// label's values go `height` slots above the frame pointer (the label's stack height), then the
+// payload (catch, catch_ref) and the exception reference (catch_ref, catch_all_ref), and the
+// code continues at `target`.
+struct CatchClause {
+  const TagInst* tag = nullptr;  // null: catch_all / catch_all_ref
+  bool ref = false;              // also push the exnref
+  uint32_t height = 0;
+  size_t target = 0;
+};
+struct CatchRange {
+  size_t begin = 0, end = 0;
+  std::vector<CatchClause> clauses;
+};
+
 struct FuncInst {
   FuncType type;
   uint32_t type_id = 0;  // canonical signature id (call_indirect compares these)
@@ -163,6 +192,21 @@ struct FuncInst {
   // the results, and the most slots a frame uses (locals plus deepest operand stack).
   std::vector<uint64_t> code;
   uint32_t param_slots = 0, local_slots = 0, result_slots = 0, max_slots = 0;
+  std::vector<CatchRange> catches;  // try_tables, in the order they begin (nested ones after)
+};
+
+// A tag (exception handling): its type's parameters are an exception's payload; tags are equal
+// only as the same object (imports share it).
+struct TagInst {
+  FuncType type;
+  uint32_t type_id = 0;        // canonical: an import matches a tag of the same type
+  uint32_t payload_slots = 0;  // the parameters' slots
+};
+// An exception: its tag and payload values (in slots, v128 taking two). exnref is its address.
+// Exceptions live as long as their runtime (no collector yet: WebAssembly 3.0 part 2's GC).
+struct ExnInst {
+  const TagInst* tag = nullptr;
+  std::vector<uint64_t> payload;
 };
 
 struct TableInst {
@@ -196,6 +240,7 @@ struct ExternVal {
   TableInst* table = nullptr;
   MemoryInst* memory = nullptr;
   GlobalInst* global = nullptr;
+  TagInst* tag = nullptr;
   ExternType type() const;  // with current sizes
 };
 
@@ -208,6 +253,7 @@ struct Instance {
   std::vector<TableInst*> tables;
   std::vector<MemoryInst*> memories;
   std::vector<GlobalInst*> globals;
+  std::vector<TagInst*> tags;
   std::vector<std::vector<uint64_t>> elems;  // element segments (empty once dropped)
   std::vector<std::vector<uint8_t>> datas;   // data segments (empty once dropped)
   ExternMap exports;
@@ -234,6 +280,8 @@ class Runtime {
   Dispatch dispatch() const { return dispatch_; }
   Placement placement() const { return placement_; }
   Budget budget() const { return budget_; }
+  // Every instance, in the order instantiated (a failed instantiation's included).
+  const std::deque<std::unique_ptr<Instance>>& instances() const { return instances_; }
   // The techniques the lowering applies to modules instantiated from now on.
   void set_lowering(Lowering l) { lowering_ = l; }
   Lowering lowering() const { return lowering_; }
@@ -278,6 +326,7 @@ class Runtime {
   TableInst* table(TableType type);
   MemoryInst* memory(Limits limits);
   GlobalInst* global(GlobalType type, uint64_t lo, uint64_t hi = 0);
+  TagInst* tag(FuncType type);
 
   uint32_t type_id(const FuncType& t);
   // A value type with its module type index (if any) replaced by the canonical type id of that
@@ -306,6 +355,9 @@ class Runtime {
   std::deque<std::unique_ptr<TableInst>> tables_;
   std::deque<std::unique_ptr<MemoryInst>> memories_;
   std::deque<std::unique_ptr<GlobalInst>> globals_;
+  std::deque<std::unique_ptr<TagInst>> tags_;
+  std::deque<std::unique_ptr<ExnInst>> exceptions_;                 // every exception thrown (no collector yet)
+  std::map<const uint64_t*, const FuncInst*> catch_code_;          // functions with catch ranges, by code address
   std::map<std::pair<std::vector<ValType>, std::vector<ValType>>, uint32_t> type_ids_;
   std::unique_ptr<Machine> machine_;
   std::vector<uint64_t> op_counts_, pair_counts_;  // the counting engine's tables, when enabled
