@@ -403,7 +403,7 @@ def budgets_markdown(run) -> str | None:
                 continue
             engine = r["case"].split("/", 1)[1]
             suffix = "/" + str(r["budget"])
-            row = [str(r["workload"]), engine[: -len(suffix)] if engine.endswith(suffix) else engine]
+            row = [exp.name, str(r["workload"]), engine[: -len(suffix)] if engine.endswith(suffix) else engine]
             base_case = r["case"]
             for b in budgets[1:]:
                 other = next((c for c, o in by_case.items() if o["baseline"] == base_case and o["budget"] == b), None)
@@ -418,8 +418,12 @@ def budgets_markdown(run) -> str | None:
             rows.append(row)
     if not rows:
         return None
+    # One experiment: no column for it; several (a quick and a full run, say): each row says whose.
+    header = ["experiment", "workload", "engine"]
+    if len({r[0] for r in rows}) == 1:
+        rows, header = [r[1:] for r in rows], header[1:]
     return (f"Each budget's change against the same engine unbudgeted ({metric_used} per call, paired by round in one "
             "interleaved run, 95% CI; with `instr.` the change in instructions per call under cachegrind). Fuel counts "
             "every branch and call; `fuel` keeps the counter in a handler argument, `fuel_machine` in the machine; "
             "`deadline` compares an epoch a 1 ms timer thread bumps. No budget is reached while timed.\n\n"
-            + markdown_table(["workload", "engine"] + [f"{b} vs {first}" for b in header_budgets], rows))
+            + markdown_table(header + [f"{b} vs {first}" for b in header_budgets], rows))
