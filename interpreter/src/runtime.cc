@@ -649,7 +649,7 @@ Landing unwind(Machine* m, ExnInst* exn, const uint64_t* at, uint64_t* fp) noexc
           for (const CatchClause& c : r.clauses) {
             if (c.tag && c.tag != exn->tag) continue;
             uint64_t* sp = fp + c.height;
-            if (c.tag) {
+            if (c.tag && !exn->payload.empty()) {  // (an empty payload's data() may be null: no memcpy)
               std::memcpy(sp, exn->payload.data(), exn->payload.size() * sizeof(uint64_t));
               sp += exn->payload.size();
             }
