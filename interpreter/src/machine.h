@@ -68,11 +68,12 @@ struct Machine {
   uint64_t* resume_fp = nullptr;
   std::string host_error;        // the message of a host function's exception (the trap's text)
   // Exception handling: where the current invocation's frames begin (unwinding stops there), the
-  // exception that left it uncaught, the runtime's exceptions, and its functions with catch
-  // ranges by the address of their code.
+  // exception that left it uncaught, and its functions with catch ranges by the address of their
+  // code. The GC heap (objects and exceptions) and the canonical types casts compare.
   CallFrame* invoke_frames = nullptr;
   ExnInst* exception = nullptr;
-  std::deque<std::unique_ptr<ExnInst>>* exceptions = nullptr;
+  GcHeap* heap = nullptr;
+  const TypeStore* types = nullptr;
   const std::map<const uint64_t*, const FuncInst*>* catch_code = nullptr;
 
   std::unique_ptr<uint64_t[]> stack;
@@ -97,6 +98,16 @@ struct Landing {
 };
 ExnInst* make_exception(Machine* m, const TagInst* tag, const uint64_t* sp) noexcept;
 Landing unwind(Machine* m, ExnInst* exn, const uint64_t* at, uint64_t* fp) noexcept;
+
+// GC instructions that allocate, or copy or fill many elements, run out of line (gc_ops.cc): the
+// gc_op handler's word 1 is one of these, words 2 and 3 its immediates. Each returns the new stack
+// top, or null with m->trap set. `sp` is also the collector's view of the stack.
+using GcOpFn = uint64_t* (*)(Machine* m, const uint64_t* ip, uint64_t* sp) noexcept;
+// ref.test's question (ref.cast, br_on_cast): whether reference `v` is in heap type `heap`
+// (canonical), null included when `nullable`.
+bool ref_test(const Machine* m, uint64_t v, uint64_t heap, uint64_t nullable) noexcept;
+// call_indirect past its fast path (the same id): whether function type `sub` is `super` or below it.
+bool func_subtype(const Machine* m, uint64_t sub, uint64_t super) noexcept;
 
 #define DLW_HANDLER_PARAMS const uint64_t *ip, uint64_t *sp, uint64_t *fp, ::dlab::wasm::Machine *m
 #define DLW_HANDLER_ARGS ip, sp, fp, m

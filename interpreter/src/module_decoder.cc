@@ -11,10 +11,9 @@ namespace {
 
 bool is_numtype_or_vec(uint8_t b) { return b == 0x7F || b == 0x7E || b == 0x7D || b == 0x7C || b == 0x7B; }
 // A value type's first byte: a number, v128, a shorthand reference type, or (ref null? ht).
-bool is_valtype(uint8_t b) { return is_numtype_or_vec(b) || b == 0x70 || b == 0x6F || b == 0x69 || b == 0x74 || b == 0x63 || b == 0x64; }
+bool is_valtype(uint8_t b) { return is_numtype_or_vec(b) || is_abstract_heap(b) || b == 0x63 || b == 0x64; }
 
-// A heap type (s33): an abstract one as a negative code, a type index as a non-negative one. The
-// heap types GC adds (part 2) are not supported yet.
+// A heap type (s33): an abstract one as a negative code, a type index as a non-negative one.
 HeapType decode_heaptype(BinaryReader& r) {
   int64_t h = r.s33();
   if (h >= 0) {
@@ -22,11 +21,8 @@ HeapType decode_heaptype(BinaryReader& r) {
     return kHeapTypeIndex + static_cast<HeapType>(h);
   }
   uint8_t b = static_cast<uint8_t>(h & 0x7F);
-  switch (b) {
-    case kHeapFunc: case kHeapExtern: case kHeapNoFunc: case kHeapNoExtern: case kHeapExn: case kHeapNoExn: return b;
-    case 0x71: case 0x6E: case 0x6D: case 0x6C: case 0x6B: case 0x6A: r.fail("not supported yet: GC heap types (part 2)");
-    default: r.fail("malformed heap type");
-  }
+  if (!is_abstract_heap(b) || h < -64) r.fail("malformed heap type");
+  return b;
 }
 
 // A reference type after its first byte: the shorthands funcref / externref, or 0x63 / 0x64
@@ -37,16 +33,16 @@ ValType reftype_after(BinaryReader& r, uint8_t b) {
     case 0x6F: return ValType::kExternRef;
     case 0x63: return ref_type(true, decode_heaptype(r));
     case 0x64: return ref_type(false, decode_heaptype(r));
-    case 0x73: case 0x72: case 0x69: case 0x74: return ref_type(true, b);  // nullfuncref, nullexternref, exnref, nullexnref
-    case 0x71: case 0x6E: case 0x6D: case 0x6C: case 0x6B: case 0x6A: r.fail("not supported yet: GC reference types (part 2)");
-    default: r.fail("malformed reference type");
+    default:
+      if (is_abstract_heap(b)) return ref_type(true, b);  // the shorthands: anyref, nullfuncref, exnref, ...
+      r.fail("malformed reference type");
   }
 }
 
 ValType decode_valtype(BinaryReader& r) {
   uint8_t b = r.u8();
   if (is_numtype_or_vec(b)) return static_cast<ValType>(b);
-  if (b == 0x70 || b == 0x6F || b == 0x63 || b == 0x64 || (b >= 0x69 && b <= 0x74)) return reftype_after(r, b);
+  if (b == 0x63 || b == 0x64 || is_abstract_heap(b)) return reftype_after(r, b);
   r.fail("malformed value type");
 }
 
@@ -68,6 +64,53 @@ Limits limits(BinaryReader& r) {
   l.min = r.u64();
   if (flag & 0x01) l.max = r.u64();
   return l;
+}
+
+// A storage type: a value type or a packed i8 (0x78) / i16 (0x77), then its mutability.
+FieldType fieldtype(BinaryReader& r) {
+  FieldType f;
+  uint8_t b = r.peek();
+  if (b == 0x78 || b == 0x77) {
+    r.u8();
+    f.packed = b == 0x78 ? Packed::kI8 : Packed::kI16;
+  } else {
+    f.type = valtype(r);
+  }
+  uint8_t m = r.u8();
+  if (m > 1) r.fail("malformed mutability");
+  f.mutable_ = m == 1;
+  return f;
+}
+
+// A subtype: `sub final? vec(typeidx) comptype` (0x4F final, 0x50 open) or a bare composite type
+// (final, no supertype); a composite type is func 0x60, struct 0x5F or array 0x5E.
+DefType subtype(BinaryReader& r) {
+  DefType t;
+  uint8_t form = r.u8();
+  if (form == 0x50 || form == 0x4F) {
+    t.final = form == 0x4F;
+    uint32_t n = r.u32();
+    if (n > 1) r.fail("malformed definition type");  // at most one supertype in 3.0
+    if (n == 1) t.super = r.u32();
+    form = r.u8();
+  }
+  switch (form) {
+    case 0x60:
+      t.kind = TypeKind::kFunc;
+      for (uint32_t k = r.u32(), j = 0; j < k; ++j) t.params.push_back(valtype(r));
+      for (uint32_t k = r.u32(), j = 0; j < k; ++j) t.results.push_back(valtype(r));
+      break;
+    case 0x5F:
+      t.kind = TypeKind::kStruct;
+      for (uint32_t k = r.u32(), j = 0; j < k; ++j) t.fields.push_back(fieldtype(r));
+      break;
+    case 0x5E:
+      t.kind = TypeKind::kArray;
+      t.fields.push_back(fieldtype(r));
+      break;
+    default: r.fail("integer representation too long");  // the spec's message for a bad form byte
+  }
+  return t;
 }
 
 GlobalType globaltype(BinaryReader& r) {
@@ -103,6 +146,29 @@ void declared_immediates(BinaryReader& r, const SimpleOp& s) {
   }
 }
 
+// The immediates of a GC instruction (0xFB prefix), by sub-opcode.
+void gc_immediates(BinaryReader& r, ExprScan& scan) {
+  uint32_t sub = r.u32();
+  if (sub == 9 || sub == 18) scan.uses_data_count = true;  // array.new_data, array.init_data
+  switch (sub) {
+    case 0: case 1: case 6: case 7: case 11: case 12: case 13: case 14: case 16: r.u32(); break;  // a type
+    case 2: case 3: case 4: case 5: case 8: case 9: case 10: case 17: case 18: case 19:  // two indices
+      r.u32();
+      r.u32();
+      break;
+    case 15: case 26: case 27: case 28: case 29: case 30: break;
+    case 20: case 21: case 22: case 23: decode_heaptype(r); break;  // ref.test, ref.cast
+    case 24: case 25: {  // br_on_cast(_fail): flags, label, two heap types
+      if (r.u8() > 3) r.fail("malformed cast flags");
+      r.u32();
+      decode_heaptype(r);
+      decode_heaptype(r);
+      break;
+    }
+    default: r.fail("illegal opcode");
+  }
+}
+
 // Walks one expression through its final `end`, checking every opcode and immediate.
 void scan_expr(BinaryReader& r, ExprScan& scan) {
   int depth = 0;
@@ -116,7 +182,8 @@ void scan_expr(BinaryReader& r, ExprScan& scan) {
       case 0x14: case 0x15: case 0xD5: case 0xD6:  // call_ref, return_call_ref (type); br_on_null, br_on_non_null (label)
         r.u32();
         break;
-      case 0xD3: case 0xFB: r.fail("not supported yet: GC instructions (part 2)");
+      case 0xD3: break;  // ref.eq
+      case 0xFB: gc_immediates(r, scan); break;
       // The legacy exception instructions (try, catch, rethrow, delegate, catch_all) are not
       // WebAssembly 3.0's.
       case 0x06: case 0x07: case 0x09: case 0x18: case 0x19: r.fail("not supported: legacy exception handling (not in WebAssembly 3.0)");
@@ -141,7 +208,7 @@ void scan_expr(BinaryReader& r, ExprScan& scan) {
       case 0x02: case 0x03: case 0x04: {  // block loop if: blocktype
         uint8_t b = r.peek();
         if (b == 0x40) r.u8();
-        else if (is_valtype(b) || (b >= 0x69 && b <= 0x74)) valtype(r);
+        else if (is_valtype(b)) valtype(r);
         else if (r.s33() < 0) r.fail("malformed block type");
         ++depth;
         break;
@@ -279,14 +346,19 @@ Module decode_module(const uint8_t* data, size_t size) {
         break;
       case 1:
         for (uint32_t n = count(), i = 0; i < n; ++i) {
-          uint8_t form = s.u8();
-          if (form == 0x4E || form == 0x50 || form == 0x4F || form == 0x5E || form == 0x5F)
-            s.fail("not supported yet: GC type definitions (part 2)");
-          if (form != 0x60) s.fail("integer representation too long");  // the spec's message for a bad form byte
-          FuncType t;
-          for (uint32_t k = count(), j = 0; j < k; ++j) t.params.push_back(valtype(s));
-          for (uint32_t k = count(), j = 0; j < k; ++j) t.results.push_back(valtype(s));
-          m.types.push_back(std::move(t));
+          // A recursive group (0x4E vec(subtype)) or one subtype alone in its group.
+          uint32_t begin = static_cast<uint32_t>(m.types.size()), size = 1;
+          bool group = s.peek() == 0x4E;
+          if (group) {
+            s.u8();
+            size = s.u32();
+          }
+          for (uint32_t k = 0; k < size; ++k) {
+            DefType t = subtype(s);
+            t.rec_begin = begin;
+            t.rec_size = size;
+            m.types.push_back(std::move(t));
+          }
         }
         break;
       case 2:
@@ -450,6 +522,12 @@ std::string valtype_name(ValType t) {
     case kHeapNoExtern: heap = "noextern"; break;
     case kHeapExn: heap = "exn"; break;
     case kHeapNoExn: heap = "noexn"; break;
+    case kHeapAny: heap = "any"; break;
+    case kHeapEq: heap = "eq"; break;
+    case kHeapI31: heap = "i31"; break;
+    case kHeapStruct: heap = "struct"; break;
+    case kHeapArray: heap = "array"; break;
+    case kHeapNone: heap = "none"; break;
     default: heap = h >= kHeapCanonical ? fmt::format("canonical {}", h - kHeapCanonical) : fmt::format("{}", h - kHeapTypeIndex);
   }
   return fmt::format("(ref {}{})", ref_nullable(t) ? "null " : "", heap);

@@ -28,6 +28,18 @@ inline uint64_t put(T v) {
   else return static_cast<uint64_t>(v);
 }
 
+// Unaligned little-endian access to bytes (GC fields and elements).
+template <class T>
+inline T load_bytes(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+template <class T>
+inline void store_bytes(uint8_t* p, T v) {
+  std::memcpy(p, &v, sizeof(T));
+}
+
 template <class F>
 inline F fmin(F a, F b) {
   if (std::isnan(a) || std::isnan(b)) return a + b;  // propagates a quiet NaN

@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 
 #include "binary_reader.h"
+#include "gc_heap.h"
+#include "gc_ops.h"
 #include "lowering.h"
 #include "machine.h"
 #include "ops.h"
@@ -329,14 +331,20 @@ ExternType ExternVal::type() const {
   ExternType t;
   t.kind = kind;
   switch (kind) {
-    case ExternKind::kFunc: t.func = func->type; break;
+    case ExternKind::kFunc:
+      t.func = func->type;
+      t.type_id = func->type_id;
+      break;
     case ExternKind::kTable:
       t.table = table->type;
       t.table.limits.min = static_cast<uint32_t>(table->elements.size());
       break;
     case ExternKind::kMemory: t.memory = {memory->pages(), memory->max, memory->address64}; break;
     case ExternKind::kGlobal: t.global = global->type; break;
-    case ExternKind::kTag: t.func = tag->type; break;
+    case ExternKind::kTag:
+      t.func = tag->type;
+      t.type_id = tag->type_id;
+      break;
   }
   return t;
 }
@@ -358,30 +366,50 @@ Runtime::Runtime(Dispatch dispatch, Placement placement, Budget budget)
   m.stack_end = m.stack.get() + 1 + kStackSlots;
   m.frames.reset(new CallFrame[kMaxCallDepth]);
   m.frames_end = m.frames.get() + kMaxCallDepth;
-  m.exceptions = &exceptions_;
   m.catch_code = &catch_code_;
+  m.types = &types_;
+  heap_ = std::make_unique<GcHeap>();
+  m.heap = heap_.get();
+  heap_->mark_roots = [this](const uint64_t* sp) { mark_roots(sp); };
+}
+
+// The collector's roots (gc_heap.h): the operand stack in use, conservatively; the rest exactly.
+void Runtime::mark_roots(const uint64_t* sp) {
+  Machine& m = *machine_;
+  const uint64_t* top = sp ? sp : m.suspended ? m.resume_sp : nullptr;
+  if (top)
+    for (const uint64_t* p = m.stack.get(); p < top; ++p) heap_->mark(*p);
+  for (const auto& g : globals_)
+    if (is_ref(g->type.type)) heap_->mark(g->lo);
+  for (const auto& t : tables_)
+    if (heap_top(ref_heap(t->type.element)) != kHeapFunc || ref_heap(t->type.element) >= kHeapTypeIndex)
+      for (uint64_t e : t->elements) heap_->mark(e);
+  for (const auto& inst : instances_)
+    for (const auto& seg : inst->elems)
+      for (uint64_t e : seg) heap_->mark(e);
+  if (m.exception) heap_->mark(reinterpret_cast<uint64_t>(m.exception));
+  for (uint64_t r : pinned_) heap_->mark(r);
+}
+
+void Runtime::set_heap_limit(uint64_t bytes) { heap_->set_limit(bytes); }
+void Runtime::collect() {
+  if (machine_->running) throw std::logic_error("Runtime::collect during an invocation (the collector runs at allocations then)");
+  heap_->collect(nullptr);
+}
+GcStats Runtime::gc_stats() const { return heap_->stats(); }
+void Runtime::pin(uint64_t r) { pinned_.insert(r); }
+void Runtime::unpin(uint64_t r) {
+  if (auto it = pinned_.find(r); it != pinned_.end()) pinned_.erase(it);
 }
 
 Runtime::~Runtime() {
   if (deadline_ticker_) epoch_ticker().release();
 }
 
-// A reference to a module type index becomes one to its canonical id (kHeapCanonical + id); a
-// reference of type `self` to itself becomes kHeapCanonical + kSelfReference, which compares equal
-// for equal self-referencing types of two modules.
-ValType Runtime::canonical_type(const Instance& inst, ValType t, uint32_t self) {
-  if (!is_ref(t)) return t;
-  int64_t idx = heap_type_index(ref_heap(t));
-  if (idx < 0) return t;
-  constexpr HeapType kSelfReference = kHeapMask - kHeapCanonical;
-  HeapType id = static_cast<uint32_t>(idx) == self ? kSelfReference : inst.type_ids.at(static_cast<uint32_t>(idx));
-  return ref_type(ref_nullable(t), kHeapCanonical + id);
-}
+// A reference to a module type index becomes one to its canonical id (kHeapCanonical + id).
+ValType Runtime::canonical_type(const Instance& inst, ValType t) { return canonical_valtype(t, inst.type_ids); }
 
-uint32_t Runtime::type_id(const FuncType& t) {
-  auto [it, inserted] = type_ids_.emplace(std::make_pair(t.params, t.results), static_cast<uint32_t>(type_ids_.size()));
-  return it->second;
-}
+uint32_t Runtime::type_id(const FuncType& t) { return types_.add_func(t); }
 
 FuncInst* Runtime::host_function(FuncType type, HostFunction fn) {
   auto f = std::make_unique<FuncInst>();
@@ -429,47 +457,100 @@ GlobalInst* Runtime::global(GlobalType type, uint64_t lo, uint64_t hi) {
 
 namespace {
 
-// A validated constant expression, evaluated: the consts, global.get, ref.null / ref.func and
-// extended-const's i32/i64 add, sub and mul, on a small stack, until `end`.
-std::pair<uint64_t, uint64_t> eval_const(const Instance& inst, const Expr& e) {
+// A validated constant expression, evaluated: the consts, global.get, ref.null / ref.func,
+// extended-const's i32/i64 add, sub and mul, and GC's allocations, ref.i31 and the extern / any
+// conversions, on a stack of slots (v128 two), until `end`. The allocations are the gc_op
+// functions the lowering writes (gc_ops.h), on this stack, with collection off (instantiation).
+std::pair<uint64_t, uint64_t> eval_const(Machine& m, const Instance& inst, const Expr& e) {
   BinaryReader r(e.bytes.data(), e.bytes.size());
-  std::vector<std::pair<uint64_t, uint64_t>> stack;
-  auto binop = [&](auto f) {
-    auto b = stack.back().first;
-    stack.pop_back();
-    stack.back().first = f(stack.back().first, b);
+  std::vector<uint64_t> slots;
+  std::vector<uint8_t> widths;  // slots of each value
+  auto push = [&](uint64_t lo) {
+    slots.push_back(lo);
+    widths.push_back(1);
   };
+  auto binop = [&](auto f) {
+    uint64_t b = slots.back();
+    slots.pop_back();
+    widths.pop_back();
+    slots.back() = f(slots.back(), b);
+  };
+  auto gc = [&](GcOpFn fn, uint64_t a, uint64_t b, uint32_t values) {
+    uint64_t ip[4] = {0, 0, a, b};
+    size_t popped = 0;
+    for (uint32_t k = 0; k < values; ++k) {
+      popped += widths.back();
+      widths.pop_back();
+    }
+    slots.resize(slots.size() + 2);  // room for the result
+    uint64_t* sp = fn(&m, ip, slots.data() + slots.size() - 2);
+    if (!sp) throw Trap(m.trap);
+    (void)popped;
+    slots.resize(static_cast<size_t>(sp - slots.data()));
+    widths.push_back(1);
+  };
+  auto rtt = [&](uint32_t x) { return reinterpret_cast<uint64_t>(&inst.types->rtt(inst.type_ids.at(x))); };
   for (;;) {
     uint8_t op = r.u8();
     switch (op) {
-      case 0x0B: return stack.back();
-      case 0x41: stack.push_back({static_cast<uint32_t>(r.s32()), 0}); break;
-      case 0x42: stack.push_back({static_cast<uint64_t>(r.s64()), 0}); break;
+      case 0x0B:
+        if (widths.back() == 2) return {slots[slots.size() - 2], slots.back()};
+        return {slots.back(), 0};
+      case 0x41: push(static_cast<uint32_t>(r.s32())); break;
+      case 0x42: push(static_cast<uint64_t>(r.s64())); break;
       case 0x43: {
         uint32_t b;
         std::memcpy(&b, r.bytes(4), 4);
-        stack.push_back({b, 0});
+        push(b);
         break;
       }
       case 0x44: {
         uint64_t b;
         std::memcpy(&b, r.bytes(8), 8);
-        stack.push_back({b, 0});
+        push(b);
         break;
       }
       case 0x23: {
         const GlobalInst* g = inst.globals.at(r.u32());
-        stack.push_back({g->lo, g->hi});
+        push(g->lo);
+        if (g->type.type == ValType::kV128) {
+          slots.push_back(g->hi);
+          widths.back() = 2;
+        }
         break;
       }
-      case 0xD0: r.s64(); stack.push_back({0, 0}); break;  // the heap type (s33)
-      case 0xD2: stack.push_back({reinterpret_cast<uint64_t>(inst.funcs.at(r.u32())), 0}); break;
+      case 0xD0: r.s64(); push(0); break;  // the heap type (s33)
+      case 0xD2: push(reinterpret_cast<uint64_t>(inst.funcs.at(r.u32()))); break;
       case 0xFD: {
         r.u32();
         uint64_t lo, hi;
         std::memcpy(&lo, r.bytes(8), 8);
         std::memcpy(&hi, r.bytes(8), 8);
-        stack.push_back({lo, hi});
+        push(lo);
+        slots.push_back(hi);
+        widths.back() = 2;
+        break;
+      }
+      case 0xFB: {
+        uint32_t sub = r.u32();
+        switch (sub) {
+          case 0: {
+            uint32_t x = r.u32();
+            gc(&gc_struct_new, rtt(x), 0, static_cast<uint32_t>(inst.module.types.at(x).fields.size()));
+            break;
+          }
+          case 1: gc(&gc_struct_new_default, rtt(r.u32()), 0, 0); break;
+          case 6: gc(&gc_array_new, rtt(r.u32()), 0, 2); break;
+          case 7: gc(&gc_array_new_default, rtt(r.u32()), 0, 1); break;
+          case 8: {
+            uint32_t x = r.u32(), n = r.u32();
+            gc(&gc_array_new_fixed, rtt(x), n, n);
+            break;
+          }
+          case 26: case 27: break;  // any.convert_extern, extern.convert_any: the same slot
+          case 28: slots.back() = ref::i31(static_cast<uint32_t>(slots.back())); break;
+          default: throw std::logic_error(fmt::format("constant expression opcode 0xfb {} (module not validated?)", sub));
+        }
         break;
       }
       // i32 results stay zero-extended in their 64-bit lane, as every i32 does.
@@ -484,7 +565,6 @@ std::pair<uint64_t, uint64_t> eval_const(const Instance& inst, const Expr& e) {
   }
 }
 
-
 }  // namespace
 
 Instance& Runtime::instantiate(Module module, bool run_start) {
@@ -494,14 +574,15 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
   Instance& inst = *instances_.back();
   inst.module = std::move(module);
   const Module& m = inst.module;
-  // Canonical type ids: a type's concrete references name the ids of the types they refer to
-  // (or the type itself), so equal types of two modules get one id.
-  for (size_t i = 0; i < m.types.size(); ++i) {
-    FuncType canonical = m.types[i];
-    for (auto* ts : {&canonical.params, &canonical.results})
-      for (ValType& t : *ts) t = canonical_type(inst, t, static_cast<uint32_t>(i));
-    inst.type_ids.push_back(type_id(canonical));
-  }
+  // Canonical type ids (types.h): equal recursive groups of two modules get the same ids. The
+  // constant expressions below hold objects outside any root: no collection until the end.
+  inst.type_ids = types_.add(m.types);
+  inst.types = &types_;
+  struct NoCollection {
+    GcHeap& heap;
+    ~NoCollection() { heap.allow_collect = true; }
+  } no_collection{*heap_};
+  heap_->allow_collect = false;
 
   // Imports, with the spec's matching rules on the provided objects' current types.
   for (const auto& im : m.imports) {
@@ -510,15 +591,8 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
     auto it = mod->second.find(im.name);
     if (it == mod->second.end()) throw LinkError(fmt::format("unknown import {}.{}", im.module, im.name));
     const ExternVal& v = it->second;
-    // Types compare canonically: a function by its type id, a table's or global's reference type
-    // with its type indices made canonical (as the provided object's are).
-    Import want = im;
-    want.table.element = canonical_type(inst, want.table.element);
-    want.global.type = canonical_type(inst, want.global.type);
-    bool ok = im.kind == ExternKind::kFunc  ? v.kind == ExternKind::kFunc && v.func->type_id == inst.type_ids.at(im.func_type)
-              : im.kind == ExternKind::kTag ? v.kind == ExternKind::kTag && v.tag->type_id == inst.type_ids.at(im.func_type)
-                                            : extern_matches(v.type(), want, m);
-    if (!ok) throw LinkError(fmt::format("incompatible import type for {}.{}", im.module, im.name));
+    // Types compare canonically (the provided object's are; the import's through type_ids).
+    if (!extern_matches(v.type(), im, inst.type_ids, types_)) throw LinkError(fmt::format("incompatible import type for {}.{}", im.module, im.name));
     switch (im.kind) {
       case ExternKind::kFunc: inst.funcs.push_back(v.func); break;
       case ExternKind::kTable: inst.tables.push_back(v.table); break;
@@ -527,11 +601,7 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
       case ExternKind::kTag: inst.tags.push_back(v.tag); break;
     }
   }
-  for (uint32_t t : m.tags) {
-    TagInst* tg = tag(m.types.at(t));
-    tg->type_id = inst.type_ids.at(t);
-    inst.tags.push_back(tg);
-  }
+  for (uint32_t t : m.tags) inst.tags.push_back(new_tag(m.types.at(t), inst.type_ids.at(t)));
   for (uint32_t t : m.functions) {
     auto f = std::make_unique<FuncInst>();
     f->type = m.types.at(t);
@@ -547,7 +617,7 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
   }
   for (const auto& l : m.memories) inst.memories.push_back(memory(l));
   for (const auto& g : m.globals) {
-    auto [lo, hi] = eval_const(inst, g.init);
+    auto [lo, hi] = eval_const(*machine_, inst, g.init);
     GlobalType type = g.type;
     type.type = canonical_type(inst, type.type);
     inst.globals.push_back(global(type, lo, hi));
@@ -556,11 +626,11 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
   for (size_t i = 0; i < m.tables.size(); ++i)
     if (m.tables[i].init) {
       TableInst* t = inst.tables[inst.tables.size() - m.tables.size() + i];
-      std::fill(t->elements.begin(), t->elements.end(), eval_const(inst, *m.tables[i].init).first);
+      std::fill(t->elements.begin(), t->elements.end(), eval_const(*machine_, inst, *m.tables[i].init).first);
     }
   for (const auto& e : m.elements) {
     std::vector<uint64_t> refs;
-    for (const auto& x : e.init) refs.push_back(eval_const(inst, x).first);
+    for (const auto& x : e.init) refs.push_back(eval_const(*machine_, inst, x).first);
     inst.elems.push_back(std::move(refs));
   }
   for (const auto& d : m.data) inst.datas.push_back(d.bytes);
@@ -589,7 +659,7 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
     const ElemSegment& e = m.elements[i];
     if (e.mode == ElemSegment::kActive) {
       TableInst* t = inst.tables.at(e.table);
-      uint64_t offset = eval_const(inst, e.offset).first;  // an i64 for a table64 table
+      uint64_t offset = eval_const(*machine_, inst, e.offset).first;  // an i64 for a table64 table
       if (!t->type.limits.address64) offset = static_cast<uint32_t>(offset);
       if (offset > t->elements.size() || inst.elems[i].size() > t->elements.size() - offset) throw Trap("out of bounds table access");
       std::copy(inst.elems[i].begin(), inst.elems[i].end(), t->elements.begin() + static_cast<ptrdiff_t>(offset));
@@ -600,35 +670,34 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
     const DataSegment& d = m.data[i];
     if (d.mode != DataSegment::kActive) continue;
     MemoryInst* mem = inst.memories.at(d.memory);
-    uint64_t offset = eval_const(inst, d.offset).first;  // an i64 for a memory64 memory
+    uint64_t offset = eval_const(*machine_, inst, d.offset).first;  // an i64 for a memory64 memory
     if (!mem->address64) offset = static_cast<uint32_t>(offset);
     if (offset > mem->bytes || d.bytes.size() > mem->bytes - offset) throw Trap("out of bounds memory access");
     if (!d.bytes.empty()) std::memcpy(mem->data + offset, d.bytes.data(), d.bytes.size());
     inst.datas[i].clear();
   }
+  no_collection.heap.allow_collect = true;
   if (m.start && run_start) invoke(inst.funcs.at(*m.start), {});
   return inst;
 }
 
 TagInst* Runtime::tag(FuncType type) {
+  uint32_t id = type_id(type);
+  return new_tag(std::move(type), id);
+}
+
+TagInst* Runtime::new_tag(FuncType type, uint32_t type_id) {
   auto t = std::make_unique<TagInst>();
   for (ValType p : type.params) t->payload_slots += slots_of(p);
-  t->type_id = type_id(type);
+  t->type_id = type_id;
   t->type = std::move(type);
   tags_.push_back(std::move(t));
   return tags_.back().get();
 }
 
+// The payload's slots are still on the stack (roots) while the heap may collect.
 ExnInst* make_exception(Machine* m, const TagInst* tag, const uint64_t* sp) noexcept {
-  try {
-    auto e = std::make_unique<ExnInst>();
-    e->tag = tag;
-    e->payload.assign(sp - tag->payload_slots, sp);
-    m->exceptions->push_back(std::move(e));
-    return m->exceptions->back().get();
-  } catch (...) {  // std::bad_alloc: the handler traps; nothing unwinds through it
-    return nullptr;
-  }
+  return m->heap->new_exception(tag, sp - tag->payload_slots, tag->payload_slots, sp);
 }
 
 // The innermost catch clause for `exn`: in the frame running `at` (the throwing instruction, or a

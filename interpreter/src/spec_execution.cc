@@ -29,6 +29,7 @@ ValType type_of(const std::string& t) {
   if (t == "funcref") return ValType::kFuncRef;
   if (t == "externref") return ValType::kExternRef;
   if (t == "exnref") return ref_type(true, kHeapExn);
+  if (t == "anyref") return ref_type(true, kHeapAny);
   throw std::runtime_error("unknown value type " + t);
 }
 
@@ -59,8 +60,8 @@ Value arg_value(const json& a) {
   }
   std::string s = a.at("value");
   if (is_ref(v.type)) {
-    // Host references are numbered by the test; a slot holds number + 1 so that 0 stays null.
-    v.lo = s == "null" ? 0 : std::stoull(s) + 1;
+    // Host references are numbered by the test (runtime.h's ref::host encoding).
+    v.lo = s == "null" ? 0 : ref::host(std::stoull(s));
     return v;
   }
   v.lo = std::stoull(s);
@@ -126,8 +127,14 @@ bool value_matches(const Value& got, const json& want) {
   if (is_ref(t)) {
     if (s == "null") return got.lo == 0;
     if (s == "any") return got.lo != 0;
-    if (t == ValType::kFuncRef || s == "any") return got.lo != 0;  // any function (extern) reference
-    return got.lo == std::stoull(s) + 1;
+    if (t == ValType::kFuncRef) return got.lo != 0;  // any function reference
+    if (s == "i31") return ref::is_i31(got.lo);
+    if (s == "eq") return ref::is_i31(got.lo) || ref::is_object(got.lo);
+    if (s == "struct" || s == "array") {
+      if (!ref::is_object(got.lo)) return false;
+      return ref::object(got.lo)->rtt->kind == (s == "struct" ? TypeKind::kStruct : TypeKind::kArray);
+    }
+    return got.lo == ref::host(std::stoull(s));
   }
   if (s.rfind("nan:", 0) == 0) return nan_matches(got.lo, t == ValType::kF32 ? 32 : 64, s);
   uint64_t bits = std::stoull(s);

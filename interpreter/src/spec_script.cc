@@ -22,12 +22,10 @@ using json = nlohmann::json;
 // rejects every unknown byte with the same words ("malformed value type", "illegal opcode"), so
 // only the bytes say which feature they are. The scan walks the sections and the code like the
 // decoder, knowing the 2.0 immediates, and stops at the first byte that is a 3.0 feature:
-//   GC (part 2): type forms 0x4e rec, 0x50/0x4f sub, 0x5e array, 0x5f struct, the 0xfb prefix,
-//     ref.eq, GC heap and value types (any, eq, i31, struct, array, none);
 //   legacy exceptions (not WebAssembly 3.0's): try, catch, rethrow, delegate, catch_all;
-// (memory64 and table64, multi-memory, extended-const, relaxed SIMD, typed function references
-// and exception handling (tags, throw, throw_ref, try_table, exnref) are implemented: the scan
-// reads past them.)
+// (memory64 and table64, multi-memory, extended-const, relaxed SIMD, typed function references,
+// exception handling and GC are implemented: the scan reads past the first four and stops, as
+// "nothing needed", at the first GC byte.)
 // Bytes the scan cannot read end it with "" (the module is malformed for another reason).
 namespace {
 
@@ -105,12 +103,12 @@ class FeatureScan {
   void heaptype(Scan& s) {
     int64_t h = s.sleb();
     if (h >= 0) {
-      if (static_cast<size_t>(h) < func_types_.size() && !func_types_[h]) found("GC (part 2)");
+      if (static_cast<size_t>(h) < func_types_.size() && !func_types_[h]) throw Stop{};
       return;
     }
     uint8_t b = static_cast<uint8_t>(h & 0x7F);
     if (b == 0x70 || b == 0x6F || b == 0x73 || b == 0x72 || b == 0x69 || b == 0x74) return;
-    if (b == 0x71 || b == 0x6E || b == 0x6D || b == 0x6C || b == 0x6B || b == 0x6A) found("GC (part 2)");
+    if (b == 0x71 || b == 0x6E || b == 0x6D || b == 0x6C || b == 0x6B || b == 0x6A) throw Stop{};
     throw Stop{};
   }
   void valtype(Scan& s) {
@@ -119,7 +117,7 @@ class FeatureScan {
         b == 0x69 || b == 0x74)
       return;
     if (b == 0x63 || b == 0x64) return heaptype(s);
-    if (b == 0x71 || b == 0x6E || b == 0x6D || b == 0x6C || b == 0x6B || b == 0x6A) found("GC (part 2)");
+    if (b == 0x71 || b == 0x6E || b == 0x6D || b == 0x6C || b == 0x6B || b == 0x6A) throw Stop{};
     throw Stop{};
   }
   void blocktype(Scan& s) {
@@ -173,7 +171,7 @@ class FeatureScan {
           break;
         }
         case 0xD4: break;
-        case 0xD3: case 0xFB: found("GC (part 2)");
+        case 0xD3: case 0xFB: throw Stop{};
         case 0x14: case 0x15: case 0xD5: case 0xD6:
         case 0x0C: case 0x0D: case 0x10: case 0x12: case 0x20: case 0x21: case 0x22: case 0x23: case 0x24: case 0x25: case 0x26:
         case 0xD2:
@@ -247,7 +245,7 @@ class FeatureScan {
     switch (id) {
       case 1: {
         uint8_t form = s.u8();
-        if (form == 0x4E || form == 0x50 || form == 0x4F || form == 0x5E || form == 0x5F) found("GC (part 2)");
+        if (form == 0x4E || form == 0x50 || form == 0x4F || form == 0x5E || form == 0x5F) throw Stop{};
         if (form != 0x60) throw Stop{};
         func_types_.push_back(true);
         for (int k = 0; k < 2; ++k) {
@@ -649,7 +647,7 @@ class Translator {
       if (ht == "func" || ht == "nofunc") return {{"type", "funcref"}, {"value", "null"}};
       if (ht == "extern" || ht == "noextern") return {{"type", "externref"}, {"value", "null"}};
       if (ht == "exn" || ht == "noexn") return {{"type", "exnref"}, {"value", "null"}};
-      throw SkipValue{"needs GC (part 2)"};  // any, none, eq, struct, array, i31, a type index
+      return {{"type", "anyref"}, {"value", "null"}};  // any, none, eq, struct, array, i31, a type index
     }
     if (h == "ref.extern") {
       if (v.size() == 1) {
@@ -670,8 +668,18 @@ class Translator {
       if (!pattern) fail(v, "(ref.exn) is a result pattern");
       return {{"type", "exnref"}, {"value", "any"}};
     }
-    if (h == "ref.host" || h == "ref.struct" || h == "ref.array" || h == "ref.i31" || h == "ref.eq" || h == "ref.any" || h == "ref")
-      throw SkipValue{"needs GC (part 2)"};
+    if (h == "ref.host") {  // a host reference in the any hierarchy (ref.extern's, internalised)
+      if (v.size() < 2) fail(v, "(ref.host) needs a number");
+      try {
+        return {{"type", "anyref"}, {"value", std::to_string(parse_int_literal(v[1].text, 32))}};
+      } catch (const std::invalid_argument& e) {
+        fail(v[1], e.what());
+      }
+    }
+    if (h == "ref.struct" || h == "ref.array" || h == "ref.i31" || h == "ref.eq" || h == "ref.any" || h == "ref") {
+      if (!pattern) fail(v, "(" + h + ") is a result pattern");
+      return {{"type", "anyref"}, {"value", h == "ref" ? "any" : h.substr(4)}};
+    }
     fail(v, "unknown value " + h);
   }
 

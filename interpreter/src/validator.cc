@@ -8,6 +8,9 @@
 
 #include <fmt/format.h>
 
+#include "dispatchlab/interpreter/linker.h"
+#include "dispatchlab/interpreter/types.h"
+
 #include "binary_reader.h"
 #include "ops.h"
 
@@ -31,6 +34,9 @@ struct Ctx {
   uint32_t imported_globals = 0;
   std::vector<uint32_t> tags;  // type index of every tag (imports first)
   std::set<uint32_t> refs;  // functions that ref.func may name
+  // The module's types canonicalised (types.h): type equality and subtyping compare these ids.
+  TypeStore store;
+  std::vector<uint32_t> ids;
   explicit Ctx(const Module& mod) : m(mod) {}
 };
 
@@ -40,53 +46,44 @@ bool is_num(T t) { return t == 0x7F || t == 0x7E || t == 0x7D || t == 0x7C; }
 bool is_vec(T t) { return t == 0x7B; }
 bool is_ref_t(T t) { return t != kUnknown && is_ref(static_cast<VT>(t)); }
 
-const FuncType& type_at(const Ctx& c, uint32_t idx) {
+const DefType& type_at(const Ctx& c, uint32_t idx) {
   if (idx >= c.m.types.size()) invalid("unknown type");
   return c.m.types[idx];
 }
+// A type index where a function type must be (functions, tags, calls, block types).
+const DefType& func_type_at(const Ctx& c, uint32_t idx) {
+  const DefType& t = type_at(c, idx);
+  if (t.kind != TypeKind::kFunc) invalid("type mismatch: not a function type");
+  return t;
+}
+const DefType& struct_at(const Ctx& c, uint32_t idx) {
+  const DefType& t = type_at(c, idx);
+  if (t.kind != TypeKind::kStruct) invalid("type mismatch: not a struct type");
+  return t;
+}
+const DefType& array_at(const Ctx& c, uint32_t idx) {
+  const DefType& t = type_at(c, idx);
+  if (t.kind != TypeKind::kArray) invalid("type mismatch: not an array type");
+  return t;
+}
 
-// ---- typed function references: type equality and subtyping ----------------------------------
-// Without GC's recursive groups and declared supertypes, two defined (function) types are equal
-// when their parameters and results are, a concrete reference comparing the types it names
-// (coinductively: a pair already being compared counts as equal, so a self-referencing type
-// compares with its copy), and a defined type's only supertypes are `func` and itself.
-bool types_equal(const Ctx& c, uint32_t a, uint32_t b, std::set<std::pair<uint32_t, uint32_t>>& assumed);
-bool valtypes_equal(const Ctx& c, VT x, VT y, std::set<std::pair<uint32_t, uint32_t>>& assumed) {
-  if (x == y) return true;
-  if (!is_ref(x) || !is_ref(y) || ref_nullable(x) != ref_nullable(y)) return false;
-  int64_t i = heap_type_index(ref_heap(x)), j = heap_type_index(ref_heap(y));
-  return i >= 0 && j >= 0 && types_equal(c, static_cast<uint32_t>(i), static_cast<uint32_t>(j), assumed);
-}
-bool types_equal(const Ctx& c, uint32_t a, uint32_t b, std::set<std::pair<uint32_t, uint32_t>>& assumed) {
-  if (a == b || !assumed.insert({a, b}).second) return true;
-  const FuncType& x = type_at(c, a);
-  const FuncType& y = type_at(c, b);
-  if (x.params.size() != y.params.size() || x.results.size() != y.results.size()) return false;
-  for (size_t k = 0; k < x.params.size(); ++k)
-    if (!valtypes_equal(c, x.params[k], y.params[k], assumed)) return false;
-  for (size_t k = 0; k < x.results.size(); ++k)
-    if (!valtypes_equal(c, x.results[k], y.results[k], assumed)) return false;
-  return true;
-}
-bool heap_matches(const Ctx& c, HeapType sub, HeapType super) {
-  return heap_subtype(sub, super, [&](HeapType a, HeapType b) {
-    int64_t i = heap_type_index(a), j = heap_type_index(b);
-    if (i < 0 || j < 0) return a == b;  // canonical ids never reach the validator
-    std::set<std::pair<uint32_t, uint32_t>> assumed;
-    return types_equal(c, static_cast<uint32_t>(i), static_cast<uint32_t>(j), assumed);
-  });
-}
+// ---- subtyping: through the module's canonical types (iso-recursive equality, declared supertypes)
+ValType canon(const Ctx& c, VT t) { return canonical_valtype(t, c.ids); }
 // Whether a value of type `sub` may stand where `super` is expected (unknown matches both ways).
 bool matches(const Ctx& c, T sub, T super) {
   if (sub == super || sub == kUnknown || super == kUnknown) return true;
   if (!is_ref_t(sub) || !is_ref_t(super)) return false;
-  VT a = static_cast<VT>(sub), b = static_cast<VT>(super);
-  if (ref_nullable(a) && !ref_nullable(b)) return false;
-  return heap_matches(c, ref_heap(a), ref_heap(b));
+  return c.store.val_sub(canon(c, static_cast<VT>(sub)), canon(c, static_cast<VT>(super)));
 }
 bool matches(const Ctx& c, VT sub, VT super) { return matches(c, static_cast<T>(sub), static_cast<T>(super)); }
-// A type a module names must name a type it defines: below `bound` (the type section allows a
-// type to name itself and those before it).
+// The top of a heap type's hierarchy: func, extern, exn or any.
+HeapType top_of(const Ctx& c, HeapType h) {
+  int64_t idx = heap_type_index(h);
+  if (idx < 0) return heap_top(h);
+  return type_at(c, static_cast<uint32_t>(idx)).kind == TypeKind::kFunc ? kHeapFunc : kHeapAny;
+}
+// A type a module names must name a type it defines: below `bound` (a type section entry may
+// name the types of its recursive group and those before it).
 void check_valtype(VT t, size_t bound) {
   if (!is_ref(t)) return;
   int64_t i = heap_type_index(ref_heap(t));
@@ -95,6 +92,7 @@ void check_valtype(VT t, size_t bound) {
 void check_valtypes(const std::vector<VT>& ts, size_t bound) {
   for (VT t : ts) check_valtype(t, bound);
 }
+ValType unpacked(const FieldType& f) { return f.packed == Packed::kNone ? f.type : ValType::kI32; }
 
 
 struct Frame {
@@ -196,12 +194,11 @@ class FunctionValidator {
       r.u8();
       return {};
     }
-    if (b == 0x7F || b == 0x7E || b == 0x7D || b == 0x7C || b == 0x7B || b == 0x70 || b == 0x6F || b == 0x63 || b == 0x64 ||
-        b == 0x73 || b == 0x72 || b == 0x69 || b == 0x74)
+    if (b == 0x7F || b == 0x7E || b == 0x7D || b == 0x7C || b == 0x7B || b == 0x63 || b == 0x64 || is_abstract_heap(b))
       return {{}, {value_type(r)}};
     int64_t idx = r.s33();
     if (idx < 0) invalid("malformed block type");
-    const FuncType& ft = type_at(c_, static_cast<uint32_t>(idx));
+    const FuncType& ft = func_type_at(c_, static_cast<uint32_t>(idx));
     return {types(ft.params), types(ft.results)};
   }
   static std::vector<T> types(const std::vector<VT>& ts) {
@@ -223,8 +220,7 @@ class FunctionValidator {
       return kHeapTypeIndex + static_cast<HeapType>(h);
     }
     uint8_t b = static_cast<uint8_t>(h & 0x7F);
-    if (b != kHeapFunc && b != kHeapExtern && b != kHeapNoFunc && b != kHeapNoExtern && b != kHeapExn && b != kHeapNoExn)
-      invalid("malformed heap type");
+    if (!is_abstract_heap(b)) invalid("malformed heap type");
     return b;
   }
   void memory_needed() {
@@ -269,7 +265,7 @@ class FunctionValidator {
   // A call's operands and results; a tail call's callee must return what this function returns
   // (each result a subtype of this function's).
   void call_type(uint32_t type_idx, bool tail) {
-    const FuncType& ft = type_at(c_, type_idx);
+    const FuncType& ft = func_type_at(c_, type_idx);
     for (size_t i = ft.params.size(); i-- > 0;) pop(static_cast<T>(ft.params[i]));
     if (tail) {
       if (ft.results.size() != results_.size()) invalid("type mismatch");
@@ -289,7 +285,7 @@ class FunctionValidator {
     // checked below).
     bool is_const_instr = op == 0x41 || op == 0x42 || op == 0x43 || op == 0x44 || op == 0xD0 || op == 0xD2 || op == 0x23 ||
                           op == 0x0B || op == 0xFD || op == 0x6A || op == 0x6B || op == 0x6C || op == 0x7C || op == 0x7D ||
-                          op == 0x7E;
+                          op == 0x7E || op == 0xFB;
     if (const_ && !is_const_instr) invalid("constant expression required");
     if (const_ && op == 0xFD) {
       if (r.u32() != 12) invalid("constant expression required");
@@ -361,7 +357,7 @@ class FunctionValidator {
       }
       case 0x0F: pop(results_); unreachable(); return;
       case 0x08: {  // throw tag: [t*] -> [], t* the tag's parameters
-        const FuncType& ft = type_at(c_, tag(r.u32()));
+        const FuncType& ft = func_type_at(c_, tag(r.u32()));
         for (size_t i = ft.params.size(); i-- > 0;) pop(static_cast<T>(ft.params[i]));
         unreachable();
         return;
@@ -398,14 +394,14 @@ class FunctionValidator {
         uint32_t type_idx = r.u32();
         const TableType& t = table(r.u32());
         if (!matches(c_, t.element, VT::kFuncRef)) invalid("type mismatch");
-        type_at(c_, type_idx);
+        func_type_at(c_, type_idx);
         pop(table_at(t));
         call_type(type_idx, op == 0x13);
         return;
       }
       case 0x14: case 0x15: {  // call_ref, return_call_ref $t: [t1* (ref null $t)] -> [t2*]
         uint32_t type_idx = r.u32();
-        type_at(c_, type_idx);
+        func_type_at(c_, type_idx);
         pop(static_cast<T>(ref_type(true, kHeapTypeIndex + type_idx)));
         call_type(type_idx, op == 0x15);
         return;
@@ -506,6 +502,14 @@ class FunctionValidator {
         push(ts);
         return;
       }
+      case 0xD3: {  // ref.eq: [eqref eqref] -> [i32]
+        T eq = static_cast<T>(ref_type(true, kHeapEq));
+        pop(eq);
+        pop(eq);
+        push(I32);
+        return;
+      }
+      case 0xFB: gc(r); return;
       case 0xFC: misc(r); return;
       case 0xFD: simd(r); return;
       default: break;
@@ -513,6 +517,176 @@ class FunctionValidator {
     // Numeric and memory instructions: typed by their declaration (handlers.def through ops.h).
     if (const SimpleOp* s = find_simple_op(op)) return declared(r, *s);
     invalid(fmt::format("illegal opcode {:#04x}", op));
+  }
+
+  // GC (0xFB prefix).
+  T ref_of(uint32_t x, bool nullable) const { return static_cast<T>(ref_type(nullable, kHeapTypeIndex + x)); }
+  const ElemSegment& elem_segment(uint32_t i) const {
+    if (i >= c_.m.elements.size()) invalid("unknown elem segment");
+    return c_.m.elements[i];
+  }
+  void data_segment(uint32_t i) const {
+    size_t n = c_.m.data_count ? *c_.m.data_count : c_.m.data.size();
+    if (i >= n) invalid("unknown data segment");
+  }
+  // The reference operand of ref.test / ref.cast / br_on_cast: in the same hierarchy as `ht`.
+  T pop_in_hierarchy(HeapType ht) {
+    T t = pop_ref();
+    if (t != kUnknown && top_of(c_, ref_heap(static_cast<VT>(t))) != top_of(c_, ht)) invalid("type mismatch");
+    return t;
+  }
+  void gc(BinaryReader& r) {
+    constexpr T I32 = 0x7F;
+    uint32_t sub = r.u32();
+    // Constant instructions: the allocations without segments, ref.i31 and the conversions.
+    if (const_ && !(sub <= 1 || (sub >= 6 && sub <= 8) || sub == 26 || sub == 27 || sub == 28)) invalid("constant expression required");
+    switch (sub) {
+      case 0: case 1: {  // struct.new(_default) x
+        uint32_t x = r.u32();
+        const DefType& t = struct_at(c_, x);
+        if (sub == 0) {
+          for (size_t k = t.fields.size(); k-- > 0;) pop(static_cast<T>(unpacked(t.fields[k])));
+        } else {
+          for (const FieldType& f : t.fields)
+            if (!defaultable(f.type)) invalid("type mismatch: a field without a default");
+        }
+        push(ref_of(x, false));
+        return;
+      }
+      case 2: case 3: case 4: case 5: {  // struct.get(_s|_u) x i, struct.set x i
+        uint32_t x = r.u32(), i = r.u32();
+        const DefType& t = struct_at(c_, x);
+        if (i >= t.fields.size()) invalid("unknown field");
+        const FieldType& f = t.fields[i];
+        if (sub == 5) {
+          if (!f.mutable_) invalid("field is immutable");
+          pop(static_cast<T>(unpacked(f)));
+          pop(ref_of(x, true));
+          return;
+        }
+        if ((sub == 2) != (f.packed == Packed::kNone)) invalid("type mismatch: packed field access");
+        pop(ref_of(x, true));
+        push(static_cast<T>(unpacked(f)));
+        return;
+      }
+      case 6: case 7: case 8: case 9: case 10: {  // array.new(_default|_fixed|_data|_elem) x
+        uint32_t x = r.u32();
+        const FieldType& f = array_at(c_, x).fields.at(0);
+        if (sub == 6) {
+          pop(I32);
+          pop(static_cast<T>(unpacked(f)));
+        } else if (sub == 7) {
+          if (!defaultable(f.type)) invalid("type mismatch: an element without a default");
+          pop(I32);
+        } else if (sub == 8) {
+          uint32_t n = r.u32();
+          for (uint32_t k = 0; k < n; ++k) pop(static_cast<T>(unpacked(f)));
+        } else if (sub == 9) {
+          data_segment(r.u32());
+          if (is_ref(f.type)) invalid("type mismatch: array.new_data of references");
+          pop(I32);
+          pop(I32);
+        } else {
+          const ElemSegment& e = elem_segment(r.u32());
+          if (!matches(c_, e.type, f.type)) invalid("type mismatch");
+          pop(I32);
+          pop(I32);
+        }
+        push(ref_of(x, false));
+        return;
+      }
+      case 11: case 12: case 13: case 14: {  // array.get(_s|_u) x, array.set x
+        uint32_t x = r.u32();
+        const FieldType& f = array_at(c_, x).fields.at(0);
+        if (sub == 14) {
+          if (!f.mutable_) invalid("array is immutable");
+          pop(static_cast<T>(unpacked(f)));
+          pop(I32);
+          pop(ref_of(x, true));
+          return;
+        }
+        if ((sub == 11) != (f.packed == Packed::kNone)) invalid("type mismatch: packed element access");
+        pop(I32);
+        pop(ref_of(x, true));
+        push(static_cast<T>(unpacked(f)));
+        return;
+      }
+      case 15: pop(static_cast<T>(ref_type(true, kHeapArray))); push(I32); return;  // array.len
+      case 16: {  // array.fill x: [ref i32 t i32] -> []
+        uint32_t x = r.u32();
+        const FieldType& f = array_at(c_, x).fields.at(0);
+        if (!f.mutable_) invalid("array is immutable");
+        pop(I32);
+        pop(static_cast<T>(unpacked(f)));
+        pop(I32);
+        pop(ref_of(x, true));
+        return;
+      }
+      case 17: {  // array.copy x y: [ref x, i32, ref y, i32, i32] -> []
+        uint32_t x = r.u32(), y = r.u32();
+        const FieldType& fx = array_at(c_, x).fields.at(0);
+        const FieldType& fy = array_at(c_, y).fields.at(0);
+        if (!fx.mutable_) invalid("array is immutable");
+        if (fx.packed != fy.packed || !matches(c_, fy.type, fx.type)) invalid("type mismatch");
+        pop(I32);
+        pop(I32);
+        pop(ref_of(y, true));
+        pop(I32);
+        pop(ref_of(x, true));
+        return;
+      }
+      case 18: case 19: {  // array.init_data x d, array.init_elem x e: [ref i32 i32 i32] -> []
+        uint32_t x = r.u32(), seg = r.u32();
+        const FieldType& f = array_at(c_, x).fields.at(0);
+        if (!f.mutable_) invalid("array is immutable");
+        if (sub == 18) {
+          data_segment(seg);
+          if (is_ref(f.type)) invalid("type mismatch: array.init_data of references");
+        } else if (!matches(c_, elem_segment(seg).type, f.type)) {
+          invalid("type mismatch");
+        }
+        pop(I32);
+        pop(I32);
+        pop(I32);
+        pop(ref_of(x, true));
+        return;
+      }
+      case 20: case 21: case 22: case 23: {  // ref.test, ref.cast (ref null? ht)
+        HeapType h = heap_type(r);
+        pop_in_hierarchy(h);
+        bool nullable = sub == 21 || sub == 23;
+        push(sub < 22 ? I32 : static_cast<T>(ref_type(nullable, h)));
+        return;
+      }
+      case 24: case 25: {  // br_on_cast(_fail) flags l ht1 ht2
+        uint8_t flags = r.u8();
+        if (flags > 3) r.fail("malformed cast flags");
+        const Frame& l = label(r.u32());
+        HeapType h1 = heap_type(r), h2 = heap_type(r);
+        T rt1 = static_cast<T>(ref_type(flags & 1, h1)), rt2 = static_cast<T>(ref_type(flags & 2, h2));
+        if (!matches(c_, rt2, rt1)) invalid("type mismatch");
+        // What stays when the cast fails (br_on_cast) or succeeds (br_on_cast_fail).
+        T diff = static_cast<T>(ref_type((flags & 1) && !(flags & 2), h1));
+        T branched = sub == 24 ? rt2 : diff, stays = sub == 24 ? diff : rt2;
+        auto ts = label_types(l);
+        if (ts.empty() || !matches(c_, branched, ts.back())) invalid("type mismatch");
+        pop(rt1);
+        ts.pop_back();
+        pop(ts);
+        push(ts);
+        push(stays);
+        return;
+      }
+      case 26: case 27: {  // any.convert_extern, extern.convert_any: the nullability kept
+        HeapType from = sub == 26 ? kHeapExtern : kHeapAny, to = sub == 26 ? kHeapAny : kHeapExtern;
+        T t = pop(static_cast<T>(ref_type(true, from)));
+        push(static_cast<T>(ref_type(t == kUnknown || ref_nullable(static_cast<VT>(t)), to)));
+        return;
+      }
+      case 28: pop(I32); push(static_cast<T>(ref_type(false, kHeapI31))); return;
+      case 29: case 30: pop(static_cast<T>(ref_type(true, kHeapI31))); push(I32); return;
+      default: invalid("illegal opcode");
+    }
   }
 
   // SIMD (0xFD prefix): every instruction but v128.const is typed by its declaration.
@@ -654,20 +828,37 @@ void check_table(const TableType& t, size_t types) {
 
 // A tag's type: a function type without results (its parameters are the exception's payload).
 void check_tag(const Ctx& c, uint32_t type_idx) {
-  if (!type_at(c, type_idx).results.empty()) invalid("non-empty tag result type");
+  if (!func_type_at(c, type_idx).results.empty()) invalid("non-empty tag result type");
+}
+
+// The type section: each type names types of its group and earlier ones, a supertype before it,
+// not final, whose definition it matches (checked on the canonical types, types.h).
+void check_types(Ctx& c) {
+  const Module& m = c.m;
+  for (size_t i = 0; i < m.types.size(); ++i) {
+    const DefType& t = m.types[i];
+    const size_t bound = t.rec_begin + t.rec_size;
+    check_valtypes(t.params, bound);
+    check_valtypes(t.results, bound);
+    for (const FieldType& f : t.fields) check_valtype(f.type, bound);
+    if (t.super && *t.super >= i) invalid("unknown type: a supertype must come before its subtype");
+  }
+  c.ids = c.store.add(m.types);
+  for (size_t i = 0; i < m.types.size(); ++i) {
+    const DefType& t = m.types[i];
+    if (!t.super) continue;
+    if (m.types[*t.super].final) invalid("sub type: the supertype is final");
+    if (!c.store.composite_matches(c.ids[i], c.ids[*t.super])) invalid("sub type: does not match its supertype");
+  }
 }
 
 void validate_module(const Module& m) {
   Ctx c(m);
   const size_t types = m.types.size();
-  // A function type may name itself and the types before it (no recursive groups without GC).
-  for (size_t i = 0; i < types; ++i) {
-    check_valtypes(m.types[i].params, i + 1);
-    check_valtypes(m.types[i].results, i + 1);
-  }
+  check_types(c);
   for (const auto& im : m.imports) {
     switch (im.kind) {
-      case ExternKind::kFunc: type_at(c, im.func_type); c.func_types.push_back(im.func_type); break;
+      case ExternKind::kFunc: func_type_at(c, im.func_type); c.func_types.push_back(im.func_type); break;
       case ExternKind::kTable: check_table(im.table, types); c.tables.push_back(im.table); break;
       case ExternKind::kMemory:
         check_memory(im.memory);
@@ -687,7 +878,7 @@ void validate_module(const Module& m) {
     c.tags.push_back(t);
   }
   for (uint32_t t : m.functions) {
-    type_at(c, t);
+    func_type_at(c, t);
     c.func_types.push_back(t);
   }
   for (const auto& t : m.tables) {
@@ -703,10 +894,31 @@ void validate_module(const Module& m) {
   }
   // Functions a body may name with ref.func: those referenced outside function bodies.
   auto collect_refs = [&](const Expr& e) {
-    // Constant expressions are one instruction and `end`: only a leading ref.func names a function.
-    if (e.bytes.size() > 1 && e.bytes[0] == 0xD2) {
-      BinaryReader r(e.bytes.data() + 1, e.bytes.size() - 1);
-      c.refs.insert(r.u32());
+    // A constant expression's ref.func instructions (GC's allocations may hold several); the
+    // walk stops at anything not constant, which validation then rejects.
+    BinaryReader r(e.bytes.data(), e.bytes.size());
+    try {
+      while (!r.at_end()) {
+        switch (r.u8()) {
+          case 0xD2: c.refs.insert(r.u32()); break;
+          case 0x41: r.s32(); break;
+          case 0x42: r.s64(); break;
+          case 0x43: r.bytes(4); break;
+          case 0x44: r.bytes(8); break;
+          case 0x23: r.u32(); break;
+          case 0xD0: r.s33(); break;
+          case 0xFD: r.u32(); r.bytes(16); break;
+          case 0xFB: {
+            uint32_t sub = r.u32();
+            if (sub <= 1 || sub == 6 || sub == 7) r.u32();
+            else if (sub == 8) { r.u32(); r.u32(); }
+            break;
+          }
+          case 0x0B: case 0x6A: case 0x6B: case 0x6C: case 0x7C: case 0x7D: case 0x7E: break;
+          default: return;
+        }
+      }
+    } catch (const std::exception&) {
     }
   };
   for (const auto& g : m.globals) collect_refs(g.init);
@@ -738,7 +950,7 @@ void validate_module(const Module& m) {
   }
   if (m.start) {
     if (*m.start >= c.func_types.size()) invalid("unknown function");
-    const FuncType& ft = type_at(c, c.func_types[*m.start]);
+    const FuncType& ft = func_type_at(c, c.func_types[*m.start]);
     if (!ft.params.empty() || !ft.results.empty()) invalid("start function");
   }
   for (const auto& e : m.elements) {
@@ -756,7 +968,7 @@ void validate_module(const Module& m) {
       const_expr(c, d.offset, c.memory64[d.memory] ? ValType::kI64 : ValType::kI32);
     }
   for (size_t i = 0; i < m.code.size(); ++i) {
-    const FuncType& ft = type_at(c, m.functions[i]);
+    const FuncType& ft = func_type_at(c, m.functions[i]);
     std::vector<std::pair<uint32_t, ValType>> locals;
     for (auto p : ft.params) locals.emplace_back(1, p);
     for (const auto& [n, t] : m.code[i].locals) {

@@ -16,7 +16,7 @@ Import import_of(const std::string& mod, const std::string& name, ExternKind kin
 TEST(Linker, ResolvesAgainstSpectestAndRegisteredModules) {
   Linker l;
   Module m;
-  m.types.push_back({{ValType::kI32}, {}});
+  m.types.push_back(FuncType{{ValType::kI32}, {}});
   auto f = import_of("spectest", "print_i32", ExternKind::kFunc);
   m.imports.push_back(f);
   auto mem = import_of("spectest", "memory", ExternKind::kMemory);
@@ -29,7 +29,7 @@ TEST(Linker, ResolvesAgainstSpectestAndRegisteredModules) {
   EXPECT_EQ(*ex.at("mem").memory.max, 2u);
 
   Module wrong = m;
-  wrong.types[0] = {{ValType::kI64}, {}};  // print_i32 takes an i32
+  wrong.types[0] = FuncType{{ValType::kI64}, {}};  // print_i32 takes an i32
   EXPECT_THROW(l.link(wrong), LinkError);
   Module too_big = m;
   too_big.imports[1].memory = {2, std::nullopt};  // spectest memory has 1 page

@@ -9,7 +9,7 @@ namespace {
 Module one_function(std::vector<ValType> params, std::vector<ValType> results, std::vector<uint8_t> code,
                     std::vector<std::pair<uint32_t, ValType>> locals = {}) {
   Module m;
-  m.types.push_back({std::move(params), std::move(results)});
+  m.types.push_back(FuncType{std::move(params), std::move(results)});
   m.functions.push_back(0);
   code.push_back(0x0B);
   m.code.push_back({std::move(locals), Expr{std::move(code)}});

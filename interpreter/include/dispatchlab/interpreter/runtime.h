@@ -12,6 +12,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -22,6 +23,7 @@
 
 #include "dispatchlab/interpreter/linker.h"
 #include "dispatchlab/interpreter/module.h"
+#include "dispatchlab/interpreter/types.h"
 
 namespace dlab::wasm {
 
@@ -203,11 +205,49 @@ struct TagInst {
   uint32_t payload_slots = 0;  // the parameters' slots
 };
 // An exception: its tag and payload values (in slots, v128 taking two). exnref is its address.
-// Exceptions live as long as their runtime (no collector yet: WebAssembly 3.0 part 2's GC).
+// Exceptions are the collector's (GcHeap): one no root reaches any more is freed.
 struct ExnInst {
   const TagInst* tag = nullptr;
   std::vector<uint64_t> payload;
+  bool gc_mark = false;
 };
+
+// A GC object (struct or array instance): this header, then its fields (at the byte offsets of
+// its Rtt) or its elements (length of them, Rtt::elem_bytes each). 16 bytes, so payloads are
+// 16-byte aligned. A free cell of the heap has rtt null.
+struct GcObject {
+  const Rtt* rtt;
+  uint32_t length;  // arrays
+  uint32_t flags;   // bit 0: marked (during a collection)
+};
+static_assert(sizeof(GcObject) == 16);
+
+// How a reference sits in its slot. 0 is null in every hierarchy. funcref: a FuncInst*; exnref:
+// an ExnInst*; anyref, eqref, structref, arrayref and defined struct and array types: a GcObject*
+// (8-byte aligned), an i31 as (value << 1) | 1, or an internalised host reference; externref: a
+// host reference (n << 2) | 2, or an externalised anyref. any.convert_extern and
+// extern.convert_any change nothing: the two encodings never collide.
+namespace ref {
+constexpr uint64_t host(uint64_t n) { return n << 2 | 2; }
+constexpr bool is_host(uint64_t v) { return (v & 3) == 2; }
+constexpr uint64_t host_number(uint64_t v) { return v >> 2; }
+constexpr uint64_t i31(uint32_t x) { return static_cast<uint64_t>(x & 0x7FFFFFFFu) << 1 | 1; }
+constexpr bool is_i31(uint64_t v) { return v & 1; }
+constexpr bool is_object(uint64_t v) { return v != 0 && (v & 7) == 0; }  // in the any hierarchy
+inline const GcObject* object(uint64_t v) { return reinterpret_cast<const GcObject*>(v); }
+}  // namespace ref
+
+// What the collector did (Runtime::gc_stats): collections and the time in them, what was
+// allocated and freed, and what is live now. Bytes are objects' (and exceptions') sizes.
+struct GcStats {
+  uint64_t collections = 0;
+  uint64_t collect_ns = 0;
+  uint64_t objects_allocated = 0, bytes_allocated = 0;
+  uint64_t objects_freed = 0, bytes_freed = 0;
+  uint64_t live_bytes = 0, peak_live_bytes = 0;
+  uint64_t heap_limit = 0;  // ~0: none
+};
+class GcHeap;
 
 struct TableInst {
   TableType type;
@@ -249,6 +289,7 @@ using ExternMap = std::map<std::string, ExternVal>;
 struct Instance {
   Module module;
   std::vector<uint32_t> type_ids;  // canonical id of each type index
+  const TypeStore* types = nullptr;  // the runtime's, where those ids are
   std::vector<FuncInst*> funcs;
   std::vector<TableInst*> tables;
   std::vector<MemoryInst*> memories;
@@ -329,9 +370,20 @@ class Runtime {
   TagInst* tag(FuncType type);
 
   uint32_t type_id(const FuncType& t);
+  // Every canonical type of this runtime's instances (types.h).
+  const TypeStore& types() const { return types_; }
+  // The GC heap: its limit in bytes (objects and exceptions; allocation past it, even after a
+  // collection, traps with "out of memory"), a collection now, what the collector did. The
+  // results an invocation returns stay valid until the next invocation collects; pin a
+  // reference the host keeps longer (a root until unpinned).
+  void set_heap_limit(uint64_t bytes);
+  void collect();
+  GcStats gc_stats() const;
+  void pin(uint64_t ref);
+  void unpin(uint64_t ref);
   // A value type with its module type index (if any) replaced by the canonical type id of that
-  // type, so that types from two modules compare; `self`: the index of the type being defined.
-  static ValType canonical_type(const Instance& inst, ValType t, uint32_t self = ~0u);
+  // type, so that types from two modules compare.
+  static ValType canonical_type(const Instance& inst, ValType t);
 
   // Limits of the machine that runs code: operand-stack slots and call depth. Exceeding either
   // traps with "call stack exhausted".
@@ -356,9 +408,10 @@ class Runtime {
   std::deque<std::unique_ptr<MemoryInst>> memories_;
   std::deque<std::unique_ptr<GlobalInst>> globals_;
   std::deque<std::unique_ptr<TagInst>> tags_;
-  std::deque<std::unique_ptr<ExnInst>> exceptions_;                 // every exception thrown (no collector yet)
+  TypeStore types_;
+  std::unique_ptr<GcHeap> heap_;
+  std::multiset<uint64_t> pinned_;
   std::map<const uint64_t*, const FuncInst*> catch_code_;          // functions with catch ranges, by code address
-  std::map<std::pair<std::vector<ValType>, std::vector<ValType>>, uint32_t> type_ids_;
   std::unique_ptr<Machine> machine_;
   std::vector<uint64_t> op_counts_, pair_counts_;  // the counting engine's tables, when enabled
   // The outermost invocation's trampoline (call f, halt) and function: they outlive a suspension.
@@ -366,6 +419,8 @@ class Runtime {
   FuncInst* invoked_ = nullptr;
   bool deadline_ticker_ = false;  // this runtime holds the epoch ticker running
   std::vector<Value> finish(FuncInst* f, const uint64_t* results, bool nested);
+  TagInst* new_tag(FuncType type, uint32_t type_id);
+  void mark_roots(const uint64_t* sp);
 };
 
 }  // namespace dlab::wasm
