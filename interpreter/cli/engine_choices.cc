@@ -1,5 +1,7 @@
 #include "engine_choices.h"
 
+#include <fmt/format.h>
+
 #include "dispatchlab/interpreter/runtime.h"
 #include "dispatchlab/interpreter/wasi.h"
 
@@ -50,6 +52,26 @@ std::string join(const std::vector<std::string>& names, const char* separator) {
   std::string out;
   for (const auto& n : names) out += (out.empty() ? "" : separator) + n;
   return out;
+}
+
+CLI::Option* add_heap_limit_option(CLI::App* app, uint64_t& bytes) {
+  return app
+      ->add_option("--heap-limit", bytes,
+                   "limit the GC heap (struct and array objects, exceptions) to BYTES: a collection runs before an "
+                   "allocation would pass it, and if that frees too little the program traps with \"out of memory\" "
+                   "(default 0: no limit; collections run as the heap doubles)")
+      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40) & CLI::Validator(
+                  [](std::string& s) {
+                    uint64_t v = std::stoull(s);
+                    return v != 0 && v < 65536 ? std::string("a limit below 64 KiB (65536) leaves no room to run") : std::string();
+                  },
+                  "0 or >= 65536"))
+      ->capture_default_str();
+}
+
+std::string gc_summary(const wasm::GcStats& s) {
+  return fmt::format("{} collections, {:.3f} ms in the collector, {} objects ({:.1f} MB) allocated, peak live {:.1f} KB",
+                     s.collections, s.collect_ns / 1e6, s.objects_allocated, s.bytes_allocated / 1e6, s.peak_live_bytes / 1e3);
 }
 
 }  // namespace dlab::cli

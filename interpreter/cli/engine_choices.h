@@ -7,6 +7,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "dispatchlab/interpreter/runtime.h"
+
 namespace dlab::cli {
 
 std::vector<std::string> dispatch_choices(bool with_all = false);   // this build's modes ("all" first when asked)
@@ -16,6 +18,11 @@ std::vector<std::string> lowering_choices();                        // every tec
 std::string default_lowering();                                     // every technique: "fold+fuse+super"
 // --clock's check: real or fixed:NS (wasm::parse_clock's rule and message).
 CLI::Validator clock_validator();
+// --heap-limit BYTES (run, bench): the GC heap's limit, 64 KiB to 1 TiB; 0 (the default) leaves
+// it unlimited. Past it an allocation the collector cannot make room for traps "out of memory".
+CLI::Option* add_heap_limit_option(CLI::App* app, uint64_t& bytes);
+// "N collections, X ms in the collector, ..." for --gc-stats.
+std::string gc_summary(const wasm::GcStats& s);
 // "a, b, c" / "a,b,c".
 std::string join(const std::vector<std::string>& names, const char* separator = ", ");
 

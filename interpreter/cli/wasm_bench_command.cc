@@ -47,10 +47,16 @@ namespace {
 struct KernelSize {
   const char* name;
   uint32_t size;
+  uint32_t quick = 0;  // --quick's size (0: a quarter of `size`)
 };
-constexpr KernelSize kWorkloads[] = {{"fib", 27},        {"sieve", 1000000},     {"sort", 40000},       {"crc32", 2000000},
+constexpr KernelSize kWorkloads[] = {{"fib", 27, 24},    {"sieve", 1000000},     {"sort", 40000},       {"crc32", 2000000},
                                    {"mandel", 150},    {"bytecode", 300000},   {"matmul", 100},       {"biquad", 150000},
                                    {"bulkmem", 10000}, {"vdispatch", 600000},  {"statemach", 500000}, {"coremix", 3000}};
+// `--suite 3.0`: the exports of interpreter/workloads/features30.wat (GC, call_ref, exceptions,
+// relaxed SIMD), whose sizes are not linear in their work: gc_trees' is a tree depth (10: 135,854
+// struct.new per call), the matmuls' the matrix order (64 is an eighth of 128's work).
+constexpr KernelSize kWorkloads30[] = {{"gc_trees", 10, 8},   {"vtable", 2000000, 500000}, {"exn_parser", 32, 8},
+                                       {"matmul_relaxed", 128, 64}, {"matmul_f32", 128, 64}};
 
 // One workload of a bench: an export taking one i32 (its size) and returning a checksum. Generated
 // ones (the D-binop family) count their work in instructions and have no native build.
@@ -63,7 +69,9 @@ struct Workload {
 
 // The same kernels compiled natively into dlab (interpreter/workloads/kernels.c with DLAB_NATIVE).
 extern "C" {
-#define DLAB_NATIVE_KERNELS(X) X(fib) X(sieve) X(sort) X(crc32) X(mandel) X(bytecode) X(matmul) X(biquad) X(bulkmem) X(vdispatch) X(statemach) X(coremix)
+// (and interpreter/workloads/features30_native.c: the 3.0 workloads' C counterparts)
+#define DLAB_NATIVE_KERNELS(X) X(fib) X(sieve) X(sort) X(crc32) X(mandel) X(bytecode) X(matmul) X(biquad) X(bulkmem) X(vdispatch) X(statemach) X(coremix) \
+  X(gc_trees) X(vtable) X(exn_parser) X(matmul_relaxed) X(matmul_f32)
 #define DLAB_DECLARE(name) uint32_t dlab_native_##name(uint32_t);
 DLAB_NATIVE_KERNELS(DLAB_DECLARE)
 #undef DLAB_DECLARE
@@ -77,11 +85,12 @@ NativeKernel native_kernel(const std::string& name) {
   return nullptr;
 }
 
-std::string default_module() {
-  // Built next to the dlab binary (interpreter/workloads/kernels.wasm in the build tree).
+// Built next to the dlab binary (interpreter/workloads/<file> in the build tree): kernels.wasm
+// (C for wasm32-wasi), features30.wasm (features30.wat, assembled by binaryen's wasm-as).
+std::string default_module(const char* file = "kernels.wasm") {
   std::error_code ec;
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return (exe.parent_path() / "interpreter" / "workloads" / "kernels.wasm").string();
+  return (exe.parent_path() / "interpreter" / "workloads" / file).string();
 }
 
 // One dispatch mode's runtime with the module instantiated and its reactor initialised.
@@ -90,6 +99,7 @@ struct Prepared {
   wasm::Instance* inst = nullptr;
   wasm::WasiOptions wasi;
   std::map<std::string, uint32_t> checksums;  // workload -> the checksum its checking call returned
+  uint64_t calls = 0;                         // timed calls so far (warm-up included)
 };
 
 // An engine of the bench: a dispatch mode with a stack placement, and its case-name suffix.
@@ -102,10 +112,12 @@ struct Engine {
   std::string baseline;  // with several budgets: the same engine with the first budget (its ratio's pair)
 };
 
-std::unique_ptr<Prepared> prepare(const std::string& path, const wasm::Module& m, const Engine& e, uint64_t clock_step_ns) {
+std::unique_ptr<Prepared> prepare(const std::string& path, const wasm::Module& m, const Engine& e, uint64_t clock_step_ns,
+                                  uint64_t heap_limit) {
   auto p = std::make_unique<Prepared>();
   p->rt = std::make_unique<wasm::Runtime>(e.mode, e.placement, e.budget);
   p->rt->set_lowering(e.lowering);
+  if (heap_limit) p->rt->set_heap_limit(heap_limit);
   // A budget that is counted but never reached: the bench measures what counting costs. The
   // deadline engine gets a deadline a day away, so the epoch ticker runs as it would in use.
   if (e.budget == wasm::Budget::kDeadline) p->rt->set_deadline(std::chrono::hours(24));
@@ -183,6 +195,8 @@ struct BenchOptions {
   // Every mode of this build, switch (the first) the baseline; every technique.
   std::string module, workloads, dispatch = join(dispatch_choices(), ","), variants = "sp", lowerings = default_lowering(), name = "wasm", dbinop;
   std::string budgets = "none";
+  std::string suite = "kernels";  // kernels (kernels.c) or 3.0 (features30.wat)
+  uint64_t heap_limit = 0;
   std::vector<std::string> peers;
   uint64_t peer_calls = 5;
   double peer_timeout = 600;
@@ -212,6 +226,10 @@ std::vector<Peer> check_bench_options(const BenchOptions& o, const CLI::App& cmd
   if (o.peers.empty())
     for (const char* opt : {"--peer-calls", "--peer-timeout"})
       if (given(opt)) throw CLI::ValidationError(opt, "applies only with --peer");
+  if (o.suite == "3.0") {
+    if (!o.peers.empty()) throw CLI::ValidationError("--peer", "runs the kernels' WASI command module: not with --suite 3.0");
+    if (given("--dbinop")) throw CLI::ValidationError("--dbinop", "generates its own module: not with --suite 3.0");
+  }
   if (given("--workloads") && split_commas(o.workloads).empty())
     throw CLI::ValidationError("--workloads", "an empty list (leave the option out for every workload)");
   if (given("--dbinop")) {
@@ -326,16 +344,19 @@ void plan_bench(BenchOptions& o, const CLI::App& cmd, BenchPlan& plan) {
   if (o.quick) apply_quick_protocol(&cmd, o.protocol);
   const bool small = o.quick || o.valgrind;  // cachegrind runs ~50x slower
   if (cmd.count("--dbinop")) plan_dbinop(o, plan, small);
+  const bool suite30 = o.suite == "3.0";
+  if (suite30 && !cmd.count("--module")) o.module = default_module("features30.wasm");
   plan.module = read_bench_module(o.module);
   plan.engines = choose_engines(o, plan.not_built);
   if (!plan.scratch) {
+    std::vector<KernelSize> table(suite30 ? std::begin(kWorkloads30) : std::begin(kWorkloads), suite30 ? std::end(kWorkloads30) : std::end(kWorkloads));
     std::vector<std::string> workload_names;
-    for (const auto& w : kWorkloads) workload_names.push_back(w.name);
+    for (const auto& w : table) workload_names.push_back(w.name);
     std::vector<std::string> wanted = choose_from(o.workloads, workload_names, "--workloads");
-    for (const auto& w : kWorkloads)
+    for (const auto& w : table)
       if (std::find(wanted.begin(), wanted.end(), w.name) != wanted.end())
-        // fib's cost grows exponentially with its size, not linearly: its quick size is 24
-        plan.workloads.push_back({w.name, !small ? w.size : std::string(w.name) == "fib" ? 24u : std::max<uint32_t>(1, w.size / 4)});
+        // a size whose cost is not linear (fib's, a tree depth, a matrix order) has its own quick size
+        plan.workloads.push_back({w.name, !small ? w.size : w.quick ? w.quick : std::max<uint32_t>(1, w.size / 4)});
   }
   plan.command_module = (std::filesystem::path(default_module()).parent_path() / "kernels_cmd.wasm").string();
   if (!plan.peers.empty() && !std::filesystem::exists(plan.command_module))
@@ -347,7 +368,7 @@ void plan_bench(BenchOptions& o, const CLI::App& cmd, BenchPlan& plan) {
 std::vector<std::unique_ptr<Prepared>> prepare_engines(const BenchOptions& o, const BenchPlan& plan) {
   std::vector<std::unique_ptr<Prepared>> prepared;
   for (const auto& e : plan.engines) {
-    prepared.push_back(prepare(o.module, plan.module, e, wasm::parse_clock(o.clock)));
+    prepared.push_back(prepare(o.module, plan.module, e, wasm::parse_clock(o.clock), o.heap_limit));
     if (o.valgrind) break;  // cachegrind runs `dlab wasm run`; one instance checks the exports
   }
   // One call each, too: a workload that traps is found before a run directory exists. Its
@@ -399,9 +420,11 @@ std::vector<Variant> workload_cases(const BenchRun& run, const std::vector<std::
     if (mi == 0) checksum = got;
     else if (got != checksum)
       throw std::runtime_error(fmt::format("{}: {} returned {:#x}, {} returned {:#x}", w.name, modes[mi].name, got, modes[0].name, checksum));
-    wasm::Runtime* rt = p->rt.get();
     variants.push_back({fmt::format("{}/{}", w.name, modes[mi].name),
-                        [rt, f, args] { rt->invoke(f, args); },
+                        [p, f, args] {
+                          p->rt->invoke(f, args);
+                          ++p->calls;
+                        },
                         w.instructions_per_size ? static_cast<double>(w.size) * static_cast<double>(w.instructions_per_size) : 1,
                         w.instructions_per_size ? "instruction" : "call",
                         {{"workload", w.name},
@@ -553,8 +576,21 @@ void run_workload_group(BenchRun& run, const std::vector<std::unique_ptr<Prepare
   auto progress = [&](int done, int total, const std::string& v) {
     if (tty) fmt::print(stderr, "\r[wasm bench] {}/{} {:<10} sample {}/{} {:<22}", wi + 1, run.plan.workloads.size(), w.name, done, total, v);
   };
+  std::vector<std::pair<uint64_t, wasm::GcStats>> before;
+  for (const auto& p : prepared) before.push_back({p->calls, p->rt->gc_stats()});
   run.last = run_protocol(run.o.protocol, run.meter, variants, progress);
   if (tty) fmt::print(stderr, "\r{:<100}\r", "");
+  // What the collector did per call, over every timed call of each engine (warm-up included):
+  // collections, and wall time in the collector (steady_clock around each collection).
+  for (size_t mi = 0; mi < prepared.size(); ++mi) {
+    uint64_t calls = prepared[mi]->calls - before[mi].first;
+    wasm::GcStats s = prepared[mi]->rt->gc_stats();
+    if (!calls) continue;
+    variants[mi].params["gc_collections_per_call"] = fmt::format("{:.4g}", double(s.collections - before[mi].second.collections) / calls);
+    variants[mi].params["gc_ns_per_call"] = fmt::format("{:.4g}", double(s.collect_ns - before[mi].second.collect_ns) / calls);
+    variants[mi].params["gc_bytes_per_call"] = fmt::format("{:.4g}", double(s.bytes_allocated - before[mi].second.bytes_allocated) / calls);
+    variants[mi].params["heap_limit"] = run.o.heap_limit ? std::to_string(run.o.heap_limit) : "";
+  }
   auto t = experiment_tables(run.run_id, run.o.name, run.last, variants, run.machine);
   print_group(t);
   run.all.summary.append(t.summary);
@@ -578,6 +614,9 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
   o->module = default_module();
   std::string names;
   for (const auto& w : kWorkloads) names += (names.empty() ? "" : ",") + std::string(w.name);
+  names += " (--suite kernels), or of: ";
+  for (const auto& w : kWorkloads30) names += std::string(w.name) + (&w == std::end(kWorkloads30) - 1 ? "" : ",");
+  names += " (--suite 3.0)";
   cmd->add_option("--module", o->module, "the workload module (built from interpreter/workloads/kernels.c)")->capture_default_str();
   cmd->add_option("--workloads", o->workloads, "comma-separated subset of: " + names);
   cmd->add_option("--dispatch", o->dispatch, "comma-separated dispatch modes; the first is the baseline")->capture_default_str();
@@ -609,7 +648,14 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
           },
           "NAME"))
       ->capture_default_str();
-  cmd->add_flag("--quick", o->quick, "a quarter of each workload's size, 5 samples, 1 warm-up round");
+  cmd->add_flag("--quick", o->quick, "a quarter of each workload's size (fib 24, gc_trees 8, the 3.0 matmuls 64), 5 samples, 1 warm-up round");
+  cmd->add_option("--suite", o->suite,
+                  "the workloads: kernels (interpreter/workloads/kernels.c for wasm32-wasi) or 3.0 (features30.wat: gc_trees, GC "
+                  "binary trees; vtable, call_ref through a four-way vtable; exn_parser, 4,096 statements a quarter of which "
+                  "throw; matmul_relaxed, f32x4.relaxed_madd, beside matmul_f32), each with its native C counterpart")
+      ->check(CLI::IsMember({"kernels", "3.0"}))
+      ->capture_default_str();
+  add_heap_limit_option(cmd, o->heap_limit);
   cmd->add_option("--dbinop", o->dbinop,
                   "instead of the kernels: the D-binop family, one generated loop per D (e.g. 5,9,13,...,45): D+1 i32 binops "
                   "back to back with D distinct consecutive pairs; values per wasm instruction, params binop_pairs");

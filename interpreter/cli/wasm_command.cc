@@ -158,6 +158,8 @@ void add_run_command(CLI::App& cmd, bool profile) {
     std::string clock = "real";
     std::string budget;  // empty: from --fuel / --deadline, else none
     uint64_t fuel = 0, deadline_ms = 0, refills = 0;
+    uint64_t heap_limit = 0;
+    bool gc_stats = false;
   };
   auto o = std::make_shared<Options>();
   if (profile) {
@@ -198,6 +200,8 @@ void add_run_command(CLI::App& cmd, bool profile) {
                                          "cachegrind runs N and 2N calls and keeps the difference")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1'000'000'000}))
       ->capture_default_str();
+  add_heap_limit_option(run, o->heap_limit);
+  run->add_flag("--gc-stats", o->gc_stats, "after the run, say on stderr what the collector did (collections, time, allocation)");
   run->add_option("--clock", o->clock,
                   "real (the host's clocks) or fixed:NS: every WASI clock read advances NS nanoseconds, so a program that "
                   "sizes its work by the clock (CoreMark) runs the same iterations in every engine")
@@ -239,7 +243,17 @@ void add_run_command(CLI::App& cmd, bool profile) {
       throw CLI::ValidationError(budget == wasm::Budget::kNone ? "--placement" : "--budget", why);
     wasm::Runtime rt(mode, place, budget);
     rt.set_lowering(*wasm::parse_lowering(o->lowering));
+    if (o->heap_limit) rt.set_heap_limit(o->heap_limit);
     if (profile) rt.enable_profile();
+    // Said however the run ends (a trap, an exit), if asked for.
+    struct GcReport {
+      const wasm::Runtime& rt;
+      bool on;
+      ~GcReport() {
+        if (!on) return;
+        fmt::print(stderr, "dlab: gc: {}\n", gc_summary(rt.gc_stats()));
+      }
+    } gc_report{rt, o->gc_stats};
     wasm::WasiOptions wasi;
     wasi.args.push_back(std::filesystem::path(o->file).filename().string());
     if (o->invoke.empty()) wasi.args.insert(wasi.args.end(), o->args.begin(), o->args.end());
