@@ -14,7 +14,7 @@ from pathlib import Path
 from .figures import all_figures
 from .knee import dbinop_knees, kcopy_knees
 from .results import CASE_COLUMN, PLACEMENT_PARAM, Run, latest_runs, load_run, parse_params, pick_cycles, with_case
-from .tables import (MODEL_COLUMNS, VALGRIND_COLUMNS, WASM_COLUMNS, WASM_VALGRIND_COLUMNS, budgets_markdown, counters_markdown, length_sweep_table, lowering_markdown,
+from .tables import (MODEL_COLUMNS, VALGRIND_COLUMNS, WASM_COLUMNS, WASM_VALGRIND_COLUMNS, budgets_markdown, counters_markdown, gc_markdown, length_sweep_table, lowering_markdown,
                      markdown_table, model_interpreter_markdown, placements_markdown, rfc_change_table, summary_markdown,
                      unavailable_markdown, wide_markdown)
 
@@ -121,6 +121,9 @@ def experiment_markdown(exp) -> str:
                       "`native` is the same C compiled with clang -O2, timed in the same rounds.\n",
                       wide_markdown(sub, pick_cycles(sub)[0], WASM_COLUMNS,
                                     reference=native if (with_case(sub)["case"] == native).any() else None)]
+            gc = gc_markdown(sub)
+            if gc:
+                parts += ["\nThe collector in the same calls (collections and steady-clock time inside them, per call):\n", gc]
         return "\n".join(parts)
     if exp.name.startswith("wasm") and exp.name.endswith("_valgrind"):
         return ("Per call of the workload's export, from cachegrind runs of N and 2N calls (deterministic; decoding, "

@@ -427,3 +427,26 @@ def budgets_markdown(run) -> str | None:
             "every branch and call; `fuel` keeps the counter in a handler argument, `fuel_machine` in the machine; "
             "`deadline` compares an epoch a 1 ms timer thread bumps. No budget is reached while timed.\n\n"
             + markdown_table(header + [f"{b} vs {first}" for b in header_budgets], rows))
+
+
+def gc_markdown(summary: pd.DataFrame) -> str | None:
+    """What the collector did per call in each engine (`dlab wasm bench` rows' gc_* params: over
+    every timed call, warm-up included), beside the call's own time, so its share is read off. None
+    when no engine collected (a workload that allocates nothing, or one below the first trigger)."""
+    summary = with_case(summary)
+    rows = []
+    for case in dict.fromkeys(summary["case"]):
+        sub = summary[summary["case"] == case]
+        p = parse_params(sub.iloc[0].params)
+        if "gc_collections_per_call" not in p:
+            continue
+        collections, gc_ns = float(p["gc_collections_per_call"]), float(p["gc_ns_per_call"])
+        clock = sub[(sub["metric"] == "task_clock") & (sub["n"] > 0)]
+        call_ns = float(clock.iloc[0]["median"]) if len(clock) else float("nan")
+        share = f"{100 * gc_ns / call_ns:.1f}%" if call_ns == call_ns and call_ns > 0 else ""
+        rows.append([case, f"{collections:.3g}", f"{gc_ns / 1e6:.3g}", f"{float(p['gc_bytes_per_call']) / 1e6:.3g}", share,
+                     p.get("heap_limit") or "none"])
+    if not rows or all(r[1] == "0" for r in rows):
+        return None
+    return markdown_table(["case", "collections / call", "ms in the collector / call", "MB allocated / call",
+                           "collector share of task-clock", "heap limit (bytes)"], rows)
