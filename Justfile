@@ -47,6 +47,9 @@ rfc: build
     if command -v node >/dev/null; then peers=(--peer "node=node --no-warnings tools/wasi-run.mjs {module} {workload} {size} {calls}"); else echo "(no node here: the V8 peer is left out)"; fi
     {{dlab}} wasm bench --quick --run-dir "$run" "${peers[@]}"
     {{dlab}} wasm bench --valgrind --run-dir "$run"
+    echo "== the WebAssembly 3.0 workloads (GC binary trees, call_ref vtable, exception parser, relaxed-SIMD matmul) beside native, with the collector's cost, and under cachegrind"
+    {{dlab}} wasm bench --quick --suite 3.0 --dispatch tail,tail_pn,goto,switch --name wasm30 --run-dir "$run"
+    {{dlab}} wasm bench --valgrind --suite 3.0 --dispatch tail,tail_pn --name wasm30 --run-dir "$run"
     echo "== the call path (host to wasm, wasm to host, calls, call_indirect, call_ref, across instances, instantiation) in every dispatch mode"
     {{dlab}} wasm bench --quick --calls --run-dir "$run"
     echo "== the call path under cachegrind (instructions per call: tail, tail_pn)"
@@ -78,6 +81,8 @@ models: build
     {{dlab}} models --valgrind --run-dir "$run"
     {{dlab}} wasm bench --run-dir "$run"
     {{dlab}} wasm bench --valgrind --run-dir "$run"
+    {{dlab}} wasm bench --suite 3.0 --name wasm30 --run-dir "$run"
+    {{dlab}} wasm bench --valgrind --suite 3.0 --dispatch tail,tail_pn --name wasm30 --run-dir "$run"
     {{dlab}} wasm bench --variants vec,sp,sp_wt,sp_wb,sp_spill --dispatch tail,goto --lowerings plain --name wasm_variants --run-dir "$run"
     {{dlab}} wasm bench --valgrind --placements vec,sp,sp_wt,sp_wb,sp_spill --dispatch tail --lowerings plain --name wasm_variants --run-dir "$run"
     {{dlab}} wasm bench --lowerings plain,fold,fuse,super,fold+fuse,fold+fuse+super --dispatch tail_pn,goto --variants sp_wt --name wasm_lowering --run-dir "$run"

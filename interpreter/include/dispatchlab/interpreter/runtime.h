@@ -364,6 +364,12 @@ class Runtime {
 
   // Host objects (the spec tests' `spectest` module, WASI).
   FuncInst* host_function(FuncType type, HostFunction fn);
+  // A host function or tag of a canonical function type (canonical_ids): one that matches a
+  // module's import of a type in a recursive group or with a supertype.
+  FuncInst* host_function(uint32_t type_id, HostFunction fn);
+  TagInst* tag(uint32_t type_id);
+  // A validated module's types made canonical in this runtime (what instantiation will give them).
+  std::vector<uint32_t> canonical_ids(const Module& m) { return types_.add(m.types); }
   TableInst* table(TableType type);
   MemoryInst* memory(Limits limits);
   GlobalInst* global(GlobalType type, uint64_t lo, uint64_t hi = 0);
