@@ -28,8 +28,11 @@ def test_every_built_engine_runs_with_equal_checksums_and_the_missing_one_is_nam
     run = load_run(run_dir)
     df = with_params(run.experiments["wasm_variants"].summary)
     engines = set(zip(df["dispatch"], df["variant"]))
-    assert engines == {("tail", "vec"), ("tail", "sp"), ("tail", "sp_wt"), ("tail", "sp_wb"), ("tail", "sp_spill"), ("goto", "vec"), ("goto", "sp"),
-                       ("goto", "sp_wt"), ("goto", "sp_wb"), ("native", "native")}
+    # A default build leaves out the goto engines beyond sp (slow to compile; -DDLAB_ALL_ENGINES=ON builds them): each
+    # one left out is named as such.
+    goto_built = {p for p in ("vec", "sp_wt", "sp_wb") if f"not run: goto x {p} is not built in this build" not in stderr}
+    assert engines == {("tail", "vec"), ("tail", "sp"), ("tail", "sp_wt"), ("tail", "sp_wb"), ("tail", "sp_spill"), ("goto", "sp"),
+                       ("native", "native")} | {("goto", p) for p in goto_built}
     assert "not run: goto x sp_spill is not built" in stderr
     sidecar = run.experiments["wasm_variants"].sidecar
     assert any("goto x sp_spill" in why for why in sidecar["not_built"])

@@ -274,7 +274,13 @@ std::string engine_unavailable(Dispatch d, Placement p, Budget b) {
                        dispatch_name(d), placement_name(p), budget_name(b), budget_name(b), rows.empty() ? "none" : rows);
   }
   if (!e) return fmt::format("{} x {} is not in interpreter/include/dispatchlab/interpreter/engines.def", dispatch_name(d), placement_name(p));
-  if (!e->op_words()) return fmt::format("dispatch mode {} needs clang's preserve_none (x86-64 or AArch64)", dispatch_name(d));
+  if (!e->op_words()) {
+    if (d == Dispatch::kGoto)
+      return fmt::format("{} x {} is not built in this build: the computed-goto engines beyond sp take minutes each to compile, "
+                         "so a default build leaves them out (configure with -DDLAB_ALL_ENGINES=ON)",
+                         dispatch_name(d), placement_name(p));
+    return fmt::format("dispatch mode {} needs clang's preserve_none (x86-64 or AArch64)", dispatch_name(d));
+  }
   return "";
 }
 
