@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <new>
 
 namespace dlab::wasm {
@@ -15,7 +16,16 @@ uint64_t* next_link(GcObject* cell) { return reinterpret_cast<uint64_t*>(reinter
 
 GcHeap::~GcHeap() {
   for (auto& [key, c] : chunks_) std::free(c.base);
-  for (ExnInst* e : exceptions_) delete e;
+}
+
+ExnInst* GcHeap::exception_at(uint64_t word) const {
+  if (word == 0 || exn_ranges_.empty()) return nullptr;
+  auto it = std::upper_bound(exn_ranges_.begin(), exn_ranges_.end(), std::make_pair(static_cast<uintptr_t>(word), ~uintptr_t{0}));
+  if (it == exn_ranges_.begin()) return nullptr;
+  --it;
+  if (word >= it->second || (word - it->first) % sizeof(ExnInst) != 0) return nullptr;
+  auto* e = reinterpret_cast<ExnInst*>(word);
+  return e->tag ? e : nullptr;  // a free one is no exception
 }
 
 GcObject* GcHeap::object_at(uint64_t word) const {
@@ -69,6 +79,14 @@ bool GcHeap::make_room(uint64_t bytes, const uint64_t* sp) noexcept {
   return limit_ == kUnlimited || stats_.live_bytes + bytes <= limit_;
 }
 
+void GcHeap::count_allocation(uint64_t bytes) {
+  ++stats_.objects_allocated;
+  stats_.bytes_allocated += bytes;
+  stats_.live_bytes += bytes;
+  stats_.peak_live_bytes = std::max(stats_.peak_live_bytes, stats_.live_bytes);
+  since_collect_ += bytes;
+}
+
 GcObject* GcHeap::allocate(const Rtt* rtt, uint64_t bytes, uint32_t length, const uint64_t* sp) noexcept {
   bytes = (bytes + 15) / 16 * 16;
   if (bytes > (1ull << 32) - kChunkBytes || !make_room(bytes, sp)) return nullptr;
@@ -83,11 +101,7 @@ GcObject* GcHeap::allocate(const Rtt* rtt, uint64_t bytes, uint32_t length, cons
   auto* o = static_cast<GcObject*>(p);
   o->rtt = rtt;
   o->length = length;
-  ++stats_.objects_allocated;
-  stats_.bytes_allocated += bytes;
-  stats_.live_bytes += bytes;
-  stats_.peak_live_bytes = std::max(stats_.peak_live_bytes, stats_.live_bytes);
-  since_collect_ += bytes;
+  count_allocation(bytes);
   return o;
 }
 
@@ -95,15 +109,21 @@ ExnInst* GcHeap::new_exception(const TagInst* tag, const uint64_t* payload, uint
   uint64_t bytes = sizeof(ExnInst) + slots * sizeof(uint64_t);
   if (!make_room(bytes, sp)) return nullptr;
   try {
-    auto* e = new ExnInst;
+    if (exn_free_.empty()) {
+      // The free list can then hold every exception: a sweep's push_back never allocates.
+      exn_free_.reserve((exn_blocks_.size() + 1) * kExnBlock);
+      auto block = std::make_unique<ExnInst[]>(kExnBlock);
+      auto begin = reinterpret_cast<uintptr_t>(block.get());
+      exn_ranges_.insert(std::upper_bound(exn_ranges_.begin(), exn_ranges_.end(), std::make_pair(begin, uintptr_t{0})),
+                         {begin, begin + kExnBlock * sizeof(ExnInst)});
+      for (size_t k = kExnBlock; k-- > 0;) exn_free_.push_back(&block[k]);
+      exn_blocks_.push_back(std::move(block));
+    }
+    ExnInst* e = exn_free_.back();
+    e->payload.assign(payload, payload + slots);  // may throw: then the exception stays free
     e->tag = tag;
-    e->payload.assign(payload, payload + slots);
-    exceptions_.insert(e);
-    ++stats_.objects_allocated;
-    stats_.bytes_allocated += bytes;
-    stats_.live_bytes += bytes;
-    stats_.peak_live_bytes = std::max(stats_.peak_live_bytes, stats_.live_bytes);
-    since_collect_ += bytes;
+    exn_free_.pop_back();
+    count_allocation(bytes);
     return e;
   } catch (...) {
     return nullptr;
@@ -118,11 +138,9 @@ void GcHeap::mark(uint64_t word) {
     }
     return;
   }
-  if (word == 0 || (word & 7) != 0 || exceptions_.empty()) return;
-  auto it = exceptions_.find(reinterpret_cast<ExnInst*>(word));
-  if (it != exceptions_.end() && !(*it)->gc_mark) {
-    (*it)->gc_mark = true;
-    exn_work_.push_back(*it);
+  if (ExnInst* e = exception_at(word); e && !e->gc_mark) {
+    e->gc_mark = true;
+    exn_work_.push_back(e);
   }
 }
 
@@ -183,20 +201,22 @@ void GcHeap::sweep() {
       ++it;
     }
   }
-  for (auto it = exceptions_.begin(); it != exceptions_.end();) {
-    ExnInst* e = *it;
-    if (e->gc_mark) {
-      e->gc_mark = false;
-      ++it;
-      continue;
+  for (const auto& block : exn_blocks_)
+    for (size_t k = 0; k < kExnBlock; ++k) {
+      ExnInst& e = block[k];
+      if (!e.tag) continue;
+      if (e.gc_mark) {
+        e.gc_mark = false;
+        continue;
+      }
+      uint64_t bytes = sizeof(ExnInst) + e.payload.size() * sizeof(uint64_t);
+      ++stats_.objects_freed;
+      stats_.bytes_freed += bytes;
+      stats_.live_bytes -= bytes;
+      e.tag = nullptr;
+      e.payload.clear();  // its capacity stays, for the next exception
+      exn_free_.push_back(&e);  // within the capacity new_exception reserved
     }
-    uint64_t bytes = sizeof(ExnInst) + e->payload.size() * sizeof(uint64_t);
-    ++stats_.objects_freed;
-    stats_.bytes_freed += bytes;
-    stats_.live_bytes -= bytes;
-    delete e;
-    it = exceptions_.erase(it);
-  }
 }
 
 void GcHeap::collect(const uint64_t* sp) noexcept {
@@ -211,7 +231,8 @@ void GcHeap::collect(const uint64_t* sp) noexcept {
     exn_work_.clear();
     for (auto& [key, c] : chunks_)
       for (uint32_t k = 0; k < c.used; ++k) reinterpret_cast<GcObject*>(c.base + static_cast<uint64_t>(k) * c.cell)->flags &= ~1u;
-    for (ExnInst* e : exceptions_) e->gc_mark = false;
+    for (const auto& block : exn_blocks_)
+      for (size_t k = 0; k < kExnBlock; ++k) block[k].gc_mark = false;
     return;
   }
   sweep();

@@ -17,7 +17,7 @@
 // entries, which make the top's slot current before they run (placement.h's DLW_TOP_FLUSH).
 //
 // Allocation: 16-byte size classes up to kMaxSmall from 256 KiB chunks (bump, then each class's
-// free list after a sweep); larger objects alone. A collection runs when the bytes allocated since
+// free list after a sweep); larger objects alone; exceptions from blocks of their own, reused. A collection runs when the bytes allocated since
 // the last one pass max(kMinTrigger, the live bytes it left) or when an allocation would pass the
 // limit; if even after it the allocation would pass the limit, allocation fails (the handler traps
 // "out of memory").
@@ -25,8 +25,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "dispatchlab/interpreter/runtime.h"
@@ -78,7 +78,14 @@ class GcHeap {
   std::unordered_map<uintptr_t, Chunk> chunks_;  // by base >> kChunkShift (a large one: its first)
   std::vector<Chunk*> current_;                   // per size class: the chunk it bumps from
   std::vector<GcObject*> free_;                   // per size class: free cells (linked through +8)
-  std::unordered_set<ExnInst*> exceptions_;
+  // Exceptions live in blocks of kExnBlock, reused: a free one has tag null and keeps its payload's
+  // capacity, so a program that throws in a loop allocates nothing from the host once warm. The
+  // blocks' address ranges, sorted, say whether a stack word is an exception.
+  static constexpr size_t kExnBlock = 256;
+  std::vector<std::unique_ptr<ExnInst[]>> exn_blocks_;
+  std::vector<std::pair<uintptr_t, uintptr_t>> exn_ranges_;  // [begin, end) per block, sorted
+  std::vector<ExnInst*> exn_free_;
+  ExnInst* exception_at(uint64_t word) const;
   std::vector<GcObject*> work_;
   std::vector<ExnInst*> exn_work_;
   uint64_t limit_ = kUnlimited;
@@ -90,6 +97,7 @@ class GcHeap {
   void trace();
   void sweep();
   bool make_room(uint64_t bytes, const uint64_t* sp) noexcept;
+  void count_allocation(uint64_t bytes);
 };
 
 }  // namespace dlab::wasm

@@ -18,15 +18,18 @@
 
 namespace dlab::wasm::test_support {
 
-// WebAssembly 3.0 text (GC, exnref): assembled by binaryen's wasm-as through tools/assemble-wat
-// (wabt stops short of them).
-inline Module assemble_3_0(const std::string& wat) {
+// `wat` assembled by `assembler` (an argument vector in which "{in}" and "{out}" stand for the
+// text and binary files), decoded and validated.
+inline Module assemble_with(std::vector<std::string> assembler, const std::string& wat, const char* what) {
   namespace fs = std::filesystem;
-  fs::path dir = fs::temp_directory_path() / fmt::format("dlab-wat3-{}", getpid());
+  fs::path dir = fs::temp_directory_path() / fmt::format("dlab-wat-{}", getpid());
   fs::create_directories(dir);
   std::ofstream(dir / "m.wat") << wat;
-  if (!run_process({DLAB_ASSEMBLE_WAT, (dir / "m.wat").string(), (dir / "m.wasm").string()}).ok())
-    throw std::runtime_error("tools/assemble-wat failed on:\n" + wat);
+  for (std::string& a : assembler) {
+    if (a == "{in}") a = (dir / "m.wat").string();
+    if (a == "{out}") a = (dir / "m.wasm").string();
+  }
+  if (!run_process(assembler).ok()) throw std::runtime_error(std::string(what) + " failed on:\n" + wat);
   std::ifstream in(dir / "m.wasm", std::ios::binary);
   std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   fs::remove_all(dir);
@@ -35,19 +38,12 @@ inline Module assemble_3_0(const std::string& wat) {
   return m;
 }
 
+// WebAssembly 3.0 text (GC, exnref): binaryen's wasm-as through tools/assemble-wat (wabt stops
+// short of them).
+inline Module assemble_3_0(const std::string& wat) { return assemble_with({DLAB_ASSEMBLE_WAT, "{in}", "{out}"}, wat, "tools/assemble-wat"); }
+
 inline Module assemble(const std::string& wat) {
-  namespace fs = std::filesystem;
-  fs::path dir = fs::temp_directory_path() / fmt::format("dlab-wat-{}", getpid());
-  fs::create_directories(dir);
-  std::ofstream(dir / "m.wat") << wat;
-  if (!run_process({DLAB_WAT2WASM, "--enable-tail-call", (dir / "m.wat").string(), "-o", (dir / "m.wasm").string()}).ok())
-    throw std::runtime_error("wat2wasm failed on:\n" + wat);
-  std::ifstream in(dir / "m.wasm", std::ios::binary);
-  std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  fs::remove_all(dir);
-  Module m = decode_module(bytes);
-  validate_module(m);
-  return m;
+  return assemble_with({DLAB_WAT2WASM, "--enable-tail-call", "{in}", "-o", "{out}"}, wat, "wat2wasm");
 }
 
 }  // namespace dlab::wasm::test_support
