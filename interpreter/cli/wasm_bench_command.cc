@@ -164,19 +164,20 @@ uint32_t call_workload(const Prepared& p, wasm::FuncInst* f, const std::string& 
 
 // Each case under cachegrind: `dlab wasm run --invoke` with N and with 2N calls, the difference
 // kept (cachegrind_cases.h).
-void run_valgrind(const std::string& module, const std::string& clock, const std::vector<Workload>& workloads, const std::vector<Engine>& modes,
-                  uint64_t n, const std::optional<RunDirectory>& dir, const std::string& experiment) {
+void run_valgrind(const std::string& module, const std::string& clock, uint64_t heap_limit, const std::vector<Workload>& workloads,
+                  const std::vector<Engine>& modes, uint64_t n, const std::optional<RunDirectory>& dir, const std::string& experiment) {
   std::error_code ec;
   std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   std::vector<CachegrindCase> cases;
   for (const auto& w : workloads)
     for (const auto& e : modes)
       cases.push_back({fmt::format("{}/{}", w.name, e.name),
-                       [self, e, w, module, clock](uint64_t calls) {
+                       [self, e, w, module, clock, heap_limit](uint64_t calls) {
                          return std::vector<std::string>{self, "wasm", "run", "--dispatch", wasm::dispatch_name(e.mode), "--placement",
                                                          wasm::placement_name(e.placement), "--budget", wasm::budget_name(e.budget),
-                                                         "--lowering", wasm::lowering_name(e.lowering), "--clock", clock, "--invoke",
-                                                         w.name, "--repeat", std::to_string(calls), module, std::to_string(w.size)};
+                                                         "--lowering", wasm::lowering_name(e.lowering), "--clock", clock, "--heap-limit",
+                                                         std::to_string(heap_limit), "--invoke", w.name, "--repeat", std::to_string(calls),
+                                                         module, std::to_string(w.size)};
                        },
                        {{"workload", w.name}, {"size", std::to_string(w.size)}, {"dispatch", wasm::dispatch_name(e.mode)},
                         {"binop_pairs", w.pairs >= 0 ? std::to_string(w.pairs) : ""},
@@ -184,6 +185,7 @@ void run_valgrind(const std::string& module, const std::string& clock, const std
                         {"lowering", wasm::lowering_name(e.lowering)},
                         {"budget", wasm::budget_name(e.budget)},
                         {"clock", clock},
+                        {"heap_limit", heap_limit ? std::to_string(heap_limit) : ""},
                         {"module", std::filesystem::path(module).filename().string()}},
                        "call",
                        e.baseline.empty() ? std::string() : fmt::format("{}/{}", w.name, e.baseline), n});
@@ -748,7 +750,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
       prepared.clear();
       std::optional<RunDirectory> dir;
       if (!o->no_save) dir = o->out.resolve(this_machine(), experiment_files(o->name + "_valgrind"));
-      run_valgrind(o->module, o->clock, plan.workloads, plan.engines, o->valgrind_calls, dir, o->name + "_valgrind");
+      run_valgrind(o->module, o->clock, o->heap_limit, plan.workloads, plan.engines, o->valgrind_calls, dir, o->name + "_valgrind");
       return;
     }
     std::optional<RunDirectory> dir;
