@@ -417,6 +417,14 @@ ValType Runtime::canonical_type(const Instance& inst, ValType t) { return canoni
 
 uint32_t Runtime::type_id(const FuncType& t) { return types_.add_func(t); }
 
+FuncInst* Runtime::host_function(uint32_t type_id, HostFunction fn) {
+  FuncInst* f = host_function(FuncType(types_.type(type_id)), std::move(fn));
+  f->type_id = type_id;
+  return f;
+}
+
+TagInst* Runtime::tag(uint32_t type_id) { return new_tag(FuncType(types_.type(type_id)), type_id); }
+
 FuncInst* Runtime::host_function(FuncType type, HostFunction fn) {
   auto f = std::make_unique<FuncInst>();
   f->type_id = type_id(type);

@@ -218,3 +218,31 @@ TEST_F(GcEveryEngine, MoreLiveDataThanTheLimitIsAnOutOfMemoryTrap) {
 
 }  // namespace
 }  // namespace dlab::wasm
+
+namespace dlab::wasm {
+namespace {
+
+// Iso-recursive type identity at the host boundary: a function type in a recursive group is not
+// the same type as a lone function type of the same signature, so a host function made from the
+// signature does not match the import, and one made of the module's canonical id does.
+TEST(GcTypes, AnImportOfATypeInARecursiveGroupMatchesOnlyThatCanonicalType) {
+  Module m = test_support::assemble_3_0(R"((module
+    (rec (type $f (func (result i32))) (type $s (struct (field (ref null $s)))))
+    (import "h" "f" (func $imp (type $f)))
+    (func (export "g") (type $f) (call $imp))))");
+  {
+    Runtime rt;
+    HostFunction seven = [](HostCall& c) { c.slots[0] = 7; };
+    rt.register_module("h", {{"f", ExternVal{ExternKind::kFunc, rt.host_function(FuncType{{}, {ValType::kI32}}, seven)}}});
+    EXPECT_THROW(rt.instantiate(m), LinkError);
+  }
+  Runtime rt;
+  std::vector<uint32_t> ids = rt.canonical_ids(m);
+  HostFunction seven = [](HostCall& c) { c.slots[0] = 7; };
+  rt.register_module("h", {{"f", ExternVal{ExternKind::kFunc, rt.host_function(ids.at(0), seven)}}});
+  Instance& inst = rt.instantiate(m);
+  EXPECT_EQ(rt.invoke(inst.exports.at("g").func, {}).at(0).lo, 7u);
+}
+
+}  // namespace
+}  // namespace dlab::wasm
