@@ -6,7 +6,7 @@
 // in an instance or in DecodeError, ValidationError, LinkError, Trap or ImplementationLimit;
 // anything else (a crash, a sanitizer report, another exception, Unsupported for a valid module)
 // is a bug. Every import is satisfied by a host object of the imported type. The GC heap is small
-// (kHeapLimit), so programs that allocate collect while they run.
+// (kHeapLimit, 64 KiB), so programs that allocate collect while they run.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -85,8 +85,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const auto& t : m.tables)
     if (t.limits.min > (1u << 16)) return 0;
   constexpr uint64_t kFuel = 20'000;  // branches and calls per invocation: milliseconds, not forever
-  // A small GC heap, so that fuzzed allocations collect (and exceptions are collected) often.
-  constexpr uint64_t kHeapLimit = 256 * 1024;
+  // A small GC heap (the smallest --heap-limit takes), so that fuzzed allocations collect, and
+  // exceptions are collected, after a couple of thousand small objects.
+  constexpr uint64_t kHeapLimit = 64 * 1024;
   // Every dispatch mode, with the plain lowering and with every technique (fold+fuse): differential,
   // each export's outcome (results or trap message) must be the same in every configuration, so a
   // peephole rewrite that changes meaning aborts here. Fuel is spent per branch and call, which the
