@@ -34,13 +34,15 @@ class ScriptError : public std::runtime_error {
 //   {"type": "module_definition", "filename"} for a `module definition` never instantiated
 //            (decoded and validated only);
 //   expected values {"type": "either", "values": [...]} (any alternative), {"type": "refnull"}
-//            (any null reference) and value "any" for funcref/externref (any non-null reference).
+//            (any null reference) and value "any" for funcref/externref (any non-null reference);
+//            GC's {"type": "anyref"} with "null", a host number (ref.host), or the patterns
+//            "struct", "array", "i31", "eq", "any" (ref.struct ... ref.any).
 nlohmann::json translate_script(const std::vector<sexpr::Node>& script, const std::string& file, const std::filesystem::path& dir);
 nlohmann::json translate_script_file(const std::string& path, const std::filesystem::path& dir);
 
-// The first WebAssembly 3.0 feature this interpreter lacks that the module's bytes use: "memory64",
-// "multi-memory", "GC (part 2)", "exceptions (part 2)", "typed function references", "relaxed
-// SIMD", "extended-const", or "" (none found, or bytes too malformed to tell).
+// What the module's bytes use that this interpreter lacks: "legacy exceptions (not in WebAssembly
+// 3.0)" (try, catch, rethrow, delegate), or "" (none found, or bytes too malformed to tell). Every
+// WebAssembly 3.0 feature is implemented.
 std::string needed_feature(const std::vector<uint8_t>& bytes);
 // The module names the module's imports name, in order, each once (as far as the bytes read).
 std::vector<std::string> import_module_names(const std::vector<uint8_t>& bytes);
