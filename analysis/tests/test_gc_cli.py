@@ -31,6 +31,11 @@ def test_binary_trees_under_a_heap_limit_collect_and_too_small_a_limit_is_out_of
     assert oom.returncode == 1 and "trap: out of memory" in oom.stderr, oom.stderr
     bad = run(dlab_bin, "wasm", "run", "--heap-limit", "100", "--invoke", "gc_trees", features30(dlab_bin), "14")
     assert bad.returncode == 2 and "below 64 KiB" in bad.stderr, bad.stderr
+    for text in ("abc", "1e9", "-5", "64k"):
+        bad = run(dlab_bin, "wasm", "run", "--heap-limit", text, "--invoke", "gc_trees", features30(dlab_bin), "14")
+        assert bad.returncode == 2 and "is not a number of bytes" in bad.stderr, (text, bad.stderr)
+    bad = run(dlab_bin, "wasm", "run", "--heap-limit", str(2**40 + 1), "--invoke", "gc_trees", features30(dlab_bin), "14")
+    assert bad.returncode == 2 and "above 1 TiB" in bad.stderr, bad.stderr
 
 
 def test_the_3_0_suite_checks_every_engine_against_native_and_reports_the_collector(dlab_bin, tmp_path):

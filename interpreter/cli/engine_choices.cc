@@ -1,5 +1,7 @@
 #include "engine_choices.h"
 
+#include <charconv>
+
 #include <fmt/format.h>
 
 #include "dispatchlab/interpreter/runtime.h"
@@ -60,12 +62,17 @@ CLI::Option* add_heap_limit_option(CLI::App* app, uint64_t& bytes) {
                    "limit the GC heap (struct and array objects, exceptions) to BYTES: a collection runs before an "
                    "allocation would pass it, and if that frees too little the program traps with \"out of memory\" "
                    "(default 0: no limit; collections run as the heap doubles)")
-      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40) & CLI::Validator(
-                  [](std::string& s) {
-                    uint64_t v = std::stoull(s);
-                    return v != 0 && v < 65536 ? std::string("a limit below 64 KiB (65536) leaves no room to run") : std::string();
-                  },
-                  "0 or >= 65536"))
+      ->check(CLI::Validator(
+          [](std::string& s) {
+            // Strictly a whole decimal number: "1e9", "-5" or "64k" would otherwise read as something else.
+            uint64_t v = 0;
+            auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+            if (ec != std::errc() || end != s.data() + s.size()) return std::string("'" + s + "' is not a number of bytes");
+            if (v > (uint64_t{1} << 40)) return std::string("above 1 TiB (1099511627776)");
+            if (v != 0 && v < 65536) return std::string("a limit below 64 KiB (65536) leaves no room to run");
+            return std::string();
+          },
+          "BYTES: 0 or 65536..2^40"))
       ->capture_default_str();
 }
 

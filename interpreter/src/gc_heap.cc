@@ -186,7 +186,8 @@ void GcHeap::sweep() {
       stats_.live_bytes -= c.cell;
       // Poisoned: a reference the collector missed reads 0xDB bytes, not plausible old fields
       // (the tests check fields after collections; a missed root shows as a wrong value).
-      std::memset(reinterpret_cast<uint8_t*>(o) + 8, 0xDB, c.cell - 8);
+      // (A large object goes back to the host whole: nothing to poison.)
+      if (!c.large) std::memset(reinterpret_cast<uint8_t*>(o) + 8, 0xDB, c.cell - 8);
       o->rtt = nullptr;
       if (!c.large) {
         size_t cls = c.cell / 16 - 1;

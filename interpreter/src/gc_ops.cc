@@ -21,13 +21,8 @@ uint64_t* fail(Machine* m, const char* why) {
 }
 
 // A value's slots (one, or two for v128, low half first) as `bytes` bytes of storage.
-void store_value(uint8_t* at, const uint64_t* slots, uint32_t bytes) {
-  if (bytes == 16) {
-    std::memcpy(at, slots, 16);
-  } else {
-    std::memcpy(at, slots, bytes);  // little-endian: the low bytes of the slot
-  }
-}
+// (little-endian: a packed or 32-bit value is its slot's low bytes; v128 its two slots in order)
+void store_value(uint8_t* at, const uint64_t* slots, uint32_t bytes) { std::memcpy(at, slots, bytes); }
 uint32_t value_slots(uint32_t bytes) { return bytes == 16 ? 2 : 1; }
 
 GcObject* new_array(Machine* m, const Rtt* t, uint64_t n, const uint64_t* sp) {

@@ -725,13 +725,13 @@ class Lowerer {
   static ValType unpacked(const FieldType& f) { return f.packed == Packed::kNone ? f.type : ValType::kI32; }
   // The access handler for a storage type's size (and sign, packed): get_ops[k] for size 1, 2, 4,
   // 8, 16 (k = 0..4), the packed ones signed or not.
-  static Op access(const FieldType& f, uint32_t bytes, bool is_signed, std::array<Op, 7> gets) {
+  static Op access(uint32_t bytes, bool is_signed, const std::array<Op, 7>& gets) {
     switch (bytes) {
       case 1: return is_signed ? gets[0] : gets[1];
       case 2: return is_signed ? gets[2] : gets[3];
       case 4: return gets[4];
       case 8: return gets[5];
-      default: (void)f; return gets[6];
+      default: return gets[6];
     }
   }
   void gc(BinaryReader& r) {
@@ -759,11 +759,11 @@ class Lowerer {
         const Rtt* t = rtt(x);
         if (sub == 5) {
           pop(2);
-          emit(access(f, t->field_sizes.at(i), false, kStructSets));
+          emit(access(t->field_sizes.at(i), false, kStructSets));
         } else {
           pop();
           push(unpacked(f));
-          emit(access(f, t->field_sizes.at(i), sub == 3, kStructGets));
+          emit(access(t->field_sizes.at(i), sub == 3, kStructGets));
         }
         word(t->field_offsets.at(i));
         return;
@@ -796,11 +796,11 @@ class Lowerer {
         uint32_t bytes = rtt(x)->elem_bytes;
         if (sub == 14) {
           pop(3);
-          emit(access(f, bytes, false, kArraySets));
+          emit(access(bytes, false, kArraySets));
         } else {
           pop(2);
           push(unpacked(f));
-          emit(access(f, bytes, sub == 12, kArrayGets));
+          emit(access(bytes, sub == 12, kArrayGets));
         }
         return;
       }

@@ -491,15 +491,10 @@ std::pair<uint64_t, uint64_t> eval_const(Machine& m, const Instance& inst, const
   };
   auto gc = [&](GcOpFn fn, uint64_t a, uint64_t b, uint32_t values) {
     uint64_t ip[4] = {0, 0, a, b};
-    size_t popped = 0;
-    for (uint32_t k = 0; k < values; ++k) {
-      popped += widths.back();
-      widths.pop_back();
-    }
+    for (uint32_t k = 0; k < values; ++k) widths.pop_back();  // the function pops their slots
     slots.resize(slots.size() + 2);  // room for the result
     uint64_t* sp = fn(&m, ip, slots.data() + slots.size() - 2);
     if (!sp) throw Trap(m.trap);
-    (void)popped;
     slots.resize(static_cast<size_t>(sp - slots.data()));
     widths.push_back(1);
   };
