@@ -37,6 +37,22 @@ std::vector<std::string> lowering_choices() {
 
 std::string default_lowering() { return wasm::lowering_name(wasm::Lowering{}); }
 
+std::vector<std::string> ir_choices() {
+  std::vector<std::string> out;
+  for (auto ir : wasm::irs()) out.push_back(wasm::ir_name(ir));
+  return out;
+}
+
+CLI::Option* add_ir_option(CLI::App* app, std::string& ir) {
+  return app
+      ->add_option("--ir", ir,
+                   "the IR the lowering writes: stack (operand-stack code, every placement) or register (each instruction names "
+                   "the frame slots of its operands and result: local.get/set/tee and most stack traffic disappear; built for "
+                   "the sp placement)")
+      ->check(CLI::IsMember(ir_choices()))
+      ->capture_default_str();
+}
+
 CLI::Validator clock_validator() {
   return CLI::Validator(
       [](std::string& t) {

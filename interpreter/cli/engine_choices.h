@@ -16,6 +16,9 @@ std::vector<std::string> placement_choices(bool with_all = false);  // every pla
 std::vector<std::string> budget_choices();                           // none, fuel, fuel_machine, deadline
 std::vector<std::string> lowering_choices();                        // every technique set, "plain" first
 std::string default_lowering();                                     // every technique: "fold+fuse+super"
+std::vector<std::string> ir_choices();                              // stack, register
+// --ir IR (run, profile, spec, bench): which IR the lowering writes (runtime.h's Ir).
+CLI::Option* add_ir_option(CLI::App* app, std::string& ir);
 // --clock's check: real or fixed:NS (wasm::parse_clock's rule and message).
 CLI::Validator clock_validator();
 // --heap-limit BYTES (run, bench): the GC heap's limit, 64 KiB to 1 TiB; 0 (the default) leaves

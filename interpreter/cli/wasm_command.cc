@@ -150,7 +150,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
                                            "one export with --invoke. Program arguments go after the module (after `--` when they "
                                            "start with '-')");
   struct Options {
-    std::string file, invoke, dispatch = "tail", variant = "sp", lowering = default_lowering(), json;
+    std::string file, invoke, dispatch = "tail", variant = "sp", lowering = default_lowering(), ir = "stack", json;
     std::vector<std::string> args, env;
     uint64_t repeat = 1;
     size_t top = 15;
@@ -177,6 +177,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
         ->capture_default_str();
   }
   run->add_option("--lowering", o->lowering, wasm::lowering_help())->check(CLI::IsMember(lowering_choices()))->capture_default_str();
+  add_ir_option(run, o->ir);
   if (!profile) {
     auto* fuel = run->add_option("--fuel", o->fuel,
                                  "bound the run: it may make N branches and calls (the fuel engine; --budget fuel_machine keeps "
@@ -241,8 +242,11 @@ void add_run_command(CLI::App& cmd, bool profile) {
     if (o->refills && !o->fuel && !o->deadline_ms) throw CLI::ValidationError("--refills", "needs --fuel or --deadline");
     if (std::string why = wasm::engine_unavailable(mode, place, budget); !why.empty())
       throw CLI::ValidationError(budget == wasm::Budget::kNone ? "--placement" : "--budget", why);
+    wasm::Lowering lowering = *wasm::parse_lowering(o->lowering);
+    lowering.ir = *wasm::parse_ir(o->ir);
+    if (std::string why = wasm::ir_unavailable(lowering.ir, place); !why.empty()) throw CLI::ValidationError("--ir", why);
     wasm::Runtime rt(mode, place, budget);
-    rt.set_lowering(*wasm::parse_lowering(o->lowering));
+    rt.set_lowering(lowering);
     if (o->heap_limit) rt.set_heap_limit(o->heap_limit);
     if (profile) rt.enable_profile();
     // Said however the run ends (a trap, an exit), if asked for.
@@ -392,6 +396,7 @@ void add_wasm_command(CLI::App& app) {
   auto only = std::make_shared<std::string>();
   auto lowering = std::make_shared<std::string>(default_lowering());
   auto budget = std::make_shared<std::string>("none");
+  auto ir = std::make_shared<std::string>("stack");
   spec->add_option("--stage", *stage,
                    "decode; validate (also the validator); link (also import resolution, register, assert_unlinkable); "
                    "execute (everything: instantiation, actions, every assertion)")
@@ -406,6 +411,7 @@ void add_wasm_command(CLI::App& app) {
   spec->add_option("--lowering", *lowering, "execute stage: " + wasm::lowering_help())
       ->check(CLI::IsMember(lowering_choices()))
       ->capture_default_str();
+  add_ir_option(spec, *ir);
   spec->add_option("--budget", *budget,
                    "execute stage: " + join(budget_choices()) + " (a budgeted engine, its budget never reached: counting must change no result)")
       ->check(CLI::IsMember(budget_choices()))
@@ -420,7 +426,7 @@ void add_wasm_command(CLI::App& app) {
   spec->add_option("--modules-out", *modules_out,
                    "instead of running: write every module of the suite's .bin.wast scripts into this (new or empty) folder as "
                    "<script>-<n>.wasm, e.g. to seed the fuzzer (`just fuzz`)");
-  spec->callback([suite, verbose, stage, dispatch, variant, only, lowering, budget, modules_out] {
+  spec->callback([suite, verbose, stage, dispatch, variant, only, lowering, budget, ir, modules_out] {
     if (!modules_out->empty()) {
       size_t n = wasm::write_suite_modules(*suite, *only, *modules_out);
       fmt::print(stderr, "wrote {} modules into {}\n", n, *modules_out);
@@ -448,7 +454,9 @@ void add_wasm_command(CLI::App& app) {
     for (auto mode : modes)
       for (auto place : places) {
         // A pair that cannot exist is said, not silently dropped; asked for alone, it is an error.
-        if (std::string why = wasm::engine_unavailable(mode, place, bud); !why.empty()) {
+        std::string why = wasm::engine_unavailable(mode, place, bud);
+        if (why.empty() && st == wasm::SpecStage::kExecute) why = wasm::ir_unavailable(*wasm::parse_ir(*ir), place);
+        if (!why.empty()) {
           if (modes.size() == 1 && places.size() == 1) throw CLI::ValidationError("--placement", why);
           fmt::print("== not run: {} ==\n\n", why);
           continue;
@@ -460,12 +468,14 @@ void add_wasm_command(CLI::App& app) {
       int passed = 0, failed = 0, errors = 0;
       std::map<std::string, int> skipped;
       std::map<std::string, int> skipped_files;  // reason -> files with such skips
-      std::string engine = fmt::format("{} dispatch, {} placement, {} lowering{}", wasm::dispatch_name(mode), wasm::placement_name(place),
-                                       *lowering, bud == wasm::Budget::kNone ? "" : fmt::format(", {} budget", wasm::budget_name(bud)));
+      std::string engine = fmt::format("{} dispatch, {} placement, {} lowering, {} IR{}", wasm::dispatch_name(mode), wasm::placement_name(place),
+                                       *lowering, *ir, bud == wasm::Budget::kNone ? "" : fmt::format(", {} budget", wasm::budget_name(bud)));
+      wasm::Lowering spec_lowering = *wasm::parse_lowering(*lowering);
+      spec_lowering.ir = *wasm::parse_ir(*ir);
       if (st == wasm::SpecStage::kExecute) fmt::print("== {} ==\n", engine);
       for (const auto& f : wasm::spec_files(*suite)) {
         if (!only->empty() && f.find(*only) == std::string::npos) continue;
-        auto r = wasm::run_spec_file(f, st, mode, place, *wasm::parse_lowering(*lowering), bud);
+        auto r = wasm::run_spec_file(f, st, mode, place, spec_lowering, bud);
         int sk = 0;
         for (const auto& [why, n] : r.skipped) {
           skipped[why] += n;

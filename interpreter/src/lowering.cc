@@ -48,6 +48,36 @@ struct RewriteTable {
 };
 constexpr RewriteTable kRewrites;
 
+// The register IR's compare-and-branch for a register compare just written: per op, the fused
+// forms its `_r` or `_k` form becomes when a branch on its result follows (i32.eqz's `_r` form
+// becomes br_unless_r / br_if_r, the sense flipped).
+struct RegisterBranches {
+  struct Pair {
+    Op when_true = Op::kCount, when_false = Op::kCount;
+  };
+  std::array<Pair, static_cast<size_t>(Op::kCount)> of{};
+  constexpr RegisterBranches() {
+    for (const FormsOf& e : kForms) {
+      if (e.forms.rr_br_if == Op::kCount) continue;
+      for (const SimpleOp& s : kSimpleOps)
+        if (s.op == e.op) {
+          of[static_cast<size_t>(s.reg)] = {e.forms.rr_br_if, e.forms.rr_br_unless};
+          of[static_cast<size_t>(s.reg_k)] = {e.forms.rk_br_if, e.forms.rk_br_unless};
+        }
+    }
+    of[static_cast<size_t>(Op::i32_eqz_r)] = {Op::br_unless_r, Op::br_if_r};
+  }
+  const Pair& operator[](Op op) const { return of[static_cast<size_t>(op)]; }
+};
+constexpr RegisterBranches kRegisterBranches;
+
+// A signature all of whose operands and results take one slot (no v128): the register forms'.
+constexpr bool one_slot_signature(const char* sig) {
+  for (const char* p = sig; *p; ++p)
+    if (*p == 'v') return false;
+  return true;
+}
+
 ValType type_letter(char c) {
   switch (c) {
     case 'i': return ValType::kI32;
@@ -85,10 +115,16 @@ class Lowerer {
     Op op;
     size_t at;  // its op word's index in code_
   };
+  // Register IR: where an operand-stack value is (see the register IR section below).
+  struct Loc {
+    enum Kind : uint8_t { kHome, kLocal, kConst } kind = kHome;
+    uint32_t home = 0;   // its own slot: the operand stack's, at its static height
+    uint64_t value = 0;  // kLocal: the local's slot; kConst: the constant's bits
+  };
 
  public:
   Lowerer(Instance& inst, FuncInst& f, const FunctionBody& body, const uint64_t* words, Lowering lowering)
-      : inst_(inst), f_(f), body_(body), words_(words), lowering_(lowering) {}
+      : inst_(inst), f_(f), body_(body), words_(words), lowering_(lowering), reg_(lowering.ir == Ir::kRegister) {}
 
   void run() {
     uint64_t declared = f_.type.params.size();
@@ -102,6 +138,7 @@ class Lowerer {
     f_.local_slots = height_ - f_.param_slots;
     f_.result_slots = slots_of(f_.type.results);
     max_height_ = height_;
+    sp_at_ = height_;  // a call leaves the stack pointer above the callee's locals
     Ctl fn;
     fn.results = f_.type.results;
     fn.height_base = height_;
@@ -123,6 +160,7 @@ class Lowerer {
   void push(ValType t) {
     if (dead()) return;
     types_.push_back(t);
+    locs_.push_back({Loc::kHome, height_, 0});
     height_ += slots_of(t);
     if (height_ > max_height_) max_height_ = height_;
   }
@@ -133,6 +171,8 @@ class Lowerer {
     if (dead() || types_.empty()) return ValType::kI32;
     ValType t = types_.back();
     types_.pop_back();
+    popped_ = locs_.back();
+    locs_.pop_back();
     height_ -= slots_of(t);
     return t;
   }
@@ -150,6 +190,9 @@ class Lowerer {
   void label() {
     if (lowering_.super) superinstructions();
     window_.clear();
+    // Branches may arrive here from anywhere: where the stack pointer is, is not known (register IR).
+    sp_at_ = kUnknownHeight;
+    last_result_ = SIZE_MAX;
   }
   // super: left to right, each pair of consecutive instructions with a superinstruction becomes it
   // (the first's op word rewritten; the second's words stay in place, skipped by the handler, so no
@@ -227,6 +270,7 @@ class Lowerer {
   // still 0: (instruction start, offset word). fuse: `cmp; br` -> `cmp_br`, `cmp_ri c; br` ->
   // `cmp_ri_br c`, and `i32.eqz; br_if` -> `br_unless` (and the reverse), then perhaps fused.
   std::pair<size_t, size_t> branch_on_top(bool when_true) {
+    if (reg_) return register_branch(popped_, when_true);
     if (lowering_.fuse) {
       if (last(1) != nullptr && window_.back().op == Op::i32_eqz) {
         window_.pop_back();
@@ -280,6 +324,10 @@ class Lowerer {
   }
   void enter(uint8_t kind, std::vector<ValType> params, std::vector<ValType> results) {
     if (kind == 0x04) pop();
+    // Register IR: every value below the label (its parameters too) in its own slot first, so that
+    // every path reaching the label finds them there; an `if`'s condition stays as it is.
+    const Loc condition = popped_;
+    if (reg_ && !dead()) materialize_all();
     Ctl c;
     c.kind = kind;
     c.live_at_start = !dead();
@@ -293,7 +341,10 @@ class Lowerer {
     c.results = std::move(results);
     c.loop_pc = code_.size();
     if (kind == 0x03) label();
-    if (kind == 0x04 && c.live_at_start) c.else_fixup = branch_on_top(false);
+    if (kind == 0x04 && c.live_at_start) {
+      popped_ = condition;
+      c.else_fixup = branch_on_top(false);
+    }
     ctls_.push_back(std::move(c));
     push(ctls_.back().params);
   }
@@ -301,6 +352,7 @@ class Lowerer {
   void else_() {
     Ctl& c = ctls_.back();
     if (c.live_at_start) {
+      if (reg_ && !c.dead) materialize_all();
       if (!c.dead) {
         size_t at = emit(Op::br);
         word(0);
@@ -311,6 +363,7 @@ class Lowerer {
       label();
       c.dead = false;
       types_.resize(c.type_base);
+      locs_.resize(c.type_base);
       height_ = c.height_base;
     }
     c.kind = 0x05;
@@ -333,6 +386,7 @@ class Lowerer {
     }
     size_t range = SIZE_MAX;
     if (!dead()) {
+      if (reg_) materialize_all();
       label();  // the range begins at an instruction boundary that no rewrite crosses
       range = f_.catches.size();
       CatchRange cr;
@@ -354,6 +408,7 @@ class Lowerer {
   }
 
   void end() {
+    if (reg_ && !dead()) materialize_all();  // the label's values in their slots on this path too
     Ctl c = std::move(ctls_.back());
     if (c.try_range != SIZE_MAX) f_.catches[c.try_range].end = code_.size();
     if (c.else_fixup) patch(*c.else_fixup, code_.size());
@@ -361,14 +416,18 @@ class Lowerer {
     for (const auto& [range, clause] : c.catch_fixups) f_.catches[range].clauses[clause].target = code_.size();
     label();
     if (c.kind == 0) {
-      emit(Op::return_);
-      word(f_.result_slots);
+      if (reg_) register_return(c.height_base, true);
+      else {
+        emit(Op::return_);
+        word(f_.result_slots);
+      }
       ctls_.pop_back();
       return;
     }
     ctls_.pop_back();
     if (c.live_at_start) {
       types_.resize(c.type_base);
+      locs_.resize(c.type_base);
       height_ = c.height_base;
       push(c.results);
     }
@@ -519,7 +578,18 @@ class Lowerer {
     }
   }
 
+  // Register IR: an instruction with a register form is written in it; any other runs in its
+  // stack form, with every pending value in its slot and the stack pointer at the height it
+  // expects (sp_at when it is elsewhere), which it then leaves at its own.
   void body(uint8_t op, BinaryReader& r) {
+    if (!reg_ || dead()) return stack_body(op, r);
+    if (register_body(op, r)) return;
+    stack_form();
+    stack_body(op, r);
+    sp_at_ = dead() ? kUnknownHeight : height_;
+  }
+
+  void stack_body(uint8_t op, BinaryReader& r) {
     const bool live = !dead();
     switch (op) {
       case 0x00: emit(Op::unreachable); mark_dead(); return;
@@ -706,6 +776,258 @@ class Lowerer {
     const SimpleOp* s = find_simple_op(op);
     if (!s) throw Unsupported(fmt::format("opcode {:#04x} has no handler (module not validated?)", op));
     table_op(r, *s);
+  }
+
+  // ---- the register IR (Lowering::ir; handlers.def's register forms) ----
+  // An operand-stack value is in its own slot (kHome, at its static height), or pending: a local
+  // (local.get wrote nothing) or a constant, read from there by the instruction that consumes it.
+  // A pending value is written to its slot (materialised) where something needs it there: a label,
+  // a stack-form instruction, a local.set of the local it reads.
+  uint32_t slot_of(const Loc& l) const { return l.kind == Loc::kLocal ? static_cast<uint32_t>(l.value) : l.home; }
+  void materialize(Loc& l) {
+    if (l.kind == Loc::kHome) return;
+    emit(l.kind == Loc::kLocal ? Op::copy_r : Op::const_r);
+    word(l.home);
+    word(l.value);
+    l.kind = Loc::kHome;
+  }
+  void materialize_all() {
+    for (Loc& l : locs_) materialize(l);
+  }
+  void sync_sp(uint32_t height) {
+    if (sp_at_ == height) return;
+    emit(Op::sp_at);
+    word(height);
+    sp_at_ = height;
+  }
+  // Before a stack-form instruction: its operands in their slots, the stack pointer above them.
+  void stack_form() {
+    materialize_all();
+    sync_sp(height_);
+    last_result_ = SIZE_MAX;
+  }
+  // The result word of a register instruction just written, if the value `l` is what it wrote.
+  bool just_written(const Loc& l) const {
+    return l.kind == Loc::kHome && last_result_ != SIZE_MAX && last_result_ + 1 == code_.size() && code_[last_result_] == l.home &&
+           !window_.empty();
+  }
+  // A branch on condition `c` (popped): a compare (or i32.eqz) just written becomes the compare and
+  // branch, its result word the offset; otherwise br_if_r / br_unless_r on the condition's slot.
+  std::pair<size_t, size_t> register_branch(Loc c, bool when_true) {
+    materialize_all();
+    if (just_written(c)) {
+      const RegisterBranches::Pair& fused = kRegisterBranches[window_.back().op];
+      if (fused.when_true != Op::kCount) {
+        rewrite(window_.back(), when_true ? fused.when_true : fused.when_false);
+        code_.back() = 0;
+        last_result_ = SIZE_MAX;
+        return {window_.back().at, code_.size() - 1};
+      }
+    }
+    materialize(c);
+    size_t at = emit(when_true ? Op::br_if_r : Op::br_unless_r);
+    word(slot_of(c));
+    word(0);
+    last_result_ = SIZE_MAX;
+    return {at, at + 2};
+  }
+  // return, or the function's end label (`at_label`: its values at the function's height `base`,
+  // where every path left them): no result, or one from any slot, without the stack pointer; more
+  // through the stack form.
+  void register_return(uint32_t base, bool at_label) {
+    if (f_.result_slots == 0) {
+      emit(Op::return_);
+      word(0);
+    } else if (f_.type.results.size() == 1 && f_.result_slots == 1) {
+      uint32_t from = base;
+      if (!at_label) {
+        if (locs_.back().kind == Loc::kConst) materialize(locs_.back());
+        from = slot_of(locs_.back());
+      }
+      emit(Op::return_r1);
+      word(from);
+    } else {
+      if (!at_label) materialize_all();
+      sync_sp(at_label ? base + f_.result_slots : height_);
+      emit(Op::return_);
+      word(f_.result_slots);
+    }
+    last_result_ = SIZE_MAX;
+  }
+  // The instructions the register IR writes in its own forms; false (nothing read) for the rest.
+  bool register_body(uint8_t op, BinaryReader& r) {
+    switch (op) {
+      case 0x0C: case 0x0D: {  // br, br_if: without values to move, no stack pointer either
+        BinaryReader probe = r;
+        uint32_t depth = probe.u32();
+        if (op == 0x0C) {
+          if (keep_drop(depth).second) return false;
+          r = probe;
+          materialize_all();
+          size_t at = emit(Op::br);
+          word(0);
+          target(depth, at, at + 1);
+          mark_dead();
+          return true;
+        }
+        ValType t = pop();
+        Loc c = popped_;
+        if (keep_drop(depth).second) {
+          push(t);
+          locs_.back() = c;
+          return false;
+        }
+        r = probe;
+        auto [at, w] = register_branch(c, true);
+        target(depth, at, w);
+        return true;
+      }
+      case 0x0F:
+        register_return(ctls_.front().height_base, false);
+        mark_dead();
+        return true;
+      case 0x1A: pop(); return true;  // drop: nothing to move
+      case 0x1B: case 0x1C: {  // select [a, b, condition, to]
+        if (types_.size() < 3 || slots_of(types_[types_.size() - 2]) != 1) return false;
+        if (op == 0x1C) {
+          r.u32();
+          read_valtype(r);
+        }
+        pop();
+        Loc c = popped_;
+        ValType t = pop();
+        Loc b = popped_;
+        pop();
+        Loc a = popped_;
+        for (Loc* l : {&a, &b, &c}) materialize(*l);
+        uint32_t to = height_;
+        push(t);
+        emit(Op::select_r);
+        word(slot_of(a));
+        word(slot_of(b));
+        word(slot_of(c));
+        last_result_ = code_.size();
+        word(to);
+        return true;
+      }
+      case 0x20: case 0x21: case 0x22: return register_local(op, r);
+      case 0x23: case 0x24: {  // global.get [global, to], global.set [global, from]
+        BinaryReader probe = r;
+        GlobalInst* g = inst_.globals.at(probe.u32());
+        if (slots_of(g->type.type) != 1) return false;
+        r = probe;
+        if (op == 0x23) {
+          uint32_t to = height_;
+          push(g->type.type);
+          emit(Op::global_get_r);
+          word(reinterpret_cast<uint64_t>(g));
+          last_result_ = code_.size();
+          word(to);
+          return true;
+        }
+        pop();
+        Loc v = popped_;
+        materialize(v);
+        emit(Op::global_set_r);
+        word(reinterpret_cast<uint64_t>(g));
+        word(slot_of(v));
+        last_result_ = SIZE_MAX;
+        return true;
+      }
+      case 0x41: case 0x42: case 0x43: case 0x44: {
+        uint64_t bits;
+        ValType t;
+        if (op == 0x41) bits = static_cast<uint32_t>(r.s32()), t = ValType::kI32;
+        else if (op == 0x42) bits = static_cast<uint64_t>(r.s64()), t = ValType::kI64;
+        else if (op == 0x43) {
+          uint32_t b32;
+          std::memcpy(&b32, r.bytes(4), 4);
+          bits = b32, t = ValType::kF32;
+        } else {
+          std::memcpy(&bits, r.bytes(8), 8);
+          t = ValType::kF64;
+        }
+        push(t);
+        locs_.back().kind = Loc::kConst;
+        locs_.back().value = bits;
+        return true;
+      }
+      default: break;
+    }
+    if (op >= 0xFB) return false;  // prefixed instructions: their stack forms
+    const SimpleOp* s = find_simple_op(op);
+    if (!s || s->reg == Op::kCount || !one_slot_signature(s->signature)) return false;
+    if (s->imm == Imm::MEM && (inst_.memories.empty() || memory64(0) || (r.peek() & 0xC0) != 0)) return false;
+    return register_table_op(r, *s);
+  }
+  bool register_local(uint8_t op, BinaryReader& r) {
+    BinaryReader probe = r;
+    uint32_t i = probe.u32();
+    if (slots_of(local_type_.at(i)) != 1) return false;
+    r = probe;
+    uint32_t x = local_slot_[i];
+    if (op == 0x20) {
+      push(local_type_[i]);
+      locs_.back().kind = Loc::kLocal;
+      locs_.back().value = x;
+      return true;
+    }
+    ValType t = pop();
+    Loc v = popped_;
+    bool aliased = false;
+    for (const Loc& l : locs_) aliased |= l.kind == Loc::kLocal && l.value == x;
+    if (!aliased && just_written(v)) {
+      code_[last_result_] = x;  // the result written straight into the local
+    } else {
+      for (Loc& l : locs_)
+        if (l.kind == Loc::kLocal && l.value == x) materialize(l);  // they read the old value
+      if (!(v.kind == Loc::kLocal && v.value == x)) {
+        emit(v.kind == Loc::kConst ? Op::const_r : Op::copy_r);
+        word(x);
+        word(v.kind == Loc::kConst ? v.value : slot_of(v));
+      }
+    }
+    last_result_ = SIZE_MAX;
+    if (op == 0x22) {  // local.tee: the value stays, now the local's
+      push(t);
+      locs_.back().kind = Loc::kLocal;
+      locs_.back().value = x;
+    }
+    return true;
+  }
+  // A declared numeric or memory instruction in its register form: [op, immediates, operand
+  // slots (the last one the constant itself in the _k form), result slot].
+  bool register_table_op(BinaryReader& r, const SimpleOp& s) {
+    const int pops = sig_pops(s.signature), pushes = sig_pushes(s.signature);
+    if (pops < 1 || pops > 2 || pushes > 1 || locs_.size() < static_cast<size_t>(pops)) return false;
+    uint64_t offset = 0;
+    if (s.imm == Imm::MEM) offset = memarg(r).offset;
+    Loc a = locs_[locs_.size() - pops], b = locs_.back();
+    bool k = false;
+    if (pops == 2) {
+      materialize(a);
+      k = b.kind == Loc::kConst;
+      if (!k) materialize(b);
+    } else {
+      k = a.kind == Loc::kConst && s.imm == Imm::MEM;  // a load from a constant address
+      if (!k) materialize(a);
+    }
+    for (int i = 0; i < pops; ++i) pop();
+    uint32_t result = height_;
+    for (const char* p = std::strchr(s.signature, ':') + 1; *p; ++p) push(type_letter(*p));
+    emit(k ? s.reg_k : s.reg);
+    if (s.imm == Imm::MEM) word(offset);
+    if (pops == 1) word(k ? a.value : slot_of(a));
+    else {
+      word(slot_of(a));
+      word(k ? b.value : slot_of(b));
+    }
+    last_result_ = SIZE_MAX;
+    if (pushes) {
+      last_result_ = code_.size();
+      word(result);
+    }
+    return true;
   }
 
   // ---- GC (handlers.def's GC section, gc_ops.cc) ----
@@ -952,6 +1274,15 @@ class Lowerer {
   const uint64_t* words_;
   Lowering lowering_;
   std::vector<Written> window_;  // the instructions written since the last label
+  // Register IR: where each operand-stack value is (beside types_), the last one popped, the
+  // height the stack pointer is at in the running code (kUnknownHeight after a label), and the
+  // result word of the register instruction that ends the stream (SIZE_MAX: none).
+  static constexpr uint32_t kUnknownHeight = UINT32_MAX;
+  bool reg_ = false;
+  std::vector<Loc> locs_;
+  Loc popped_;
+  uint32_t sp_at_ = 0;
+  size_t last_result_ = SIZE_MAX;
   std::vector<uint64_t> code_;
   std::vector<ValType> types_;
   uint32_t height_ = 0, max_height_ = 0;

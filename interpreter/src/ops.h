@@ -39,7 +39,22 @@ struct SimpleOp {
   Imm imm;
   uint8_t align;
   uint8_t lanes;
+  // The register IR's forms (handlers.def's DLW_REGISTER_FORMS): operands from frame slots
+  // (reg), or the last operand an immediate (reg_k); Op::kCount for SIMD.
+  Op reg = Op::kCount, reg_k = Op::kCount;
 };
+
+// A signature's operand counts ("ii:i": 2 pops, 1 push), for the register forms' bodies.
+constexpr int sig_pops(const char* s) {
+  int n = 0;
+  while (s[n] != ':') ++n;
+  return n;
+}
+constexpr int sig_pushes(const char* s) {
+  int n = sig_pops(s) + 1, k = 0;
+  while (s[n + k] != 0) ++k;
+  return k;
+}
 
 #define DLW_LOG2(n) ::dlab::wasm::log2_of(n)
 #define DLW_NONE Imm::NONE, 0, 0
@@ -49,8 +64,8 @@ struct SimpleOp {
 #define DLW_SHUF Imm::SHUF, 0, 32
 inline constexpr SimpleOp kSimpleOps[] = {
 #define OP(name, ...)
-#define NUM(name, opcode, sig, ...) {opcode, Op::name, sig, DLW_NONE},
-#define MEM(name, opcode, sig, imm, ...) {opcode, Op::name, sig, DLW_##imm},
+#define NUM(name, opcode, sig, ...) {opcode, Op::name, sig, DLW_NONE, Op::name##_r, Op::name##_k},
+#define MEM(name, opcode, sig, imm, ...) {opcode, Op::name, sig, DLW_##imm, Op::name##_r, Op::name##_k},
 #define VEC(name, sub, imm, sig, ...) {0xFD000 + sub, Op::name, sig, DLW_##imm},
 #include "handlers.def"
 #undef OP
@@ -79,6 +94,8 @@ struct Forms {
   Op br_if = Op::kCount, br_unless = Op::kCount, ri_br_if = Op::kCount, ri_br_unless = Op::kCount;  // fuse
   Op local_address = Op::kCount;  // fold: a load's address from a local
   Op a64 = Op::kCount;            // the memory64 form of a memory instruction
+  // The register IR's compare and branch (a and b from slots, or b the immediate: rk).
+  Op rr_br_if = Op::kCount, rr_br_unless = Op::kCount, rk_br_if = Op::kCount, rk_br_unless = Op::kCount;
 };
 struct FormsOf {
   Op op;
@@ -90,7 +107,9 @@ inline constexpr FormsOf kForms[] = {
 #define CMPOP(name, opcode, sig, T, expr)                                                                                   \
   {Op::name,                                                                                                                \
    {.ri = Op::name##_ri, .rl = Op::name##_rl, .li = Op::name##_li, .ll = Op::name##_ll, .br_if = Op::name##_br_if,        \
-    .br_unless = Op::name##_br_unless, .ri_br_if = Op::name##_ri_br_if, .ri_br_unless = Op::name##_ri_br_unless}},
+    .br_unless = Op::name##_br_unless, .ri_br_if = Op::name##_ri_br_if, .ri_br_unless = Op::name##_ri_br_unless,   \
+    .rr_br_if = Op::name##_rr_br_if, .rr_br_unless = Op::name##_rr_br_unless, .rk_br_if = Op::name##_rk_br_if,     \
+    .rk_br_unless = Op::name##_rk_br_unless}},
 #define LOADOP(name, opcode, sig, M, T) {Op::name, {.local_address = Op::name##_l, .a64 = Op::name##_a64}},
 #define MEM(name, opcode, sig, imm, ...) {Op::name, {.a64 = Op::name##_a64}},
 #define VMEM(name, sub, imm, sig, ...) {Op::name, {.a64 = Op::name##_a64}},

@@ -125,6 +125,24 @@
 #define DLW_LOCAL_SP_IN
 #define DLW_LOCAL_TOP
 #endif
+// The register IR (lowering.cc; handlers.def's DLW_REGISTER_FORMS) is built where the stack pointer is
+// an argument and no top is cached: its instructions name frame slots and never move `sp`, so the
+// other placements would differ from `sp` only in the stack-form instructions between them.
+#define DLW_REGISTER_IR (DLW_SP_HOME_ARG && DLW_TOP_NONE)
+// Inside a register form, a declared body's NEXT / NEXT_KEEP jump to the form's epilogue instead of
+// dispatching: every mode's NEXT and NEXT_KEEP begin with DLW_REGISTER_EXIT, and every handler
+// (tail modes) or run function (switch, goto) ends with DLW_REGISTER_LABEL, which only the discarded
+// branch names (a form declares its own local label of that name).
+namespace dlab::wasm {
+inline constexpr bool dlw_in_register_form = false;
+}
+#define DLW_REGISTER_EXIT \
+  if constexpr (dlw_in_register_form) goto dlw_register_done; \
+  else
+#define DLW_REGISTER_LABEL \
+  dlw_register_done: __attribute__((unused)); \
+  __builtin_unreachable();
+
 // The budget's counter, when it is an argument, comes last (budget.h).
 #define DLW_P_PARAMS DLW_P_PARAMS0 DLW_B_PARAM
 #define DLW_P_ARGS DLW_P_ARGS0 DLW_B_ARG

@@ -193,6 +193,24 @@ std::vector<Lowering> lowerings() {
   return out;
 }
 
+const char* ir_name(Ir ir) { return ir == Ir::kRegister ? "register" : "stack"; }
+
+std::optional<Ir> parse_ir(std::string_view name) {
+  for (Ir ir : irs())
+    if (name == ir_name(ir)) return ir;
+  return std::nullopt;
+}
+
+std::vector<Ir> irs() { return {Ir::kStack, Ir::kRegister}; }
+
+std::string ir_unavailable(Ir ir, Placement p) {
+  if (ir == Ir::kStack || p == Placement::kSp) return "";
+  return fmt::format("the register IR is built for the sp placement only, not {}: its instructions name frame slots and never "
+                     "move the operand-stack pointer or a cached top, so another placement would differ only in the "
+                     "stack-form instructions between them (use --placement sp, or --ir stack)",
+                     placement_name(p));
+}
+
 std::string lowering_help() {
   std::string out = "the lowering's speed techniques: plain (none), ";
 #define TECHNIQUE(name, help) out += std::string(#name) + " (" + help + "), ";
@@ -645,6 +663,7 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
   for (const auto& d : m.data) inst.datas.push_back(d.bytes);
 
   const uint64_t* words = op_words_;
+  if (std::string why = ir_unavailable(lowering_.ir, placement_); !why.empty()) throw Unsupported(why);
   for (uint32_t i = 0; i < m.code.size(); ++i) lower_function(inst, i, words, lowering_);
   for (size_t i = inst.funcs.size() - m.functions.size(); i < inst.funcs.size(); ++i)
     if (!inst.funcs[i]->catches.empty()) catch_code_[inst.funcs[i]->code.data()] = inst.funcs[i];

@@ -87,10 +87,26 @@ std::string handler_signature(Dispatch d, Placement p, Budget b);
 //         handler), for the pairs tools/superinstructions.py chose from measured pair frequencies
 // Named as a '+'-joined set, "plain" for none: "fold+fuse+super" is every technique (the default).
 // The techniques are the rows of lowerings.def (beside this header): a field each.
+//
+// The IR is a second axis (`--ir`): stack, the operand-stack code every placement runs, or
+// register, where each instruction names the frame slots of its operands and result (locals,
+// stack temporaries at their static heights, constants folded in), so local.get / local.set /
+// local.tee and most operand-stack traffic disappear and a result is written straight into the
+// local that consumes it (wasmi's design). Instructions without a register form run in their stack
+// form, with the stack pointer put where they expect it (lowering.cc). The register IR is built
+// for the sp placement (every dispatch mode and budget): its instructions never move the stack
+// pointer, so the other placements would differ only in the stack-form instructions between them.
+enum class Ir : uint8_t { kStack, kRegister };
+const char* ir_name(Ir ir);
+std::optional<Ir> parse_ir(std::string_view name);
+std::vector<Ir> irs();
+// "" when the engine runs `ir`, else why not.
+std::string ir_unavailable(Ir ir, Placement p);
 struct Lowering {
 #define TECHNIQUE(name, help) bool name = true;
 #include "dispatchlab/interpreter/lowerings.def"
 #undef TECHNIQUE
+  Ir ir = Ir::kStack;
   bool operator==(const Lowering&) const = default;
   static Lowering none();  // "plain"
 };
