@@ -63,6 +63,13 @@ rfc: build
     {{dlab}} wasm bench --valgrind --placements vec,sp,sp_wt,sp_wb,sp_spill --dispatch tail --lowerings plain --name wasm_variants --run-dir "$run"
     echo "== interpreter speed techniques (the lowering's fold, fuse and super, one at a time and together) beside native"
     {{dlab}} wasm bench --quick --lowerings plain,fold,fuse,super,fold+fuse,fold+fuse+super --dispatch tail_pn,goto --variants sp_wt --name wasm_lowering --run-dir "$run"
+    echo "== the IR: stack against register (tail, tail_pn; every technique), on the kernels and, when built (just corpus), the corpus of real programs, and under cachegrind"
+    {{dlab}} wasm bench --quick --irs stack,register --dispatch tail_pn,tail --name wasm_ir --run-dir "$run"
+    {{dlab}} wasm bench --valgrind --irs stack,register --dispatch tail_pn --name wasm_ir --run-dir "$run"
+    if [ -f {{build_dir}}/interpreter/corpus/corpus.wasm ]; then
+      {{dlab}} wasm bench --quick --suite corpus --irs stack,register --dispatch tail_pn,tail --name wasm_corpus --run-dir "$run"
+      {{dlab}} wasm bench --valgrind --suite corpus --irs stack,register --dispatch tail_pn --name wasm_corpus --run-dir "$run"
+    else echo "(the corpus is not built: \`just corpus\` fetches and builds it; left out)"; fi
     echo "== the D-binop family in the interpreter (the handler-pair knee; plain lowering, so every binop stays its own handler)"
     {{dlab}} wasm bench --quick --dbinop 5,9,13,17,21,25,29,33,37,41,45 --dispatch tail,switch --lowerings plain --name wasm_dbinop --run-dir "$run"
     echo "== probes (register budget and handler state placement, into results/probes)"
@@ -86,6 +93,12 @@ models: build
     {{dlab}} wasm bench --variants vec,sp,sp_wt,sp_wb,sp_spill --dispatch tail,goto --lowerings plain --name wasm_variants --run-dir "$run"
     {{dlab}} wasm bench --valgrind --placements vec,sp,sp_wt,sp_wb,sp_spill --dispatch tail --lowerings plain --name wasm_variants --run-dir "$run"
     {{dlab}} wasm bench --lowerings plain,fold,fuse,super,fold+fuse,fold+fuse+super --dispatch tail_pn,goto --variants sp_wt --name wasm_lowering --run-dir "$run"
+    {{dlab}} wasm bench --irs stack,register --dispatch tail_pn,tail,goto,switch --name wasm_ir --run-dir "$run"
+    {{dlab}} wasm bench --valgrind --irs stack,register --dispatch tail_pn,tail --name wasm_ir --run-dir "$run"
+    if [ -f {{build_dir}}/interpreter/corpus/corpus.wasm ]; then
+      {{dlab}} wasm bench --suite corpus --irs stack,register --dispatch tail_pn,tail,goto,switch --name wasm_corpus --run-dir "$run"
+      {{dlab}} wasm bench --valgrind --suite corpus --irs stack,register --dispatch tail_pn,tail --name wasm_corpus --run-dir "$run"
+    else echo "(the corpus is not built: \`just corpus\` fetches and builds it; left out)"; fi
     {{dlab}} wasm bench --dbinop 5,7,9,11,13,15,17,19,21,25,29,33,37,41,45 --dispatch tail,tail_pn,goto,switch --lowerings plain --name wasm_dbinop --run-dir "$run"
     DLAB_BIN="$PWD/{{dlab}}" {{python}} -m dispatchlab_analysis.report "$run"
 
@@ -114,6 +127,12 @@ fuzz SECONDS="60":
     fi
     mkdir -p build/fuzz/crashes
     build/fuzz/wasm_decode_fuzzer -max_total_time={{SECONDS}} -artifact_prefix=build/fuzz/crashes/ "$corpus"
+
+# the corpus of real programs (SQLite, LZ4, Lua from npm packages' C sources; interpreter/corpus/): fetch the sources (into ~/.cache/dispatchlab/corpus), then build corpus.wasm, corpus_cmd.wasm and libdlab_corpus_native.so into build/<preset>/interpreter/corpus/
+corpus:
+    ./tools/fetch-corpus
+    @[ -f {{build_dir}}/build.ninja ] || cmake --preset {{preset}}
+    cmake --build {{build_dir}} --target corpus
 
 # ABI register budget and the handlers' state placement for every target and convention, into results/probes
 probes *ARGS: build

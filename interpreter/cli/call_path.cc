@@ -279,7 +279,7 @@ void run_call_path(const std::vector<CallPathEngine>& engines, const RunProtocol
                           {{"call", g.kind},
                            {"dispatch", wasm::dispatch_name(engines[i].mode)},
                            {"variant", wasm::placement_name(engines[i].placement)},
-                           {"lowering", wasm::lowering_name(engines[i].lowering)},
+                           {"lowering", wasm::lowering_name(engines[i].lowering)}, {"ir", wasm::ir_name(engines[i].lowering.ir)},
                            {"budget", wasm::budget_name(engines[i].budget)},
                            {"calls", std::to_string(count)},
                            {"module", "generated call path"}},

@@ -30,6 +30,7 @@
 #include "call_path.h"
 #include "dbinop.h"
 #include "engine_choices.h"
+#include "corpus_suite.h"
 #include "peers.h"
 #include "dispatchlab/harness/temp_dir.h"
 #include "dispatchlab/harness/result_rows.h"
@@ -175,15 +176,16 @@ void run_valgrind(const std::string& module, const std::string& clock, uint64_t 
                        [self, e, w, module, clock, heap_limit](uint64_t calls) {
                          return std::vector<std::string>{self, "wasm", "run", "--dispatch", wasm::dispatch_name(e.mode), "--placement",
                                                          wasm::placement_name(e.placement), "--budget", wasm::budget_name(e.budget),
-                                                         "--lowering", wasm::lowering_name(e.lowering), "--clock", clock, "--heap-limit",
+                                                         "--lowering", wasm::lowering_name(e.lowering), "--ir", wasm::ir_name(e.lowering.ir), "--clock", clock, "--heap-limit",
                                                          std::to_string(heap_limit), "--invoke", w.name, "--repeat", std::to_string(calls),
                                                          module, std::to_string(w.size)};
                        },
                        {{"workload", w.name}, {"size", std::to_string(w.size)}, {"dispatch", wasm::dispatch_name(e.mode)},
                         {"binop_pairs", w.pairs >= 0 ? std::to_string(w.pairs) : ""},
                         {"variant", wasm::placement_name(e.placement)},
-                        {"lowering", wasm::lowering_name(e.lowering)},
+                        {"lowering", wasm::lowering_name(e.lowering)}, {"ir", wasm::ir_name(e.lowering.ir)},
                         {"budget", wasm::budget_name(e.budget)},
+                        {"corpus_role", corpus_role(w.name)},
                         {"clock", clock},
                         {"heap_limit", heap_limit ? std::to_string(heap_limit) : ""},
                         {"module", std::filesystem::path(module).filename().string()}},
@@ -197,6 +199,7 @@ struct BenchOptions {
   // Every mode of this build, switch (the first) the baseline; every technique.
   std::string module, workloads, dispatch = join(dispatch_choices(), ","), variants = "sp", lowerings = default_lowering(), name = "wasm", dbinop;
   std::string budgets = "none";
+  std::string irs = "stack";
   std::string suite = "kernels";  // kernels (kernels.c) or 3.0 (features30.wat)
   uint64_t heap_limit = 0;
   std::vector<std::string> peers;
@@ -232,6 +235,7 @@ std::vector<Peer> check_bench_options(const BenchOptions& o, const CLI::App& cmd
     if (!o.peers.empty()) throw CLI::ValidationError("--peer", "runs the kernels' WASI command module: not with --suite 3.0");
     if (given("--dbinop")) throw CLI::ValidationError("--dbinop", "generates its own module: not with --suite 3.0");
   }
+  if (o.suite == "corpus" && given("--dbinop")) throw CLI::ValidationError("--dbinop", "generates its own module: not with --suite corpus");
   if (given("--workloads") && split_commas(o.workloads).empty())
     throw CLI::ValidationError("--workloads", "an empty list (leave the option out for every workload)");
   if (given("--dbinop")) {
@@ -264,13 +268,25 @@ std::vector<Engine> choose_engines(const BenchOptions& o, std::vector<std::strin
   auto chosen_placements = choose_from(o.variants, placement_choices(), "--placements", false);
   auto chosen_lowerings = choose_from(o.lowerings, lowering_choices(), "--lowerings", false);
   auto chosen_budgets = choose_from(o.budgets, budget_choices(), "--budgets", false);
+  auto chosen_irs = choose_from(o.irs, ir_choices(), "--irs", false);
   std::vector<Engine> modes;
   for (const auto& pl : chosen_placements)
     for (const auto& d : chosen_modes) {
       auto mode = *wasm::parse_dispatch(d);
       auto place = *wasm::parse_placement(pl);
+      for (const auto& ir_choice : chosen_irs)
       for (const auto& low : chosen_lowerings) {
-        std::string stem = (chosen_placements.size() > 1 ? d + "/" + pl : d) + (chosen_lowerings.size() > 1 ? "/" + low : "");
+        wasm::Lowering lowering = *wasm::parse_lowering(low);
+        lowering.ir = *wasm::parse_ir(ir_choice);
+        if (std::string why = wasm::ir_unavailable(lowering.ir, place); !why.empty()) {
+          if (low == chosen_lowerings.front()) {
+            fmt::print(stderr, "[wasm bench] not run: {} x {}: {}\n", d, pl, why);
+            not_built.push_back(why);
+          }
+          continue;
+        }
+        std::string stem = (chosen_placements.size() > 1 ? d + "/" + pl : d) + (chosen_irs.size() > 1 ? "/" + ir_choice : "") +
+                           (chosen_lowerings.size() > 1 ? "/" + low : "");
         std::string first;  // the engine's first budget that is built: the others' baseline
         for (const auto& b : chosen_budgets) {
           auto budget = *wasm::parse_budget(b);
@@ -282,7 +298,7 @@ std::vector<Engine> choose_engines(const BenchOptions& o, std::vector<std::strin
             continue;
           }
           std::string name = stem + (chosen_budgets.size() > 1 ? "/" + b : "");
-          modes.push_back({mode, place, *wasm::parse_lowering(low), name, budget, first});
+          modes.push_back({mode, place, lowering, name, budget, first});
           if (first.empty()) first = name;
         }
       }
@@ -346,12 +362,20 @@ void plan_bench(BenchOptions& o, const CLI::App& cmd, BenchPlan& plan) {
   if (o.quick) apply_quick_protocol(&cmd, o.protocol);
   const bool small = o.quick || o.valgrind;  // cachegrind runs ~50x slower
   if (cmd.count("--dbinop")) plan_dbinop(o, plan, small);
-  const bool suite30 = o.suite == "3.0";
+  const bool suite30 = o.suite == "3.0", corpus = o.suite == "corpus";
   if (suite30 && !cmd.count("--module")) o.module = default_module("features30.wasm");
+  if (corpus) {
+    require_corpus_built();
+    if (!cmd.count("--module")) o.module = corpus_path("corpus.wasm");
+  }
   plan.module = read_bench_module(o.module);
   plan.engines = choose_engines(o, plan.not_built);
   if (!plan.scratch) {
     std::vector<KernelSize> table(suite30 ? std::begin(kWorkloads30) : std::begin(kWorkloads), suite30 ? std::end(kWorkloads30) : std::end(kWorkloads));
+    if (corpus) {
+      table.clear();
+      for (const auto& w : corpus_workloads()) table.push_back({w.name, w.size, w.quick});
+    }
     std::vector<std::string> workload_names;
     for (const auto& w : table) workload_names.push_back(w.name);
     std::vector<std::string> wanted = choose_from(o.workloads, workload_names, "--workloads");
@@ -360,7 +384,7 @@ void plan_bench(BenchOptions& o, const CLI::App& cmd, BenchPlan& plan) {
         // a size whose cost is not linear (fib's, a tree depth, a matrix order) has its own quick size
         plan.workloads.push_back({w.name, !small ? w.size : w.quick ? w.quick : std::max<uint32_t>(1, w.size / 4)});
   }
-  plan.command_module = (std::filesystem::path(default_module()).parent_path() / "kernels_cmd.wasm").string();
+  plan.command_module = corpus ? corpus_path("corpus_cmd.wasm") : (std::filesystem::path(default_module()).parent_path() / "kernels_cmd.wasm").string();
   if (!plan.peers.empty() && !std::filesystem::exists(plan.command_module))
     throw std::runtime_error(plan.command_module + " not found: it is built with the project when wasi-libc is installed");
 }
@@ -435,15 +459,16 @@ std::vector<Variant> workload_cases(const BenchRun& run, const std::vector<std::
                          {"size", std::to_string(w.size)},
                          {"dispatch", wasm::dispatch_name(modes[mi].mode)},
                          {"variant", wasm::placement_name(modes[mi].placement)},
-                         {"lowering", wasm::lowering_name(modes[mi].lowering)},
+                         {"lowering", wasm::lowering_name(modes[mi].lowering)}, {"ir", wasm::ir_name(modes[mi].lowering.ir)},
                          {"budget", wasm::budget_name(modes[mi].budget)},
+                         {"corpus_role", corpus_role(w.name)},
                          {"checksum", fmt::format("{:08x}", got)},
                          {"clock", o.clock},
                          {"module", std::filesystem::path(o.module).filename().string()}},
                         modes[mi].baseline.empty() ? std::string() : fmt::format("{}/{}", w.name, modes[mi].baseline)});
   }
   if (o.no_native) return variants;
-  NativeKernel k = native_kernel(w.name);
+  NativeKernel k = o.suite == "corpus" ? corpus_native(w.name) : native_kernel(w.name);
   if (!k) throw std::runtime_error(fmt::format("no native build of workload {}", w.name));
   uint32_t got = k(w.size);
   if (got != checksum)
@@ -460,6 +485,7 @@ std::vector<Variant> workload_cases(const BenchRun& run, const std::vector<std::
                        {"size", std::to_string(w.size)},
                        {"dispatch", "native"},
                        {"variant", "native"},
+                       {"corpus_role", corpus_role(w.name)},
                        {"checksum", fmt::format("{:08x}", got)},
                        {"module", "native (clang -O2)"}}});
   return variants;
@@ -633,6 +659,11 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
                       "); with several, every set on every engine, the first the baseline (e.g. --lowerings plain,fold,fuse,super," +
                       default_lowering() + ")")
       ->capture_default_str();
+  cmd->add_option("--irs", o->irs,
+                  "comma-separated subset of the IRs " + join(ir_choices(), ",") +
+                      " (stack: operand-stack code; register: each instruction names its operand and result slots, built for the sp "
+                      "placement); with several, every IR on every engine, the first the baseline (e.g. --irs stack,register)")
+      ->capture_default_str();
   cmd->add_option("--budgets", o->budgets,
                   "comma-separated subset of the budgets " + join(budget_choices(), ",") +
                       " (engines.def: fuel counts every branch and call in a handler argument, fuel_machine in the machine, "
@@ -654,8 +685,10 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
   cmd->add_option("--suite", o->suite,
                   "the workloads: kernels (interpreter/workloads/kernels.c for wasm32-wasi) or 3.0 (features30.wat: gc_trees, GC "
                   "binary trees; vtable, call_ref through a four-way vtable; exn_parser, 4,096 statements a quarter of which "
-                  "throw; matmul_relaxed, f32x4.relaxed_madd, beside matmul_f32), each with its native C counterpart")
-      ->check(CLI::IsMember({"kernels", "3.0"}))
+                  "throw; matmul_relaxed, f32x4.relaxed_madd, beside matmul_f32), each with its native C counterpart; or corpus "
+                  "(real programs from registry packages, built by `just corpus`: sqlite, the selection program, and lz4 and lua, "
+                  "held out: interpreter/corpus/corpus.def)")
+      ->check(CLI::IsMember({"kernels", "3.0", "corpus"}))
       ->capture_default_str();
   add_heap_limit_option(cmd, o->heap_limit);
   cmd->add_option("--dbinop", o->dbinop,
@@ -720,11 +753,11 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
                                return std::vector<std::string>{self, "wasm", "bench", "--calls", "--no-save", "--calls-child", kind,
                                                                "--calls-child-n", std::to_string(reps), "--dispatch",
                                                                wasm::dispatch_name(e.mode), "--placements", wasm::placement_name(e.placement),
-                                                               "--lowerings", wasm::lowering_name(e.lowering), "--budgets",
+                                                               "--lowerings", wasm::lowering_name(e.lowering), "--irs", wasm::ir_name(e.lowering.ir), "--budgets",
                                                                wasm::budget_name(e.budget)};
                              },
                              {{"call", kind}, {"dispatch", wasm::dispatch_name(e.mode)}, {"variant", wasm::placement_name(e.placement)},
-                              {"lowering", wasm::lowering_name(e.lowering)}, {"budget", wasm::budget_name(e.budget)},
+                              {"lowering", wasm::lowering_name(e.lowering)}, {"ir", wasm::ir_name(e.lowering.ir)}, {"budget", wasm::budget_name(e.budget)},
                               {"module", "generated call path"}},
                              kind == "instantiate" ? "instance" : "call",
                              e.baseline.empty() ? std::string() : fmt::format("{}/{}", kind, e.baseline),

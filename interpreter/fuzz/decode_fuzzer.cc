@@ -88,14 +88,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // A small GC heap (the smallest --heap-limit takes), so that fuzzed allocations collect, and
   // exceptions are collected, after a couple of thousand small objects.
   constexpr uint64_t kHeapLimit = 64 * 1024;
-  // Every dispatch mode, with the plain lowering and with every technique (fold+fuse): differential,
+  // Every dispatch mode, with the plain lowering and with every technique (fold+fuse+super), in the
+  // stack IR and the register IR (which rewrites every operand's location): differential,
   // each export's outcome (results or trap message) must be the same in every configuration, so a
   // peephole rewrite that changes meaning aborts here. Fuel is spent per branch and call, which the
   // rewrites keep, so fuel traps land at the same point too.
   std::vector<std::string> expected;
   bool first = true;
   for (Dispatch d : dispatch_modes())
-    for (Lowering lowering : {Lowering{false, false, false}, Lowering{true, true, true}}) {
+    for (Lowering lowering : {Lowering{false, false, false}, Lowering{true, true, true}, Lowering{false, false, false, Ir::kRegister},
+                              Lowering{true, true, true, Ir::kRegister}}) {
       Runtime rt(d);
       rt.set_lowering(lowering);
       rt.set_heap_limit(kHeapLimit);

@@ -66,6 +66,7 @@ struct RegisterBranches {
         }
     }
     of[static_cast<size_t>(Op::i32_eqz_r)] = {Op::br_unless_r, Op::br_if_r};
+    of[static_cast<size_t>(Op::i32_and_k)] = {Op::i32_and_k_br_if, Op::i32_and_k_br_unless};
   }
   const Pair& operator[](Op op) const { return of[static_cast<size_t>(op)]; }
 };
@@ -408,7 +409,15 @@ class Lowerer {
   }
 
   void end() {
-    if (reg_ && !dead()) materialize_all();  // the label's values in their slots on this path too
+    // Register IR: the function's end with nothing branching to it returns from wherever its
+    // result is (a pending local too); any other label needs its values in their slots on this path.
+    const Ctl& ending = ctls_.back();
+    if (reg_ && !dead() && ending.kind == 0 && ending.fixups.empty() && ending.catch_fixups.empty()) {
+      register_return(ending.height_base, false);
+      ctls_.pop_back();
+      return;
+    }
+    if (reg_ && !dead()) materialize_all();
     Ctl c = std::move(ctls_.back());
     if (c.try_range != SIZE_MAX) f_.catches[c.try_range].end = code_.size();
     if (c.else_fixup) patch(*c.else_fixup, code_.size());
@@ -791,6 +800,11 @@ class Lowerer {
     word(l.value);
     l.kind = Loc::kHome;
   }
+  // An operand's slot: a local's own, or its own slot (a constant is written there first).
+  uint32_t operand_slot(Loc& l) {
+    if (l.kind == Loc::kConst) materialize(l);
+    return slot_of(l);
+  }
   void materialize_all() {
     for (Loc& l : locs_) materialize(l);
   }
@@ -824,9 +838,9 @@ class Lowerer {
         return {window_.back().at, code_.size() - 1};
       }
     }
-    materialize(c);
+    uint32_t condition = operand_slot(c);
     size_t at = emit(when_true ? Op::br_if_r : Op::br_unless_r);
-    word(slot_of(c));
+    word(condition);
     word(0);
     last_result_ = SIZE_MAX;
     return {at, at + 2};
@@ -899,15 +913,72 @@ class Lowerer {
         Loc b = popped_;
         pop();
         Loc a = popped_;
-        for (Loc* l : {&a, &b, &c}) materialize(*l);
+        uint32_t sa = operand_slot(a), sb = operand_slot(b), sc = operand_slot(c);
         uint32_t to = height_;
         push(t);
         emit(Op::select_r);
-        word(slot_of(a));
-        word(slot_of(b));
-        word(slot_of(c));
+        word(sa);
+        word(sb);
+        word(sc);
         last_result_ = code_.size();
         word(to);
+        return true;
+      }
+      case 0x10: case 0x11: {  // call, call_indirect: the arguments in their slots, sp put there in the call
+        BinaryReader probe = r;
+        uint32_t index = probe.u32(), table = op == 0x11 ? probe.u32() : 0;
+        if (op == 0x11 && table64(table)) return false;
+        r = probe;
+        materialize_all();
+        const bool move_sp = sp_at_ != height_;
+        const uint32_t at_height = height_;
+        const FuncType* ft = nullptr;
+        if (op == 0x10) ft = &inst_.funcs.at(index)->type;
+        else {
+          const FuncType& t = inst_.module.types.at(index);
+          ft = &t;
+          pop();
+        }
+        pop(ft->params.size());
+        if (op == 0x10) {
+          emit(move_sp ? Op::call_at : Op::call);
+          word(reinterpret_cast<uint64_t>(inst_.funcs.at(index)));
+        } else {
+          emit(move_sp ? Op::call_indirect_at : Op::call_indirect);
+          word(reinterpret_cast<uint64_t>(inst_.tables.at(table)));
+          word(inst_.type_ids.at(index));
+        }
+        if (move_sp) word(at_height);
+        push(ft->results);
+        sp_at_ = height_;
+        last_result_ = SIZE_MAX;
+        return true;
+      }
+      case 0x0E: {  // br_table whose targets take no values along: the index from its slot
+        BinaryReader probe = r;
+        std::vector<uint32_t> depths(probe.u32() + 1);
+        for (auto& d : depths) d = probe.u32();
+        ValType t = pop();
+        Loc index = popped_;
+        bool moves = false;
+        for (uint32_t d : depths) moves |= keep_drop(d).second != 0;
+        if (moves) {
+          push(t);
+          locs_.back() = index;
+          return false;
+        }
+        r = probe;
+        materialize_all();
+        uint32_t slot = operand_slot(index);
+        size_t at = emit(Op::br_table_r);
+        word(slot);
+        word(depths.size() - 1);
+        for (uint32_t d : depths) {
+          size_t w = code_.size();
+          word(0);
+          target(d, at, w);
+        }
+        mark_dead();
         return true;
       }
       case 0x20: case 0x21: case 0x22: return register_local(op, r);
@@ -927,10 +998,10 @@ class Lowerer {
         }
         pop();
         Loc v = popped_;
-        materialize(v);
+        uint32_t from = operand_slot(v);
         emit(Op::global_set_r);
         word(reinterpret_cast<uint64_t>(g));
-        word(slot_of(v));
+        word(from);
         last_result_ = SIZE_MAX;
         return true;
       }
@@ -976,8 +1047,22 @@ class Lowerer {
     Loc v = popped_;
     bool aliased = false;
     for (const Loc& l : locs_) aliased |= l.kind == Loc::kLocal && l.value == x;
-    if (!aliased && just_written(v)) {
-      code_[last_result_] = x;  // the result written straight into the local
+    if (just_written(v)) {
+      // The result written straight into the local; values still reading the local's old value
+      // are copied out first, before the instruction (the stream's last: nothing points into it).
+      if (aliased) {
+        const size_t at = window_.back().at;
+        const Op producer = window_.back().op;
+        std::vector<uint64_t> words(code_.begin() + static_cast<std::ptrdiff_t>(at) + 1, code_.end());
+        code_.resize(at);
+        window_.pop_back();
+        for (Loc& l : locs_)
+          if (l.kind == Loc::kLocal && l.value == x) materialize(l);
+        emit(producer);
+        for (uint64_t w : words) word(w);
+        last_result_ = code_.size() - 1;
+      }
+      code_[last_result_] = x;
     } else {
       for (Loc& l : locs_)
         if (l.kind == Loc::kLocal && l.value == x) materialize(l);  // they read the old value
@@ -1003,25 +1088,30 @@ class Lowerer {
     uint64_t offset = 0;
     if (s.imm == Imm::MEM) offset = memarg(r).offset;
     Loc a = locs_[locs_.size() - pops], b = locs_.back();
-    bool k = false;
-    if (pops == 2) {
-      materialize(a);
-      k = b.kind == Loc::kConst;
-      if (!k) materialize(b);
-    } else {
-      k = a.kind == Loc::kConst && s.imm == Imm::MEM;  // a load from a constant address
-      if (!k) materialize(a);
+    // The last operand a constant: the _k form (for one operand, only a load's address: a unop
+    // on a constant is rare enough to take its constant from a slot).
+    const bool k = pops == 2 ? b.kind == Loc::kConst : a.kind == Loc::kConst && s.imm == Imm::MEM;
+    // An address just computed by `i32.add` of a constant: the add folded into the access (_a).
+    std::optional<std::pair<uint64_t, uint64_t>> address;
+    if (s.reg_a != Op::kCount && !k && just_written(a) && window_.back().op == Op::i32_add_k) {
+      const size_t at = window_.back().at;
+      address = {{code_[at + 1], code_[at + 2]}};
+      code_.resize(at);
+      window_.pop_back();
+      last_result_ = SIZE_MAX;
     }
+    uint64_t first = address ? 0 : pops == 1 && k ? a.value : operand_slot(a);
+    uint64_t second = pops == 2 ? (k ? b.value : operand_slot(b)) : 0;
     for (int i = 0; i < pops; ++i) pop();
     uint32_t result = height_;
     for (const char* p = std::strchr(s.signature, ':') + 1; *p; ++p) push(type_letter(*p));
-    emit(k ? s.reg_k : s.reg);
+    emit(address ? s.reg_a : k ? s.reg_k : s.reg);
     if (s.imm == Imm::MEM) word(offset);
-    if (pops == 1) word(k ? a.value : slot_of(a));
-    else {
-      word(slot_of(a));
-      word(k ? b.value : slot_of(b));
-    }
+    if (address) {
+      word(address->first);
+      word(address->second);
+    } else word(first);
+    if (pops == 2) word(second);
     last_result_ = SIZE_MAX;
     if (pushes) {
       last_result_ = code_.size();

@@ -42,6 +42,7 @@ struct SimpleOp {
   // The register IR's forms (handlers.def's DLW_REGISTER_FORMS): operands from frame slots
   // (reg), or the last operand an immediate (reg_k); Op::kCount for SIMD.
   Op reg = Op::kCount, reg_k = Op::kCount;
+  Op reg_a = Op::kCount;  // a memory instruction's address slot + constant form
 };
 
 // A signature's operand counts ("ii:i": 2 pops, 1 push), for the register forms' bodies.
@@ -65,7 +66,7 @@ constexpr int sig_pushes(const char* s) {
 inline constexpr SimpleOp kSimpleOps[] = {
 #define OP(name, ...)
 #define NUM(name, opcode, sig, ...) {opcode, Op::name, sig, DLW_NONE, Op::name##_r, Op::name##_k},
-#define MEM(name, opcode, sig, imm, ...) {opcode, Op::name, sig, DLW_##imm, Op::name##_r, Op::name##_k},
+#define MEM(name, opcode, sig, imm, ...) {opcode, Op::name, sig, DLW_##imm, Op::name##_r, Op::name##_k, Op::name##_a},
 #define VEC(name, sub, imm, sig, ...) {0xFD000 + sub, Op::name, sig, DLW_##imm},
 #include "handlers.def"
 #undef OP

@@ -160,8 +160,11 @@ TEST(LoweringTest, EveryEngineAgreesUnderEveryLowering) {
   for (Dispatch d : dispatch_modes())
     for (Placement p : placements()) {
       if (!engine_unavailable(d, p).empty()) continue;
+      for (Ir ir : irs())
       for (Lowering l : lowerings()) {
-        SCOPED_TRACE(std::string(dispatch_name(d)) + "/" + placement_name(p) + "/" + lowering_name(l));
+        if (!ir_unavailable(ir, p).empty()) continue;
+        l.ir = ir;
+        SCOPED_TRACE(std::string(dispatch_name(d)) + "/" + placement_name(p) + "/" + lowering_name(l) + "/" + ir_name(ir));
         Runtime rt(d, p);
         rt.set_lowering(l);
         Instance& inst = rt.instantiate(assemble(wat));

@@ -1,0 +1,101 @@
+// The register IR (runtime.h's Ir, lowering.cc's register section): what it writes (switch
+// dispatch, where an op word is the op's number), that a pending local.get reads the value from
+// before a later local.set of that local, and which placements refuse it. Every engine's results
+// under it are checked by lowering_test.cc's agreement test and the spec suite (ctest's
+// spec_<engine>_register).
+#include <deque>
+
+#include <gtest/gtest.h>
+
+#include "dispatchlab/interpreter/runtime.h"
+#include "ops.h"
+#include "wat.h"
+
+namespace dlab::wasm {
+namespace {
+
+using test_support::assemble;
+
+constexpr uint64_t W(Op op) { return static_cast<uint64_t>(op); }
+
+Lowering register_ir(Lowering l = {}) {
+  l.ir = Ir::kRegister;
+  return l;
+}
+
+std::vector<uint64_t> words_of(const std::string& wat, Lowering l = register_ir()) {
+  static std::deque<Runtime> runtimes;  // instances live as long as their runtime
+  Runtime& rt = runtimes.emplace_back(Dispatch::kSwitch);
+  rt.set_lowering(l);
+  return rt.instantiate(assemble(wat)).exports.at("f").func->code;
+}
+
+TEST(RegisterIrTest, OperandsComeFromTheirSlotsAndTheResultGoesStraightIntoTheLocal) {
+  // (param 0 1) (local 2): local 2 = local 0 + local 1; return local 2 * 3
+  auto words = words_of(R"((module (func (export "f") (param i32 i32) (result i32) (local i32)
+    (local.set 2 (i32.add (local.get 0) (local.get 1)))
+    (i32.mul (local.get 2) (i32.const 3)))))");
+  EXPECT_EQ(words, (std::vector<uint64_t>{W(Op::i32_add_r), 0, 1, 2, W(Op::i32_mul_k), 2, 3, 3, W(Op::return_r1), 3}));
+}
+
+TEST(RegisterIrTest, ACompareBeforeABranchBecomesOneInstruction) {
+  auto words = words_of(R"((module (func (export "f") (param i32) (result i32) (local i32)
+    (loop $l
+      (local.set 1 (i32.add (local.get 1) (i32.const 1)))
+      (br_if $l (i32.lt_u (local.get 1) (local.get 0))))
+    (local.get 1))))");
+  // i32.add_k 1 1 -> 1; i32.lt_u_rr_br_if 1 0 (back to the add); return_r1 1
+  ASSERT_EQ(words.size(), 10u);
+  EXPECT_EQ(words[0], W(Op::i32_add_k));
+  EXPECT_EQ(words[3], 1u);  // the result slot: local 1 itself
+  EXPECT_EQ(words[4], W(Op::i32_lt_u_rr_br_if));
+  EXPECT_EQ(static_cast<int64_t>(words[7]), -4);
+  EXPECT_EQ(words[8], W(Op::return_r1));
+}
+
+TEST(RegisterIrTest, APendingLocalGetReadsTheValueBeforeALaterSet) {
+  // local.get 0 is pending when local.set 0 runs: it must still subtract the old value.
+  const char* wat = R"((module (func (export "f") (param i32 i32) (result i32)
+    (local.get 0) (local.set 0 (local.get 1)) (local.get 0) (i32.sub))))";
+  for (Dispatch d : dispatch_modes()) {
+    SCOPED_TRACE(dispatch_name(d));
+    Runtime rt(d);
+    rt.set_lowering(register_ir());
+    Instance& inst = rt.instantiate(assemble(wat));
+    EXPECT_EQ(rt.invoke(inst.exports.at("f").func, {Value::i32(5), Value::i32(3)})[0].lo, 2u);
+  }
+}
+
+TEST(RegisterIrTest, StackFormInstructionsGetTheStackPointerWhereTheyExpectIt) {
+  // A call after register instructions: the arguments in their slots, the stack pointer put above
+  // them by the call itself (call_at).
+  const char* wat = R"((module
+    (func $g (param i32 i32) (result i32) (i32.sub (local.get 0) (local.get 1)))
+    (func (export "f") (param i32) (result i32) (local i32)
+      (local.set 1 (i32.mul (local.get 0) (i32.const 2)))
+      (call $g (local.get 1) (i32.const 1)))))";
+  Runtime rt(Dispatch::kTail);
+  rt.set_lowering(register_ir());
+  Instance& inst = rt.instantiate(assemble(wat));
+  EXPECT_EQ(rt.invoke(inst.exports.at("f").func, {Value::i32(21)})[0].lo, 41u);
+  bool synced = false;
+  for (uint64_t w : words_of(wat)) synced |= w == W(Op::call_at);
+  EXPECT_TRUE(synced);
+}
+
+TEST(RegisterIrTest, OnlyTheSpPlacementBuildsIt) {
+  EXPECT_EQ(ir_unavailable(Ir::kRegister, Placement::kSp), "");
+  EXPECT_EQ(ir_unavailable(Ir::kStack, Placement::kVec), "");
+  EXPECT_NE(ir_unavailable(Ir::kRegister, Placement::kSpWt).find("sp placement only"), std::string::npos);
+  Runtime rt(Dispatch::kTail, Placement::kVec);
+  rt.set_lowering(register_ir());
+  EXPECT_THROW(rt.instantiate(assemble(R"((module (func (export "f"))))")), Unsupported);
+}
+
+TEST(RegisterIrTest, NamesRoundTrip) {
+  for (Ir ir : irs()) EXPECT_EQ(parse_ir(ir_name(ir)), ir);
+  EXPECT_FALSE(parse_ir("registers"));
+}
+
+}  // namespace
+}  // namespace dlab::wasm
