@@ -29,6 +29,17 @@ namespace dlab::cli {
 
 namespace {
 
+// `dlab wasm run`'s default engine: the configuration measured fastest on the held-out programs of
+// the corpus (lz4, lua) on a Zen 4 VM, results/zen4-25-17/ (docs/interpreter.md, the register IR):
+// tail_pn with the register IR and every technique; tail where this build has no preserve_none.
+constexpr const char* kRunDefaultWhy =
+    "with --ir register: the fastest measured on the corpus's held-out programs, docs/interpreter.md#the-register-ir---ir-register; "
+    "tail where this build has no preserve_none";
+wasm::Dispatch run_default_dispatch() {
+  return wasm::engine_unavailable(wasm::Dispatch::kTailPreserveNone, wasm::Placement::kSp).empty() ? wasm::Dispatch::kTailPreserveNone
+                                                                                                   : wasm::Dispatch::kTail;
+}
+
 std::vector<uint8_t> read_module(const std::string& file) {
   std::string text = read_input_file(file);
   return {text.begin(), text.end()};
@@ -150,7 +161,8 @@ void add_run_command(CLI::App& cmd, bool profile) {
                                            "one export with --invoke. Program arguments go after the module (after `--` when they "
                                            "start with '-')");
   struct Options {
-    std::string file, invoke, dispatch = "tail", variant = "sp", lowering = default_lowering(), ir = "stack", json;
+    // dispatch and ir: "" is run's default, the configuration measured fastest (run_default_*).
+    std::string file, invoke, dispatch, variant = "sp", lowering = default_lowering(), ir, json;
     std::vector<std::string> args, env;
     uint64_t repeat = 1;
     size_t top = 15;
@@ -171,13 +183,24 @@ void add_run_command(CLI::App& cmd, bool profile) {
   run->add_option("args", o->args, "the program's arguments (WASI argv[1..]), or the export's arguments with --invoke");
   run->add_option("--invoke", o->invoke, "call this export with the arguments (i32/i64 decimal or 0x hex, f32/f64) and print its results");
   if (!profile) {
-    run->add_option("--dispatch", o->dispatch, "dispatch mode")->check(CLI::IsMember(dispatch_choices()))->capture_default_str();
+    run->add_option("--dispatch", o->dispatch,
+                    "dispatch mode (default: " + std::string(wasm::dispatch_name(run_default_dispatch())) + ", " +
+                        kRunDefaultWhy + ")")
+        ->check(CLI::IsMember(dispatch_choices()));
     run->add_option("--placement,--variant", o->variant, "stack placement (engines.def lists which modes have which; --variant is the old name)")
         ->check(CLI::IsMember(placement_choices()))
         ->capture_default_str();
   }
   run->add_option("--lowering", o->lowering, wasm::lowering_help())->check(CLI::IsMember(lowering_choices()))->capture_default_str();
-  add_ir_option(run, o->ir);
+  if (profile) {
+    o->ir = "stack";  // the counting engine profiles the stack IR unless asked (tools/superinstructions.py reads it)
+    add_ir_option(run, o->ir);
+  } else {
+    add_ir_option(run, o->ir)->description(
+        "the IR the lowering writes: stack (operand-stack code, every placement) or register (each instruction names the "
+        "frame slots of its operands and result; built for the sp placement); default register with --placement sp, "
+        "else stack");
+  }
   if (!profile) {
     auto* fuel = run->add_option("--fuel", o->fuel,
                                  "bound the run: it may make N branches and calls (the fuel engine; --budget fuel_machine keeps "
@@ -228,8 +251,9 @@ void add_run_command(CLI::App& cmd, bool profile) {
     } catch (const wasm::ValidationError& e) {
       throw std::runtime_error(fmt::format("{}: invalid: {}", o->file, e.what()));
     }
-    auto mode = *wasm::parse_dispatch(o->dispatch);
+    auto mode = o->dispatch.empty() ? run_default_dispatch() : *wasm::parse_dispatch(o->dispatch);
     auto place = *wasm::parse_placement(o->variant);
+    if (o->ir.empty()) o->ir = place == wasm::Placement::kSp ? "register" : "stack";
     wasm::Budget budget = !o->budget.empty() ? *wasm::parse_budget(o->budget)
                           : o->fuel          ? wasm::Budget::kFuel
                           : o->deadline_ms   ? wasm::Budget::kDeadline
