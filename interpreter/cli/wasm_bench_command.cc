@@ -285,6 +285,13 @@ std::vector<Engine> choose_engines(const BenchOptions& o, std::vector<std::strin
           }
           continue;
         }
+        if (std::string why = wasm::ir_unavailable(lowering.ir, mode, place); !why.empty()) {
+          if (low == chosen_lowerings.front()) {
+            fmt::print(stderr, "[wasm bench] not run: {} x {}: {}\n", d, pl, why);
+            not_built.push_back(why);
+          }
+          continue;
+        }
         std::string stem = (chosen_placements.size() > 1 ? d + "/" + pl : d) + (chosen_irs.size() > 1 ? "/" + ir_choice : "") +
                            (chosen_lowerings.size() > 1 ? "/" + low : "");
         std::string first;  // the engine's first budget that is built: the others' baseline

@@ -198,8 +198,8 @@ void add_run_command(CLI::App& cmd, bool profile) {
   } else {
     add_ir_option(run, o->ir)->description(
         "the IR the lowering writes: stack (operand-stack code, every placement) or register (each instruction names the "
-        "frame slots of its operands and result; built for the sp placement); default register with --placement sp, "
-        "else stack");
+        "frame slots of its operands and result; built for the sp placement); default register where the engine has "
+        "it (the sp placement of tail and tail_pn, and of switch and goto in a build with -DDLAB_ALL_ENGINES=ON), else stack");
   }
   if (!profile) {
     auto* fuel = run->add_option("--fuel", o->fuel,
@@ -253,7 +253,13 @@ void add_run_command(CLI::App& cmd, bool profile) {
     }
     auto mode = o->dispatch.empty() ? run_default_dispatch() : *wasm::parse_dispatch(o->dispatch);
     auto place = *wasm::parse_placement(o->variant);
-    if (o->ir.empty()) o->ir = place == wasm::Placement::kSp ? "register" : "stack";
+    wasm::Budget default_budget = !o->budget.empty() ? *wasm::parse_budget(o->budget)
+                                  : o->fuel          ? wasm::Budget::kFuel
+                                  : o->deadline_ms   ? wasm::Budget::kDeadline
+                                                     : wasm::Budget::kNone;
+    // run's default IR: register where the engine has it (the sp placement; a default build leaves
+    // it out of switch and goto), else stack.
+    if (o->ir.empty()) o->ir = wasm::ir_unavailable(wasm::Ir::kRegister, mode, place, default_budget).empty() ? "register" : "stack";
     wasm::Budget budget = !o->budget.empty() ? *wasm::parse_budget(o->budget)
                           : o->fuel          ? wasm::Budget::kFuel
                           : o->deadline_ms   ? wasm::Budget::kDeadline
@@ -268,7 +274,8 @@ void add_run_command(CLI::App& cmd, bool profile) {
       throw CLI::ValidationError(budget == wasm::Budget::kNone ? "--placement" : "--budget", why);
     wasm::Lowering lowering = *wasm::parse_lowering(o->lowering);
     lowering.ir = *wasm::parse_ir(o->ir);
-    if (std::string why = wasm::ir_unavailable(lowering.ir, place); !why.empty()) throw CLI::ValidationError("--ir", why);
+    std::string ir_why = profile ? wasm::ir_unavailable(lowering.ir, place) : wasm::ir_unavailable(lowering.ir, mode, place, budget);
+    if (!ir_why.empty()) throw CLI::ValidationError("--ir", ir_why);
     wasm::Runtime rt(mode, place, budget);
     rt.set_lowering(lowering);
     if (o->heap_limit) rt.set_heap_limit(o->heap_limit);
@@ -479,7 +486,7 @@ void add_wasm_command(CLI::App& app) {
       for (auto place : places) {
         // A pair that cannot exist is said, not silently dropped; asked for alone, it is an error.
         std::string why = wasm::engine_unavailable(mode, place, bud);
-        if (why.empty() && st == wasm::SpecStage::kExecute) why = wasm::ir_unavailable(*wasm::parse_ir(*ir), place);
+        if (why.empty() && st == wasm::SpecStage::kExecute) why = wasm::ir_unavailable(*wasm::parse_ir(*ir), mode, place, bud);
         if (!why.empty()) {
           if (modes.size() == 1 && places.size() == 1) throw CLI::ValidationError("--placement", why);
           fmt::print("== not run: {} ==\n\n", why);

@@ -98,6 +98,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (Dispatch d : dispatch_modes())
     for (Lowering lowering : {Lowering{false, false, false}, Lowering{true, true, true}, Lowering{false, false, false, Ir::kRegister},
                               Lowering{true, true, true, Ir::kRegister}}) {
+      if (!ir_unavailable(lowering.ir, d, Placement::kSp).empty()) continue;  // not compiled into this engine
       Runtime rt(d);
       rt.set_lowering(lowering);
       rt.set_heap_limit(kHeapLimit);

@@ -116,10 +116,12 @@ bool func_subtype(const Machine* m, uint64_t sub, uint64_t super) noexcept;
 // signature for every placement), and <name>_op_words gives the word the engine expects at the
 // head of an instruction, indexed by op number: the op number itself (switch), the handler's
 // address (tail modes) or the label's address (goto), which lowering writes directly. The
-// preserve_none engines' words are null when this build has no preserve_none.
+// preserve_none engines' words are null when this build has no preserve_none. <name>_register_ir
+// says whether the engine was compiled with the register IR's forms (placement.h's DLW_REGISTER_IR).
 #define ENGINE(name, dispatch, placement, budget) \
   void run_##name(DLW_HANDLER_PARAMS);            \
-  const uint64_t* name##_op_words();
+  const uint64_t* name##_op_words();              \
+  bool name##_register_ir();
 #define NOT_GENERATED(dispatch, placement, why)
 #include "dispatchlab/interpreter/engines.def"
 #undef ENGINE

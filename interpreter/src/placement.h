@@ -128,7 +128,18 @@
 // The register IR (lowering.cc; handlers.def's DLW_REGISTER_FORMS) is built where the stack pointer is
 // an argument and no top is cached: its instructions name frame slots and never move `sp`, so the
 // other placements would differ from `sp` only in the stack-form instructions between them.
-#define DLW_REGISTER_IR (DLW_SP_HOME_ARG && DLW_TOP_NONE)
+// A one-function engine of a default build is compiled without them (DLW_NO_REGISTER_IR: CMake,
+// DLAB_ALL_ENGINES=OFF), since they multiply that function's compile time.
+#ifndef DLW_NO_REGISTER_IR
+#define DLW_NO_REGISTER_IR 0
+#endif
+#define DLW_REGISTER_IR (DLW_SP_HOME_ARG && DLW_TOP_NONE && !DLW_NO_REGISTER_IR)
+// The same, as a C++ value (<engine>_register_ir: machine.h).
+#if DLW_REGISTER_IR
+#define DLW_REGISTER_IR_BUILT true
+#else
+#define DLW_REGISTER_IR_BUILT false
+#endif
 // Inside a register form, a declared body's NEXT / NEXT_KEEP jump to the form's epilogue instead of
 // dispatching: every mode's NEXT and NEXT_KEEP begin with DLW_REGISTER_EXIT, and every handler
 // (tail modes) or run function (switch, goto) ends with DLW_REGISTER_LABEL, which only the discarded

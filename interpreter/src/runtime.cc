@@ -229,9 +229,10 @@ struct Engine {
   Budget budget;
   const uint64_t* (*op_words)();
   void (*run)(DLW_HANDLER_PARAMS);
+  bool (*register_ir)();
 };
 constexpr Engine kEngines[] = {
-#define ENGINE(name, d, p, b) {#name, Dispatch::d, Placement::p, Budget::b, &name##_op_words, &run_##name},
+#define ENGINE(name, d, p, b) {#name, Dispatch::d, Placement::p, Budget::b, &name##_op_words, &run_##name, &name##_register_ir},
 #define NOT_GENERATED(d, p, why)
 #include "dispatchlab/interpreter/engines.def"
 #undef ENGINE
@@ -300,6 +301,16 @@ std::string engine_unavailable(Dispatch d, Placement p, Budget b) {
     return fmt::format("dispatch mode {} needs clang's preserve_none (x86-64 or AArch64)", dispatch_name(d));
   }
   return "";
+}
+
+std::string ir_unavailable(Ir ir, Dispatch d, Placement p, Budget b) {
+  if (std::string why = ir_unavailable(ir, p); !why.empty()) return why;
+  const Engine* e = find_engine(d, p, b);
+  if (ir == Ir::kStack || !e || e->register_ir()) return "";
+  return fmt::format("the register IR's forms are not compiled into the {} engines of this build: in a one-function engine "
+                     "(switch, goto) they multiply its compile time, so a default build leaves them out (configure with "
+                     "-DDLAB_ALL_ENGINES=ON, or use --dispatch tail or tail_pn)",
+                     dispatch_name(d));
 }
 
 std::vector<EngineRow> engine_rows() {
@@ -663,7 +674,9 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
   for (const auto& d : m.data) inst.datas.push_back(d.bytes);
 
   const uint64_t* words = op_words_;
-  if (std::string why = ir_unavailable(lowering_.ir, placement_); !why.empty()) throw Unsupported(why);
+  // The counting engine (enable_profile) is compiled with the register forms: only the placement rule.
+  std::string why = machine_->op_counts ? ir_unavailable(lowering_.ir, placement_) : ir_unavailable(lowering_.ir, dispatch_, placement_, budget_);
+  if (!why.empty()) throw Unsupported(why);
   for (uint32_t i = 0; i < m.code.size(); ++i) lower_function(inst, i, words, lowering_);
   for (size_t i = inst.funcs.size() - m.functions.size(); i < inst.funcs.size(); ++i)
     if (!inst.funcs[i]->catches.empty()) catch_code_[inst.funcs[i]->code.data()] = inst.funcs[i];

@@ -162,7 +162,7 @@ TEST(LoweringTest, EveryEngineAgreesUnderEveryLowering) {
       if (!engine_unavailable(d, p).empty()) continue;
       for (Ir ir : irs())
       for (Lowering l : lowerings()) {
-        if (!ir_unavailable(ir, p).empty()) continue;
+        if (!ir_unavailable(ir, d, p).empty()) continue;
         l.ir = ir;
         SCOPED_TRACE(std::string(dispatch_name(d)) + "/" + placement_name(p) + "/" + lowering_name(l) + "/" + ir_name(ir));
         Runtime rt(d, p);

@@ -100,8 +100,10 @@ enum class Ir : uint8_t { kStack, kRegister };
 const char* ir_name(Ir ir);
 std::optional<Ir> parse_ir(std::string_view name);
 std::vector<Ir> irs();
-// "" when the engine runs `ir`, else why not.
+// "" when the placement runs `ir`, else why not; with the engine, also whether this build compiled
+// the register forms into it (a default build leaves them out of switch and goto: DLAB_ALL_ENGINES).
 std::string ir_unavailable(Ir ir, Placement p);
+std::string ir_unavailable(Ir ir, Dispatch d, Placement p, Budget b = Budget::kNone);
 struct Lowering {
 #define TECHNIQUE(name, help) bool name = true;
 #include "dispatchlab/interpreter/lowerings.def"
