@@ -278,13 +278,6 @@ std::vector<Engine> choose_engines(const BenchOptions& o, std::vector<std::strin
       for (const auto& low : chosen_lowerings) {
         wasm::Lowering lowering = *wasm::parse_lowering(low);
         lowering.ir = *wasm::parse_ir(ir_choice);
-        if (std::string why = wasm::ir_unavailable(lowering.ir, place); !why.empty()) {
-          if (low == chosen_lowerings.front()) {
-            fmt::print(stderr, "[wasm bench] not run: {} x {}: {}\n", d, pl, why);
-            not_built.push_back(why);
-          }
-          continue;
-        }
         if (std::string why = wasm::ir_unavailable(lowering.ir, mode, place); !why.empty()) {
           if (low == chosen_lowerings.front()) {
             fmt::print(stderr, "[wasm bench] not run: {} x {}: {}\n", d, pl, why);

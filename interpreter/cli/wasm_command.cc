@@ -253,17 +253,13 @@ void add_run_command(CLI::App& cmd, bool profile) {
     }
     auto mode = o->dispatch.empty() ? run_default_dispatch() : *wasm::parse_dispatch(o->dispatch);
     auto place = *wasm::parse_placement(o->variant);
-    wasm::Budget default_budget = !o->budget.empty() ? *wasm::parse_budget(o->budget)
-                                  : o->fuel          ? wasm::Budget::kFuel
-                                  : o->deadline_ms   ? wasm::Budget::kDeadline
-                                                     : wasm::Budget::kNone;
-    // run's default IR: register where the engine has it (the sp placement; a default build leaves
-    // it out of switch and goto), else stack.
-    if (o->ir.empty()) o->ir = wasm::ir_unavailable(wasm::Ir::kRegister, mode, place, default_budget).empty() ? "register" : "stack";
     wasm::Budget budget = !o->budget.empty() ? *wasm::parse_budget(o->budget)
                           : o->fuel          ? wasm::Budget::kFuel
                           : o->deadline_ms   ? wasm::Budget::kDeadline
                                              : wasm::Budget::kNone;
+    // run's default IR: register where the engine has it (the sp placement; a default build leaves
+    // it out of switch and goto), else stack.
+    if (o->ir.empty()) o->ir = wasm::ir_unavailable(wasm::Ir::kRegister, mode, place, budget).empty() ? "register" : "stack";
     bool fuel_budget = budget == wasm::Budget::kFuel || budget == wasm::Budget::kFuelMachine;
     if (o->fuel && !fuel_budget)
       throw CLI::ValidationError("--fuel", fmt::format("the {} budget spends no fuel: use --budget fuel or fuel_machine", wasm::budget_name(budget)));
