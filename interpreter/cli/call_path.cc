@@ -136,7 +136,7 @@ wasm::Module decoded(const Bytes& bytes) {
 
 std::unique_ptr<CallRig> make_rig(const CallPathEngine& e, const wasm::Module& calls, const wasm::Module& peer) {
   auto r = std::make_unique<CallRig>();
-  r->rt = std::make_unique<wasm::Runtime>(e.mode, e.placement, e.budget);
+  r->rt = std::make_unique<wasm::Runtime>(e.mode, e.placement, e.budget, e.bounds);
   r->rt->set_lowering(e.lowering);
   if (e.budget == wasm::Budget::kDeadline) r->rt->set_deadline(std::chrono::hours(24));  // counted, never reached
   wasm::Instance& p = r->rt->instantiate(peer);
@@ -280,7 +280,7 @@ void run_call_path(const std::vector<CallPathEngine>& engines, const RunProtocol
                            {"dispatch", wasm::dispatch_name(engines[i].mode)},
                            {"variant", wasm::placement_name(engines[i].placement)},
                            {"lowering", wasm::lowering_name(engines[i].lowering)}, {"ir", wasm::ir_name(engines[i].lowering.ir)},
-                           {"budget", wasm::budget_name(engines[i].budget)},
+                           {"budget", wasm::budget_name(engines[i].budget)}, {"bounds", wasm::bounds_name(engines[i].bounds)},
                            {"calls", std::to_string(count)},
                            {"module", "generated call path"}},
                           engines[i].baseline.empty() ? std::string() : fmt::format("{}/{}", g.kind, engines[i].baseline)});

@@ -20,6 +20,7 @@ struct CallPathEngine {
   std::string name;  // the case-name suffix: "tail", "tail/vec", ...
   wasm::Budget budget = wasm::Budget::kNone;
   std::string baseline;  // with several budgets: the suffix of this engine's unbudgeted case (its ratio's pair)
+  wasm::Bounds bounds = wasm::Bounds::kCheck;
 };
 
 // The two modules of the call path, generated here as bytes (this Debian's wat2wasm predates the

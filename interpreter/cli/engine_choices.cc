@@ -29,6 +29,22 @@ std::vector<std::string> budget_choices() {
   return out;
 }
 
+std::vector<std::string> bounds_choices() {
+  std::vector<std::string> out;
+  for (auto b : wasm::bounds_list()) out.push_back(wasm::bounds_name(b));
+  return out;
+}
+
+std::string bounds_help() {
+  return "how 32-bit memories' loads and stores stay in bounds: check (each compares its address with the memory's size) "
+         "or guard (no compare: each memory is an 8 GiB reservation whose pages past its size are inaccessible, and the "
+         "fault becomes the trap; built for tail and tail_pn with the sp placement and no budget, on 64-bit Linux)";
+}
+
+CLI::Option* add_bounds_option(CLI::App* app, std::string& bounds) {
+  return app->add_option("--bounds", bounds, bounds_help())->check(CLI::IsMember(bounds_choices()))->capture_default_str();
+}
+
 std::vector<std::string> lowering_choices() {
   std::vector<std::string> out;
   for (auto l : wasm::lowerings()) out.push_back(wasm::lowering_name(l));

@@ -14,6 +14,10 @@ namespace dlab::cli {
 std::vector<std::string> dispatch_choices(bool with_all = false);   // this build's modes ("all" first when asked)
 std::vector<std::string> placement_choices(bool with_all = false);  // every placement
 std::vector<std::string> budget_choices();                           // none, fuel, fuel_machine, deadline
+std::vector<std::string> bounds_choices();                           // check, guard
+// What the bounds choices mean (--bounds on run and spec, the list on bench).
+std::string bounds_help();
+CLI::Option* add_bounds_option(CLI::App* app, std::string& bounds);
 std::vector<std::string> lowering_choices();                        // every technique set, "plain" first
 std::string default_lowering();                                     // every technique: "fold+fuse+super"
 std::vector<std::string> ir_choices();                              // stack, register

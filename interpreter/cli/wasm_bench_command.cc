@@ -110,13 +110,14 @@ struct Engine {
   wasm::Lowering lowering;
   std::string name;  // "tail", or "tail/vec" when more than one placement is compared, "tail/vec/plain" with lowerings
   wasm::Budget budget = wasm::Budget::kNone;
-  std::string baseline;  // with several budgets: the same engine with the first budget (its ratio's pair)
+  std::string baseline;  // with several budgets or bounds: the same engine with the first built (its ratio's pair)
+  wasm::Bounds bounds = wasm::Bounds::kCheck;
 };
 
 std::unique_ptr<Prepared> prepare(const std::string& path, const wasm::Module& m, const Engine& e, uint64_t clock_step_ns,
                                   uint64_t heap_limit) {
   auto p = std::make_unique<Prepared>();
-  p->rt = std::make_unique<wasm::Runtime>(e.mode, e.placement, e.budget);
+  p->rt = std::make_unique<wasm::Runtime>(e.mode, e.placement, e.budget, e.bounds);
   p->rt->set_lowering(e.lowering);
   if (heap_limit) p->rt->set_heap_limit(heap_limit);
   // A budget that is counted but never reached: the bench measures what counting costs. The
@@ -176,6 +177,7 @@ void run_valgrind(const std::string& module, const std::string& clock, uint64_t 
                        [self, e, w, module, clock, heap_limit](uint64_t calls) {
                          return std::vector<std::string>{self, "wasm", "run", "--dispatch", wasm::dispatch_name(e.mode), "--placement",
                                                          wasm::placement_name(e.placement), "--budget", wasm::budget_name(e.budget),
+                                                         "--bounds", wasm::bounds_name(e.bounds),
                                                          "--lowering", wasm::lowering_name(e.lowering), "--ir", wasm::ir_name(e.lowering.ir), "--clock", clock, "--heap-limit",
                                                          std::to_string(heap_limit), "--invoke", w.name, "--repeat", std::to_string(calls),
                                                          module, std::to_string(w.size)};
@@ -184,7 +186,7 @@ void run_valgrind(const std::string& module, const std::string& clock, uint64_t 
                         {"binop_pairs", w.pairs >= 0 ? std::to_string(w.pairs) : ""},
                         {"variant", wasm::placement_name(e.placement)},
                         {"lowering", wasm::lowering_name(e.lowering)}, {"ir", wasm::ir_name(e.lowering.ir)},
-                        {"budget", wasm::budget_name(e.budget)},
+                        {"budget", wasm::budget_name(e.budget)}, {"bounds", wasm::bounds_name(e.bounds)},
                         {"corpus_role", corpus_role(w.name)},
                         {"clock", clock},
                         {"heap_limit", heap_limit ? std::to_string(heap_limit) : ""},
@@ -199,6 +201,7 @@ struct BenchOptions {
   // Every mode of this build, switch (the first) the baseline; every technique.
   std::string module, workloads, dispatch = join(dispatch_choices(), ","), variants = "sp", lowerings = default_lowering(), name = "wasm", dbinop;
   std::string budgets = "none";
+  std::string bounds = "check";
   std::string irs = "stack";
   std::string suite = "kernels";  // kernels (kernels.c) or 3.0 (features30.wat)
   uint64_t heap_limit = 0;
@@ -269,6 +272,7 @@ std::vector<Engine> choose_engines(const BenchOptions& o, std::vector<std::strin
   auto chosen_lowerings = choose_from(o.lowerings, lowering_choices(), "--lowerings", false);
   auto chosen_budgets = choose_from(o.budgets, budget_choices(), "--budgets", false);
   auto chosen_irs = choose_from(o.irs, ir_choices(), "--irs", false);
+  auto chosen_bounds = choose_from(o.bounds, bounds_choices(), "--bounds", false);
   std::vector<Engine> modes;
   for (const auto& pl : chosen_placements)
     for (const auto& d : chosen_modes) {
@@ -288,19 +292,21 @@ std::vector<Engine> choose_engines(const BenchOptions& o, std::vector<std::strin
         std::string stem = (chosen_placements.size() > 1 ? d + "/" + pl : d) + (chosen_irs.size() > 1 ? "/" + ir_choice : "") +
                            (chosen_lowerings.size() > 1 ? "/" + low : "");
         std::string first;  // the engine's first budget that is built: the others' baseline
-        for (const auto& b : chosen_budgets) {
-          auto budget = *wasm::parse_budget(b);
-          if (std::string why = wasm::engine_unavailable(mode, place, budget); !why.empty()) {
-            if (low == chosen_lowerings.front()) {
-              fmt::print(stderr, "[wasm bench] not run: {}\n", why);
-              not_built.push_back(why);
+        for (const auto& b : chosen_budgets)
+          for (const auto& bd : chosen_bounds) {
+            auto budget = *wasm::parse_budget(b);
+            auto bounds = *wasm::parse_bounds(bd);
+            if (std::string why = wasm::engine_unavailable(mode, place, budget, bounds); !why.empty()) {
+              if (low == chosen_lowerings.front()) {
+                fmt::print(stderr, "[wasm bench] not run: {}\n", why);
+                not_built.push_back(why);
+              }
+              continue;
             }
-            continue;
+            std::string name = stem + (chosen_budgets.size() > 1 ? "/" + b : "") + (chosen_bounds.size() > 1 ? "/" + bd : "");
+            modes.push_back({mode, place, lowering, name, budget, first, bounds});
+            if (first.empty()) first = name;
           }
-          std::string name = stem + (chosen_budgets.size() > 1 ? "/" + b : "");
-          modes.push_back({mode, place, lowering, name, budget, first});
-          if (first.empty()) first = name;
-        }
       }
     }
   if (modes.empty()) throw CLI::ValidationError("--placements", "no engine of these modes and placements is built: " + not_built.front());
@@ -460,7 +466,7 @@ std::vector<Variant> workload_cases(const BenchRun& run, const std::vector<std::
                          {"dispatch", wasm::dispatch_name(modes[mi].mode)},
                          {"variant", wasm::placement_name(modes[mi].placement)},
                          {"lowering", wasm::lowering_name(modes[mi].lowering)}, {"ir", wasm::ir_name(modes[mi].lowering.ir)},
-                         {"budget", wasm::budget_name(modes[mi].budget)},
+                         {"budget", wasm::budget_name(modes[mi].budget)}, {"bounds", wasm::bounds_name(modes[mi].bounds)},
                          {"corpus_role", corpus_role(w.name)},
                          {"checksum", fmt::format("{:08x}", got)},
                          {"clock", o.clock},
@@ -664,6 +670,11 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
                       " (stack: operand-stack code; register: each instruction names its operand and result slots, built for the sp "
                       "placement); with several, every IR on every engine, the first the baseline (e.g. --irs stack,register)")
       ->capture_default_str();
+  cmd->add_option("--bounds", o->bounds,
+                  "comma-separated subset of " + join(bounds_choices(), ",") + ": " + bounds_help() +
+                      "; with several, each engine with each in the same rounds, every one's change against the engine's first "
+                      "(e.g. --bounds check,guard)")
+      ->capture_default_str();
   cmd->add_option("--budgets", o->budgets,
                   "comma-separated subset of the budgets " + join(budget_choices(), ",") +
                       " (engines.def: fuel counts every branch and call in a handler argument, fuel_machine in the machine, "
@@ -734,7 +745,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
       if (o->quick) apply_quick_protocol(cmd, o->protocol);
       std::vector<std::string> not_built;
       std::vector<CallPathEngine> engines;
-      for (const Engine& e : choose_engines(*o, not_built)) engines.push_back({e.mode, e.placement, e.lowering, e.name, e.budget, e.baseline});
+      for (const Engine& e : choose_engines(*o, not_built)) engines.push_back({e.mode, e.placement, e.lowering, e.name, e.budget, e.baseline, e.bounds});
       if (!o->calls_child.empty()) {
         if (engines.size() != 1 || !o->calls_child_n) throw CLI::ValidationError("--calls-child", "needs one engine and --calls-child-n");
         run_call_path_child(engines.front(), o->calls_child, o->calls_child_n);
@@ -754,11 +765,11 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
                                                                "--calls-child-n", std::to_string(reps), "--dispatch",
                                                                wasm::dispatch_name(e.mode), "--placements", wasm::placement_name(e.placement),
                                                                "--lowerings", wasm::lowering_name(e.lowering), "--irs", wasm::ir_name(e.lowering.ir), "--budgets",
-                                                               wasm::budget_name(e.budget)};
+                                                               wasm::budget_name(e.budget), "--bounds", wasm::bounds_name(e.bounds)};
                              },
                              {{"call", kind}, {"dispatch", wasm::dispatch_name(e.mode)}, {"variant", wasm::placement_name(e.placement)},
                               {"lowering", wasm::lowering_name(e.lowering)}, {"ir", wasm::ir_name(e.lowering.ir)}, {"budget", wasm::budget_name(e.budget)},
-                              {"module", "generated call path"}},
+                              {"bounds", wasm::bounds_name(e.bounds)}, {"module", "generated call path"}},
                              kind == "instantiate" ? "instance" : "call",
                              e.baseline.empty() ? std::string() : fmt::format("{}/{}", kind, e.baseline),
                              n});

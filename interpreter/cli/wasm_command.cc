@@ -169,6 +169,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
     bool force = false;
     std::string clock = "real";
     std::string budget;  // empty: from --fuel / --deadline, else none
+    std::string bounds;  // empty: run's default (guard where the engine has it)
     uint64_t fuel = 0, deadline_ms = 0, refills = 0;
     uint64_t heap_limit = 0;
     bool gc_stats = false;
@@ -214,6 +215,9 @@ void add_run_command(CLI::App& cmd, bool profile) {
     run->add_option("--budget", o->budget, "the engine's budget: " + join(budget_choices()) + " (default: fuel with --fuel, deadline with "
                                            "--deadline, else none)")
         ->check(CLI::IsMember(budget_choices()));
+    add_bounds_option(run, o->bounds)
+        ->description(bounds_help() + "; default guard where the engine has it, else check")
+        ->default_str("");
     run->add_option("--refills", o->refills,
                     "with --fuel or --deadline: when the budget is spent, resume the suspended invocation this many times with "
                     "the same budget again (each suspension is said on stderr)")
@@ -260,6 +264,10 @@ void add_run_command(CLI::App& cmd, bool profile) {
     // run's default IR: register where the engine has it (the sp placement; a default build leaves
     // it out of switch and goto), else stack.
     if (o->ir.empty()) o->ir = wasm::ir_unavailable(wasm::Ir::kRegister, mode, place, budget).empty() ? "register" : "stack";
+    // run's default bounds: guard where the engine has one (tail and tail_pn, sp, no budget), else check.
+    wasm::Bounds bounds = !o->bounds.empty() ? *wasm::parse_bounds(o->bounds)
+                          : !profile && wasm::engine_unavailable(mode, place, budget, wasm::Bounds::kGuard).empty() ? wasm::Bounds::kGuard
+                                                                                                     : wasm::Bounds::kCheck;
     bool fuel_budget = budget == wasm::Budget::kFuel || budget == wasm::Budget::kFuelMachine;
     if (o->fuel && !fuel_budget)
       throw CLI::ValidationError("--fuel", fmt::format("the {} budget spends no fuel: use --budget fuel or fuel_machine", wasm::budget_name(budget)));
@@ -268,11 +276,12 @@ void add_run_command(CLI::App& cmd, bool profile) {
     if (o->refills && !o->fuel && !o->deadline_ms) throw CLI::ValidationError("--refills", "needs --fuel or --deadline");
     if (std::string why = wasm::engine_unavailable(mode, place, budget); !why.empty())
       throw CLI::ValidationError(budget == wasm::Budget::kNone ? "--placement" : "--budget", why);
+    if (std::string why = wasm::engine_unavailable(mode, place, budget, bounds); !why.empty()) throw CLI::ValidationError("--bounds", why);
     wasm::Lowering lowering = *wasm::parse_lowering(o->lowering);
     lowering.ir = *wasm::parse_ir(o->ir);
-    std::string ir_why = profile ? wasm::ir_unavailable(lowering.ir, place) : wasm::ir_unavailable(lowering.ir, mode, place, budget);
+    std::string ir_why = profile ? wasm::ir_unavailable(lowering.ir, place) : wasm::ir_unavailable(lowering.ir, mode, place, budget, bounds);
     if (!ir_why.empty()) throw CLI::ValidationError("--ir", ir_why);
-    wasm::Runtime rt(mode, place, budget);
+    wasm::Runtime rt(mode, place, budget, bounds);
     rt.set_lowering(lowering);
     if (o->heap_limit) rt.set_heap_limit(o->heap_limit);
     if (profile) rt.enable_profile();
@@ -424,6 +433,7 @@ void add_wasm_command(CLI::App& app) {
   auto lowering = std::make_shared<std::string>(default_lowering());
   auto budget = std::make_shared<std::string>("none");
   auto ir = std::make_shared<std::string>("stack");
+  auto bounds = std::make_shared<std::string>("check");
   spec->add_option("--stage", *stage,
                    "decode; validate (also the validator); link (also import resolution, register, assert_unlinkable); "
                    "execute (everything: instantiation, actions, every assertion)")
@@ -443,6 +453,7 @@ void add_wasm_command(CLI::App& app) {
                    "execute stage: " + join(budget_choices()) + " (a budgeted engine, its budget never reached: counting must change no result)")
       ->check(CLI::IsMember(budget_choices()))
       ->capture_default_str();
+  add_bounds_option(spec, *bounds)->description("execute stage: " + bounds_help());
   spec->add_option("--suite", *suite,
                    "the suite's folder, searched recursively: its .bin.wast scripts (the WebAssembly 3.0 suite's binary form), "
                    "or, where it has none, its .wast files (through wast2json)")
@@ -453,7 +464,7 @@ void add_wasm_command(CLI::App& app) {
   spec->add_option("--modules-out", *modules_out,
                    "instead of running: write every module of the suite's .bin.wast scripts into this (new or empty) folder as "
                    "<script>-<n>.wasm, e.g. to seed the fuzzer (`just fuzz`)");
-  spec->callback([suite, verbose, stage, dispatch, variant, only, lowering, budget, ir, modules_out] {
+  spec->callback([suite, verbose, stage, dispatch, variant, only, lowering, budget, ir, bounds, modules_out] {
     if (!modules_out->empty()) {
       size_t n = wasm::write_suite_modules(*suite, *only, *modules_out);
       fmt::print(stderr, "wrote {} modules into {}\n", n, *modules_out);
@@ -477,12 +488,13 @@ void add_wasm_command(CLI::App& app) {
     else if (*variant == "all") places = wasm::placements();
     else places = {*wasm::parse_placement(*variant)};
     wasm::Budget bud = st == wasm::SpecStage::kExecute ? *wasm::parse_budget(*budget) : wasm::Budget::kNone;
+    wasm::Bounds bnd = st == wasm::SpecStage::kExecute ? *wasm::parse_bounds(*bounds) : wasm::Bounds::kCheck;
     std::vector<std::pair<wasm::Dispatch, wasm::Placement>> engines;
     for (auto mode : modes)
       for (auto place : places) {
         // A pair that cannot exist is said, not silently dropped; asked for alone, it is an error.
-        std::string why = wasm::engine_unavailable(mode, place, bud);
-        if (why.empty() && st == wasm::SpecStage::kExecute) why = wasm::ir_unavailable(*wasm::parse_ir(*ir), mode, place, bud);
+        std::string why = wasm::engine_unavailable(mode, place, bud, bnd);
+        if (why.empty() && st == wasm::SpecStage::kExecute) why = wasm::ir_unavailable(*wasm::parse_ir(*ir), mode, place, bud, bnd);
         if (!why.empty()) {
           if (modes.size() == 1 && places.size() == 1) throw CLI::ValidationError("--placement", why);
           fmt::print("== not run: {} ==\n\n", why);
@@ -497,12 +509,13 @@ void add_wasm_command(CLI::App& app) {
       std::map<std::string, int> skipped_files;  // reason -> files with such skips
       std::string engine = fmt::format("{} dispatch, {} placement, {} lowering, {} IR{}", wasm::dispatch_name(mode), wasm::placement_name(place),
                                        *lowering, *ir, bud == wasm::Budget::kNone ? "" : fmt::format(", {} budget", wasm::budget_name(bud)));
+      if (bnd != wasm::Bounds::kCheck) engine += fmt::format(", {} bounds", wasm::bounds_name(bnd));
       wasm::Lowering spec_lowering = *wasm::parse_lowering(*lowering);
       spec_lowering.ir = *wasm::parse_ir(*ir);
       if (st == wasm::SpecStage::kExecute) fmt::print("== {} ==\n", engine);
       for (const auto& f : wasm::spec_files(*suite)) {
         if (!only->empty() && f.find(*only) == std::string::npos) continue;
-        auto r = wasm::run_spec_file(f, st, mode, place, spec_lowering, bud);
+        auto r = wasm::run_spec_file(f, st, mode, place, spec_lowering, bud, bnd);
         int sk = 0;
         for (const auto& [why, n] : r.skipped) {
           skipped[why] += n;

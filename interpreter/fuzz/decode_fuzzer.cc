@@ -89,17 +89,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // exceptions are collected, after a couple of thousand small objects.
   constexpr uint64_t kHeapLimit = 64 * 1024;
   // Every dispatch mode, with the plain lowering and with every technique (fold+fuse+super), in the
-  // stack IR and the register IR (which rewrites every operand's location): differential,
+  // stack IR and the register IR (which rewrites every operand's location), and with guard pages
+  // where an engine has them (out-of-bounds accesses fault instead of comparing): differential,
   // each export's outcome (results or trap message) must be the same in every configuration, so a
   // peephole rewrite that changes meaning aborts here. Fuel is spent per branch and call, which the
   // rewrites keep, so fuel traps land at the same point too.
   std::vector<std::string> expected;
   bool first = true;
+  for (Bounds bounds : bounds_list())
   for (Dispatch d : dispatch_modes())
     for (Lowering lowering : {Lowering{false, false, false}, Lowering{true, true, true}, Lowering{false, false, false, Ir::kRegister},
                               Lowering{true, true, true, Ir::kRegister}}) {
-      if (!ir_unavailable(lowering.ir, d, Placement::kSp).empty()) continue;  // not compiled into this engine
-      Runtime rt(d);
+      if (!engine_unavailable(d, Placement::kSp, Budget::kNone, bounds).empty()) continue;  // no such engine
+      if (!ir_unavailable(lowering.ir, d, Placement::kSp, Budget::kNone, bounds).empty()) continue;  // not compiled into this engine
+      Runtime rt(d, Placement::kSp, Budget::kNone, bounds);
       rt.set_lowering(lowering);
       rt.set_heap_limit(kHeapLimit);
       provide_imports(rt, m);

@@ -118,7 +118,7 @@ bool func_subtype(const Machine* m, uint64_t sub, uint64_t super) noexcept;
 // address (tail modes) or the label's address (goto), which lowering writes directly. The
 // preserve_none engines' words are null when this build has no preserve_none. <name>_register_ir
 // says whether the engine was compiled with the register IR's forms (placement.h's DLW_REGISTER_IR).
-#define ENGINE(name, dispatch, placement, budget) \
+#define ENGINE(name, dispatch, placement, budget, bounds) \
   void run_##name(DLW_HANDLER_PARAMS);            \
   const uint64_t* name##_op_words();              \
   bool name##_register_ir();

@@ -18,6 +18,21 @@
 
 #include "machine.h"
 #include "budget.h"
+#include "guard_pages.h"
+
+// How a 32-bit memory's loads and stores stay in bounds (engines.def's BOUNDS; the generated
+// dispatch file defines DLW_BOUNDS_CHECK or DLW_BOUNDS_GUARD): kGuardPages drops handlers.def's
+// compare, guard_pages.h makes the access past the size fault instead.
+#ifdef DLW_BOUNDS_GUARD
+#define DLW_GUARD_PAGES true
+#else
+#define DLW_GUARD_PAGES false
+#endif
+namespace dlab::wasm {
+namespace {
+constexpr bool kGuardPages = DLW_GUARD_PAGES;
+}
+}  // namespace dlab::wasm
 
 #if DLW_SP_HOME_ARG + DLW_SP_HOME_MACHINE + DLW_SP_HOME_SPILL != 1 || DLW_TOP_NONE + DLW_TOP_WT + DLW_TOP_WB != 1
 #error "placement.h: set one of DLW_SP_HOME_ARG, _MACHINE, _SPILL and one of DLW_TOP_NONE, _WT, _WB to 1"

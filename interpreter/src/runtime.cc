@@ -1,6 +1,7 @@
 #include "dispatchlab/interpreter/runtime.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -12,6 +13,7 @@
 #include "binary_reader.h"
 #include "gc_heap.h"
 #include "gc_ops.h"
+#include "guard_pages.h"
 #include "lowering.h"
 #include "machine.h"
 #include "ops.h"
@@ -147,6 +149,32 @@ std::vector<Budget> budgets() {
   };
 }
 
+const char* bounds_name(Bounds b) {
+  switch (b) {
+#define BOUNDS(name, enumerator, how) \
+  case Bounds::enumerator: return #name;
+#include "dispatchlab/interpreter/engines.def"
+#undef BOUNDS
+  }
+  return "?";
+}
+
+std::optional<Bounds> parse_bounds(std::string_view name) {
+  for (Bounds b : bounds_list())
+    if (name == bounds_name(b)) return b;
+  return std::nullopt;
+}
+
+std::vector<Bounds> bounds_list() {
+  return {
+#define BOUNDS(name, enumerator, how) Bounds::enumerator,
+#include "dispatchlab/interpreter/engines.def"
+#undef BOUNDS
+  };
+}
+
+std::string guard_pages_unavailable() { return guard_pages::unavailable(); }
+
 Lowering Lowering::none() {
   Lowering l;
 #define TECHNIQUE(name, help) l.name = false;
@@ -227,12 +255,13 @@ struct Engine {
   Dispatch dispatch;
   Placement placement;
   Budget budget;
+  Bounds bounds;
   const uint64_t* (*op_words)();
   void (*run)(DLW_HANDLER_PARAMS);
   bool (*register_ir)();
 };
 constexpr Engine kEngines[] = {
-#define ENGINE(name, d, p, b) {#name, Dispatch::d, Placement::p, Budget::b, &name##_op_words, &run_##name, &name##_register_ir},
+#define ENGINE(name, d, p, b, bounds) {#name, Dispatch::d, Placement::p, Budget::b, Bounds::bounds, &name##_op_words, &run_##name, &name##_register_ir},
 #define NOT_GENERATED(d, p, why)
 #include "dispatchlab/interpreter/engines.def"
 #undef ENGINE
@@ -244,16 +273,16 @@ struct Missing {
   const char* why;
 };
 constexpr Missing kNotGenerated[] = {
-#define ENGINE(name, d, p, b)
+#define ENGINE(name, d, p, b, bounds)
 #define NOT_GENERATED(d, p, why) {Dispatch::d, Placement::p, why},
 #include "dispatchlab/interpreter/engines.def"
 #undef ENGINE
 #undef NOT_GENERATED
 };
 
-const Engine* find_engine(Dispatch d, Placement p, Budget b) {
+const Engine* find_engine(Dispatch d, Placement p, Budget b, Bounds bounds = Bounds::kCheck) {
   for (const auto& e : kEngines)
-    if (e.dispatch == d && e.placement == p && e.budget == b) return &e;
+    if (e.dispatch == d && e.placement == p && e.budget == b && e.bounds == bounds) return &e;
   return nullptr;
 }
 
@@ -279,11 +308,23 @@ std::string_view budget_counter(Budget b) {
 
 }  // namespace
 
-std::string engine_unavailable(Dispatch d, Placement p, Budget b) {
+std::string engine_unavailable(Dispatch d, Placement p, Budget b, Bounds bounds) {
   for (const auto& n : kNotGenerated)
     if (n.dispatch == d && n.placement == p)
       return fmt::format("{} x {} is not built: {}", dispatch_name(d), placement_name(p), n.why);
-  const Engine* e = find_engine(d, p, b);
+  if (bounds == Bounds::kGuard) {
+    if (std::string why = guard_pages::unavailable(); !why.empty()) return why;
+    if (!find_engine(d, p, b, bounds)) {
+      std::string rows;
+      for (const auto& r : kEngines)
+        if (r.bounds == bounds) rows += (rows.empty() ? "" : ", ") + std::string(r.name);
+      return fmt::format("{} x {}{} with guard pages is not built (interpreter/include/dispatchlab/interpreter/engines.def has "
+                         "the guard engines {}: each is one more compile of every handler)",
+                         dispatch_name(d), placement_name(p), b == Budget::kNone ? "" : fmt::format(" and the {} budget", budget_name(b)),
+                         rows.empty() ? "none" : rows);
+    }
+  }
+  const Engine* e = find_engine(d, p, b, bounds);
   if (!e && b != Budget::kNone) {
     std::string rows;
     for (const auto& r : kEngines)
@@ -303,9 +344,9 @@ std::string engine_unavailable(Dispatch d, Placement p, Budget b) {
   return "";
 }
 
-std::string ir_unavailable(Ir ir, Dispatch d, Placement p, Budget b) {
+std::string ir_unavailable(Ir ir, Dispatch d, Placement p, Budget b, Bounds bounds) {
   if (std::string why = ir_unavailable(ir, p); !why.empty()) return why;
-  const Engine* e = find_engine(d, p, b);
+  const Engine* e = find_engine(d, p, b, bounds);
   if (ir == Ir::kStack || !e || e->register_ir()) return "";
   return fmt::format("the register IR's forms are not compiled into the {} engines of this build: in a one-function engine "
                      "(switch, goto) they multiply its compile time, so a default build leaves them out (configure with "
@@ -315,12 +356,12 @@ std::string ir_unavailable(Ir ir, Dispatch d, Placement p, Budget b) {
 
 std::vector<EngineRow> engine_rows() {
   std::vector<EngineRow> out;
-  for (const auto& e : kEngines) out.push_back({e.name, e.dispatch, e.placement, e.budget});
+  for (const auto& e : kEngines) out.push_back({e.name, e.dispatch, e.placement, e.budget, e.bounds});
   return out;
 }
 
-std::string engine_name(Dispatch d, Placement p, Budget b) {
-  const Engine* e = find_engine(d, p, b);
+std::string engine_name(Dispatch d, Placement p, Budget b, Bounds bounds) {
+  const Engine* e = find_engine(d, p, b, bounds);
   return e ? e->name : "";
 }
 
@@ -338,14 +379,28 @@ std::string handler_signature(Dispatch d, Placement p, Budget b) {
 
 // ---- memory -------------------------------------------------------------------------------------
 
-MemoryInst::MemoryInst(uint32_t pages, std::optional<uint32_t> max_pages) : max(max_pages) {
+MemoryInst::MemoryInst(uint32_t pages, std::optional<uint32_t> max_pages, bool guard) : max(max_pages) {
   bytes = static_cast<uint64_t>(pages) * kPage;
+  if (guard) {
+    data = guard_pages::reserve(bytes);
+    if (!data)
+      throw Trap(fmt::format("cannot reserve {} GiB of address space for a guarded memory ({}; a limit such as ulimit -v?): "
+                             "use --bounds check",
+                             guard_pages::kReservation >> 30, std::strerror(errno)));
+    guarded = true;
+    return;
+  }
   // calloc, not a vector: a large zeroed allocation maps untouched pages instead of writing them.
   data = static_cast<uint8_t*>(std::calloc(bytes ? bytes : 1, 1));
   if (!data) throw Trap("out of memory allocating linear memory");
 }
 
-MemoryInst::~MemoryInst() { std::free(data); }
+MemoryInst::~MemoryInst() {
+  if (guarded)
+    guard_pages::release(data);
+  else
+    std::free(data);
+}
 
 int64_t MemoryInst::grow(uint32_t delta) {
   uint64_t old = pages();
@@ -353,6 +408,13 @@ int64_t MemoryInst::grow(uint32_t delta) {
   if (old + delta > limit) return -1;
   if (delta == 0) return static_cast<int64_t>(old);
   uint64_t new_bytes = (old + delta) * kPage;
+  if (guarded) {
+    // In place: the reservation has room for 65536 pages, and its pages past `bytes` were never
+    // accessible, so they are still zero.
+    if (!guard_pages::commit(data, bytes, new_bytes)) return -1;
+    bytes = new_bytes;
+    return static_cast<int64_t>(old);
+  }
   auto* fresh = static_cast<uint8_t*>(std::calloc(new_bytes, 1));
   if (!fresh) return -1;
   std::memcpy(fresh, data, bytes);
@@ -386,10 +448,10 @@ ExternType ExternVal::type() const {
 
 // ---- runtime ------------------------------------------------------------------------------------
 
-Runtime::Runtime(Dispatch dispatch, Placement placement, Budget budget)
-    : dispatch_(dispatch), placement_(placement), budget_(budget), machine_(std::make_unique<Machine>()) {
-  if (std::string why = engine_unavailable(dispatch, placement, budget); !why.empty()) throw std::invalid_argument(why);
-  const Engine* e = find_engine(dispatch, placement, budget);
+Runtime::Runtime(Dispatch dispatch, Placement placement, Budget budget, Bounds bounds)
+    : dispatch_(dispatch), placement_(placement), budget_(budget), bounds_(bounds), machine_(std::make_unique<Machine>()) {
+  if (std::string why = engine_unavailable(dispatch, placement, budget, bounds); !why.empty()) throw std::invalid_argument(why);
+  const Engine* e = find_engine(dispatch, placement, budget, bounds);
   op_words_ = e->op_words();
   run_ = e->run;
   Machine& m = *machine_;
@@ -484,7 +546,9 @@ MemoryInst* Runtime::memory(Limits limits) {
     throw ImplementationLimit(fmt::format("a memory of at least {} pages; this interpreter's limit is 65536 (4 GiB)", limits.min));
   std::optional<uint32_t> max;
   if (limits.max) max = static_cast<uint32_t>(std::min<uint64_t>(*limits.max, 65536));
-  memories_.push_back(std::make_unique<MemoryInst>(static_cast<uint32_t>(limits.min), max));
+  // A guard engine's 32-bit memories are reservations; memory64 keeps its checks in every engine.
+  bool guard = bounds_ == Bounds::kGuard && !limits.address64;
+  memories_.push_back(std::make_unique<MemoryInst>(static_cast<uint32_t>(limits.min), max, guard));
   memories_.back()->address64 = limits.address64;
   return memories_.back().get();
 }
@@ -654,6 +718,13 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
     inst.tables.push_back(table(type));
   }
   for (const auto& l : m.memories) inst.memories.push_back(memory(l));
+  // A guard engine accesses every 32-bit memory unchecked: an imported one must be a reservation too.
+  if (bounds_ == Bounds::kGuard)
+    for (size_t i = 0; i < inst.memories.size(); ++i)
+      if (!inst.memories[i]->address64 && !inst.memories[i]->guarded)
+        throw Unsupported(fmt::format("memory {} has no guard pages (a host's or another runtime's), and this runtime's guard engine "
+                                      "does not check bounds: use --bounds check",
+                                      i));
   for (const auto& g : m.globals) {
     auto [lo, hi] = eval_const(*machine_, inst, g.init);
     GlobalType type = g.type;
@@ -893,8 +964,16 @@ std::vector<Value> Runtime::invoke(FuncInst* f, const std::vector<Value>& args) 
   m.exception = nullptr;
   m.running = true;
   m.last_op = Machine::kNoPreviousOp;  // no pair spans two invocations
-  run_(entry, sp, base, &m);
+  run_engine(entry, sp, base);
   return finish(f, base, nested);
+}
+
+void Runtime::run_engine(const uint64_t* ip, uint64_t* sp, uint64_t* fp) {
+  // A guard engine's out-of-bounds access faults; guard_pages::run turns the fault into the trap.
+  if (bounds_ == Bounds::kGuard)
+    guard_pages::run(run_, ip, sp, fp, machine_.get());
+  else
+    run_(ip, sp, fp, machine_.get());
 }
 
 std::vector<Value> Runtime::finish(FuncInst* f, const uint64_t* results, bool nested) {
@@ -935,7 +1014,7 @@ std::vector<Value> Runtime::resume() {
     }
   } done{m};
   // The machine's instance, memory cache and frames are as the suspension left them.
-  run_(m.resume_ip, m.resume_sp, m.resume_fp, &m);
+  run_engine(m.resume_ip, m.resume_sp, m.resume_fp);
   return finish(invoked_, m.stack.get() + 1, false);
 }
 

@@ -164,8 +164,8 @@ std::string outcome_of(const std::function<void()>& step) {
 }
 
 void execute_commands(const json& doc, const std::filesystem::path& dir, Dispatch dispatch, Placement placement, Lowering lowering,
-                      Budget budget, SpecFileResult& res) {
-  Runtime rt(dispatch, placement, budget);
+                      Budget budget, Bounds bounds, SpecFileResult& res) {
+  Runtime rt(dispatch, placement, budget, bounds);
   rt.set_lowering(lowering);
   rt.register_module("spectest", spectest_module(rt));
   Instance* last = nullptr;

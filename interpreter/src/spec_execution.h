@@ -18,6 +18,6 @@ namespace dlab::wasm {
 std::string outcome_of(const std::function<void()>& step);
 
 void execute_commands(const nlohmann::json& doc, const std::filesystem::path& dir, Dispatch dispatch, Placement placement, Lowering lowering,
-                      Budget budget, SpecFileResult& res);
+                      Budget budget, Bounds bounds, SpecFileResult& res);
 
 }  // namespace dlab::wasm

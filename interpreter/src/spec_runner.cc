@@ -85,7 +85,7 @@ size_t write_suite_modules(const std::string& suite, const std::string& only, co
 
 
 SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage, Dispatch dispatch, Placement placement, Lowering lowering,
-                             Budget budget) {
+                             Budget budget, Bounds bounds) {
   SpecFileResult res;
   res.file = wast_path;
   TempDir scratch("spec");
@@ -113,7 +113,7 @@ SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage, Disp
     std::ifstream(json) >> doc;
   }
   if (stage == SpecStage::kExecute) {
-    execute_commands(doc, dir, dispatch, placement, lowering, budget, res);
+    execute_commands(doc, dir, dispatch, placement, lowering, budget, bounds, res);
     return res;
   }
   Linker linker;

@@ -50,7 +50,8 @@ uint32_t iterations(const Instance& inst) { return static_cast<uint32_t>(inst.ex
 
 TEST(Budget, EveryEngineRowHasANameAndTheTailSignaturesAddTheCounter) {
   for (const auto& e : engine_rows()) {
-    EXPECT_EQ(engine_name(e.dispatch, e.placement, e.budget), e.name);
+    EXPECT_EQ(engine_name(e.dispatch, e.placement, e.budget, e.bounds), e.name);
+    EXPECT_EQ(parse_bounds(bounds_name(e.bounds)), e.bounds);
     EXPECT_EQ(parse_budget(budget_name(e.budget)), e.budget);
   }
   EXPECT_EQ(handler_signature(Dispatch::kTail, Placement::kSp, Budget::kNone), "ptr,ptr,ptr,ptr");

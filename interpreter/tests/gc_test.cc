@@ -123,7 +123,7 @@ struct Case {
 std::vector<Case> cases() {
   std::vector<Case> out;
   for (const auto& e : engine_rows())
-    if (engine_unavailable(e.dispatch, e.placement, e.budget).empty())
+    if (engine_unavailable(e.dispatch, e.placement, e.budget, e.bounds).empty())
       for (Lowering l : {Lowering::none(), Lowering{}}) out.push_back({e, l, e.name + "/" + lowering_name(l)});
   return out;
 }
@@ -137,7 +137,7 @@ class GcEveryEngine : public ::testing::Test {
   }
   // A runtime of the case with the module instantiated and the heap limited.
   static std::pair<std::unique_ptr<Runtime>, Instance*> start(const Case& c) {
-    auto rt = std::make_unique<Runtime>(c.engine.dispatch, c.engine.placement, c.engine.budget);
+    auto rt = std::make_unique<Runtime>(c.engine.dispatch, c.engine.placement, c.engine.budget, c.engine.bounds);
     rt->set_lowering(c.lowering);
     rt->set_heap_limit(kLimit);
     Instance* inst = &rt->instantiate(*module_);

@@ -52,7 +52,7 @@ struct EngineRow {
   wasm::Budget budget;
 };
 constexpr EngineRow kEngines[] = {
-#define ENGINE(name, d, p, b) {#name, wasm::Dispatch::d, wasm::Placement::p, wasm::Budget::b},
+#define ENGINE(name, d, p, b, bounds) {#name, wasm::Dispatch::d, wasm::Placement::p, wasm::Budget::b},
 #include "dispatchlab/interpreter/engines.def"
 #undef ENGINE
 };

@@ -146,7 +146,7 @@ TEST_F(TranslatedScript, RunsModuleInvokeAssertReturnEitherRefNull) {
   EXPECT_FALSE(cmds[10].contains("needs"));  // memory64 is implemented
 
   SpecFileResult res;
-  execute_commands(doc, dir_, Dispatch::kTail, Placement::kSp, Lowering{}, Budget::kNone, res);
+  execute_commands(doc, dir_, Dispatch::kTail, Placement::kSp, Lowering{}, Budget::kNone, Bounds::kCheck, res);
   EXPECT_EQ(res.passed, 8);  // the memory64 definition decodes and validates: a pass
   EXPECT_EQ(res.failed, 2);
   ASSERT_EQ(res.failures.size(), 2u);

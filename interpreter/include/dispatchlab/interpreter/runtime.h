@@ -59,18 +59,32 @@ enum class Budget : uint8_t {
 const char* budget_name(Budget b);
 std::optional<Budget> parse_budget(std::string_view name);
 std::vector<Budget> budgets();
+// How a 32-bit memory's loads and stores stay in bounds (engines.def's BOUNDS rows): check (a
+// compare per access) or guard (reserved, inaccessible address space past the memory's size, a
+// fault becoming the trap: src/guard_pages.h). memory64 and the bulk instructions always check.
+enum class Bounds : uint8_t {
+#define BOUNDS(name, enumerator, how) enumerator,
+#include "dispatchlab/interpreter/engines.def"
+#undef BOUNDS
+};
+const char* bounds_name(Bounds b);
+std::optional<Bounds> parse_bounds(std::string_view name);
+std::vector<Bounds> bounds_list();
+// "" when this platform can reserve guarded memories (Linux on a 64-bit target), else why not.
+std::string guard_pages_unavailable();
 // "" when this build has the engine, else why not ("sp_spill is about how an argument is passed; ...").
-std::string engine_unavailable(Dispatch d, Placement p, Budget b = Budget::kNone);
+std::string engine_unavailable(Dispatch d, Placement p, Budget b = Budget::kNone, Bounds bounds = Bounds::kCheck);
 // Every ENGINE row of engines.def, in its order.
 struct EngineRow {
   std::string name;
   Dispatch dispatch;
   Placement placement;
   Budget budget;
+  Bounds bounds;
 };
 std::vector<EngineRow> engine_rows();
 // The engine's name in engines.def ("tail_pn_fuel"), or "" when there is no such row.
-std::string engine_name(Dispatch d, Placement p, Budget b = Budget::kNone);
+std::string engine_name(Dispatch d, Placement p, Budget b = Budget::kNone, Bounds bounds = Bounds::kCheck);
 // A tail-call handler's integer arguments in order, as `dlab probes fit --args` takes them
 // ("ptr,ptr,ptr,ptr,u64"), from the engine's placement and budget rows (placement.h, budget.h
 // write the same lists as C++ parameters); "" for switch and goto, whose handlers take none.
@@ -103,7 +117,7 @@ std::vector<Ir> irs();
 // "" when the placement runs `ir`, else why not; with the engine, also whether this build compiled
 // the register forms into it (a default build leaves them out of switch and goto: DLAB_ALL_ENGINES).
 std::string ir_unavailable(Ir ir, Placement p);
-std::string ir_unavailable(Ir ir, Dispatch d, Placement p, Budget b = Budget::kNone);
+std::string ir_unavailable(Ir ir, Dispatch d, Placement p, Budget b = Budget::kNone, Bounds bounds = Bounds::kCheck);
 struct Lowering {
 #define TECHNIQUE(name, help) bool name = true;
 #include "dispatchlab/interpreter/lowerings.def"
@@ -276,9 +290,13 @@ struct MemoryInst {
   static constexpr uint64_t kPage = 65536;
   std::optional<uint32_t> max;
   bool address64 = false;  // indexed by i64 (memory64): its handlers are the _a64 forms
-  uint8_t* data = nullptr;  // calloc'd: untouched pages stay unbacked until used
+  // calloc'd (untouched pages stay unbacked until used), or, when guarded, the start of a
+  // reservation whose first `bytes` are readable and writable (src/guard_pages.h): it never moves.
+  uint8_t* data = nullptr;
   uint64_t bytes = 0;
-  MemoryInst(uint32_t pages, std::optional<uint32_t> max_pages);
+  bool guarded = false;
+  // guard: reserve the address space a guard engine needs (throws Trap when it cannot).
+  MemoryInst(uint32_t pages, std::optional<uint32_t> max_pages, bool guard = false);
   ~MemoryInst();
   MemoryInst(const MemoryInst&) = delete;
   MemoryInst& operator=(const MemoryInst&) = delete;
@@ -331,7 +349,10 @@ struct Profile {
 class Runtime {
  public:
   // Throws std::invalid_argument (with engine_unavailable's reason) for a pair this build lacks.
-  explicit Runtime(Dispatch dispatch = Dispatch::kTail, Placement placement = Placement::kSp, Budget budget = Budget::kNone);
+  // Under Bounds::kGuard every 32-bit memory this runtime creates is a guarded reservation, and
+  // instantiate refuses (Unsupported) an instance with a 32-bit memory that is not.
+  explicit Runtime(Dispatch dispatch = Dispatch::kTail, Placement placement = Placement::kSp, Budget budget = Budget::kNone,
+                   Bounds bounds = Bounds::kCheck);
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
@@ -339,6 +360,7 @@ class Runtime {
   Dispatch dispatch() const { return dispatch_; }
   Placement placement() const { return placement_; }
   Budget budget() const { return budget_; }
+  Bounds bounds() const { return bounds_; }
   // Every instance, in the order instantiated (a failed instantiation's included).
   const std::deque<std::unique_ptr<Instance>>& instances() const { return instances_; }
   // The techniques the lowering applies to modules instantiated from now on.
@@ -422,6 +444,7 @@ class Runtime {
   Dispatch dispatch_;
   Placement placement_;
   Budget budget_;
+  Bounds bounds_;
   Lowering lowering_;
   const uint64_t* op_words_;                   // the engine's op words (machine.h)
   void (*run_)(const uint64_t*, uint64_t*, uint64_t*, Machine*);  // the engine's entry
@@ -443,6 +466,7 @@ class Runtime {
   FuncInst* invoked_ = nullptr;
   bool deadline_ticker_ = false;  // this runtime holds the epoch ticker running
   std::vector<Value> finish(FuncInst* f, const uint64_t* results, bool nested);
+  void run_engine(const uint64_t* ip, uint64_t* sp, uint64_t* fp);  // run_, under guard_pages::run for a guard engine
   TagInst* new_tag(FuncType type, uint32_t type_id);
   void mark_roots(const uint64_t* sp);
 };

@@ -33,7 +33,8 @@ struct SpecFileResult {
 enum class SpecStage { kDecode, kValidate, kLink, kExecute };
 
 SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage = SpecStage::kDecode, Dispatch dispatch = Dispatch::kTail,
-                             Placement placement = Placement::kSp, Lowering lowering = {}, Budget budget = Budget::kNone);
+                             Placement placement = Placement::kSp, Lowering lowering = {}, Budget budget = Budget::kNone,
+                             Bounds bounds = Bounds::kCheck);
 // Every .wast under `suite_dir` (recursively), sorted; in a folder with .bin.wast scripts, only those.
 std::vector<std::string> spec_files(const std::string& suite_dir);
 // Every module of the suite's .bin.wast scripts (those whose path contains `only`) written into
