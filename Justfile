@@ -70,6 +70,13 @@ rfc: build
       {{dlab}} wasm bench --quick --suite corpus --irs stack,register --dispatch tail_pn,tail --name wasm_corpus --run-dir "$run"
       {{dlab}} wasm bench --valgrind --suite corpus --irs stack,register --dispatch tail_pn --name wasm_corpus --run-dir "$run"
     else echo "(the corpus is not built: \`just corpus\` fetches and builds it; left out)"; fi
+    echo "== bounds: guard pages against a compare per load and store (tail_pn, register IR), on the kernels and, when built, the corpus, and under cachegrind"
+    {{dlab}} wasm bench --quick --irs register --dispatch tail_pn --bounds check,guard --name wasm_bounds --run-dir "$run"
+    {{dlab}} wasm bench --valgrind --irs register --dispatch tail_pn --bounds check,guard --name wasm_bounds --run-dir "$run"
+    if [ -f {{build_dir}}/interpreter/corpus/corpus.wasm ]; then
+      {{dlab}} wasm bench --quick --suite corpus --irs register --dispatch tail_pn --bounds check,guard --name wasm_bounds_corpus --run-dir "$run"
+      {{dlab}} wasm bench --valgrind --suite corpus --irs register --dispatch tail_pn --bounds check,guard --name wasm_bounds_corpus --run-dir "$run"
+    fi
     echo "== the D-binop family in the interpreter (the handler-pair knee; plain lowering, so every binop stays its own handler)"
     {{dlab}} wasm bench --quick --dbinop 5,9,13,17,21,25,29,33,37,41,45 --dispatch tail,switch --lowerings plain --name wasm_dbinop --run-dir "$run"
     echo "== probes (register budget and handler state placement, into results/probes)"
@@ -99,6 +106,12 @@ models: build
       {{dlab}} wasm bench --suite corpus --irs stack,register --dispatch tail_pn,tail,goto,switch --name wasm_corpus --run-dir "$run"
       {{dlab}} wasm bench --valgrind --suite corpus --irs stack,register --dispatch tail_pn,tail --name wasm_corpus --run-dir "$run"
     else echo "(the corpus is not built: \`just corpus\` fetches and builds it; left out)"; fi
+    {{dlab}} wasm bench --irs stack,register --dispatch tail_pn --bounds check,guard --name wasm_bounds --run-dir "$run"
+    {{dlab}} wasm bench --valgrind --irs stack,register --dispatch tail_pn --bounds check,guard --name wasm_bounds --run-dir "$run"
+    if [ -f {{build_dir}}/interpreter/corpus/corpus.wasm ]; then
+      {{dlab}} wasm bench --suite corpus --irs stack,register --dispatch tail_pn --bounds check,guard --name wasm_bounds_corpus --run-dir "$run"
+      {{dlab}} wasm bench --valgrind --suite corpus --irs stack,register --dispatch tail_pn --bounds check,guard --name wasm_bounds_corpus --run-dir "$run"
+    fi
     {{dlab}} wasm bench --dbinop 5,7,9,11,13,15,17,19,21,25,29,33,37,41,45 --dispatch tail,tail_pn,goto,switch --lowerings plain --name wasm_dbinop --run-dir "$run"
     DLAB_BIN="$PWD/{{dlab}}" {{python}} -m dispatchlab_analysis.report "$run"
 
