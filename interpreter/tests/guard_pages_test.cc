@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "dispatchlab/interpreter/runtime.h"
+#include "invoke.h"
 #include "wat.h"
 
 namespace dlab::wasm {
@@ -36,15 +37,10 @@ class GuardPages : public ::testing::TestWithParam<GuardCase> {
   Runtime rt;
   Instance& load(const std::string& wat) { return rt.instantiate(assemble(wat)); }
   std::vector<Value> call(Instance& inst, const std::string& name, std::vector<Value> args = {}) {
-    return rt.invoke(inst.exports.at(name).func, args);
+    return test_support::call_export(rt, inst, name, std::move(args));
   }
   std::string trap(Instance& inst, const std::string& name, std::vector<Value> args = {}) {
-    try {
-      call(inst, name, std::move(args));
-    } catch (const Trap& t) {
-      return t.what();
-    }
-    return "no trap";
+    return test_support::trap_of(rt, inst, name, std::move(args));
   }
 };
 

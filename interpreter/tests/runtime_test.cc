@@ -9,6 +9,7 @@
 #include "dispatchlab/interpreter/validator.h"
 #include "machine.h"
 #include "ops.h"
+#include "invoke.h"
 #include "wat.h"
 
 namespace dlab::wasm {
@@ -26,15 +27,10 @@ class RuntimeTest : public ::testing::TestWithParam<Dispatch> {
     return rt.instantiate(std::move(m));
   }
   std::vector<Value> call(Instance& inst, const std::string& name, std::vector<Value> args = {}) {
-    return rt.invoke(inst.exports.at(name).func, args);
+    return test_support::call_export(rt, inst, name, std::move(args));
   }
   std::string trap(Instance& inst, const std::string& name, std::vector<Value> args = {}) {
-    try {
-      call(inst, name, std::move(args));
-    } catch (const Trap& t) {
-      return t.what();
-    }
-    return "no trap";
+    return test_support::trap_of(rt, inst, name, std::move(args));
   }
 };
 
