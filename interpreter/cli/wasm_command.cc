@@ -217,8 +217,8 @@ void add_run_command(CLI::App& cmd, bool profile) {
                                            "--deadline, else none)")
         ->check(CLI::IsMember(budget_choices()));
     add_bounds_option(run, o->bounds)
-        ->description(bounds_help() + "; default guard where the engine has it (as fast or faster on the corpus, 10-16% "
-                      "fewer instructions), else check")
+        ->description(bounds_help() + "; default guard where the engine has it (no slower on the corpus, 10-16% fewer "
+                      "instructions: docs/interpreter.md#bounds-guard-pages---bounds-guard), else check")
         ->default_str("");
     run->add_option("--refills", o->refills,
                     "with --fuel or --deadline: when the budget is spent, resume the suspended invocation this many times with "
