@@ -85,3 +85,16 @@ def test_spec_runs_the_trap_scripts_with_guard_pages(dlab_bin):
     out = run(dlab_bin, "wasm", "spec", "--dispatch", "tail_pn", "--bounds", "guard", "--only", "memory_trap")
     assert out.returncode == 0, out.stdout + out.stderr
     assert "guard bounds): " in out.stdout and " 0 failed" in out.stdout
+
+
+def test_a_limited_address_space_makes_run_fall_back_to_check(dlab_bin):
+    if "asan" in str(dlab_bin):
+        pytest.skip("AddressSanitizer's shadow memory does not fit under an address-space limit")
+    # 3 GB of address space: enough for dlab, not for one 8 GiB reservation.
+    script = 'ulimit -v 3000000; exec "$@"'
+    default = subprocess.run(["bash", "-c", script, "limited", str(dlab_bin), "wasm", "run", "--invoke", "fib", kernels(dlab_bin), "10"],
+                             capture_output=True, text=True, timeout=120)
+    assert default.returncode == 0 and default.stdout.strip() == "55", default.stderr
+    guard = subprocess.run(["bash", "-c", script, "limited", str(dlab_bin), "wasm", "run", "--bounds", "guard", "--invoke", "fib",
+                            kernels(dlab_bin), "10"], capture_output=True, text=True, timeout=120)
+    assert guard.returncode == 2 and "cannot reserve it" in guard.stderr and "--bounds check" in guard.stderr, guard.stderr

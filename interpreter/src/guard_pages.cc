@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstring>
 #include <mutex>
+#include <string>
 
 #include "machine.h"
 
@@ -72,7 +73,20 @@ void install() {
 
 }  // namespace
 
-std::string unavailable() { return ""; }
+// Probed once: a process whose address space is limited (ulimit -v) cannot reserve 8 GiB, and
+// then the guard engines are unavailable (run's default falls back to check) rather than failing
+// at the first instantiation.
+std::string unavailable() {
+  static const std::string why = [] {
+    void* p = mmap(nullptr, kReservation, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+      return "guard pages need " + std::to_string(kReservation >> 30) + " GiB of address space per memory, and this process cannot reserve it (" +
+             std::strerror(errno) + "; a limit such as ulimit -v?): use --bounds check";
+    munmap(p, kReservation);
+    return std::string();
+  }();
+  return why;
+}
 
 uint8_t* reserve(uint64_t bytes) {
   install();
