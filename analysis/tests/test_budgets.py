@@ -3,18 +3,9 @@
 budget table and `dlab probes fit --engines`. Shapes and facts only: nothing depends on this
 machine's speed."""
 import csv
-import subprocess
-from pathlib import Path
 
 import pytest
-
-
-def kernels(dlab_bin) -> str:
-    return str(Path(dlab_bin).parent / "interpreter" / "workloads" / "kernels.wasm")
-
-
-def run(dlab_bin, *args, timeout=120):
-    return subprocess.run([str(dlab_bin), *args], capture_output=True, text=True, timeout=timeout)
+from dlab_cli import kernels, run
 
 
 def test_fuel_stops_a_run_cleanly_and_refills_resume_it_to_the_same_result(dlab_bin):

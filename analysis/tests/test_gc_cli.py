@@ -4,19 +4,15 @@ what the collector did per call and whose report has the collector's table. Shap
 nothing depends on this machine's speed. (The collector's semantics in every engine are
 interpreter/tests/gc_test.cc's.)"""
 import csv
-import subprocess
 from pathlib import Path
 
 from dispatchlab_analysis.report import render
 from dispatchlab_analysis.results import load_run, parse_params
+from dlab_cli import run
 
 
 def features30(dlab_bin) -> str:
     return str(Path(dlab_bin).parent / "interpreter" / "workloads" / "features30.wasm")
-
-
-def run(dlab_bin, *args, timeout=300):
-    return subprocess.run([str(dlab_bin), *args], capture_output=True, text=True, timeout=timeout)
 
 
 def test_binary_trees_under_a_heap_limit_collect_and_too_small_a_limit_is_out_of_memory(dlab_bin):

@@ -7,23 +7,15 @@ in the guard engines: ctest's spec_tail_guard*, spec_tail_pn_guard*.)"""
 import csv
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
 from dispatchlab_analysis.results import parse_params
+from dlab_cli import kernels, run
 
 OOB_WAT = """(module (memory 1)
   (func (export "load") (param i32) (result i32) (i32.load (local.get 0)))
   (func (export "store") (param i32 i64) (i64.store (local.get 0) (local.get 1))))"""
-
-
-def kernels(dlab_bin) -> str:
-    return str(Path(dlab_bin).parent / "interpreter" / "workloads" / "kernels.wasm")
-
-
-def run(dlab_bin, *args, timeout=300):
-    return subprocess.run([str(dlab_bin), *args], capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture

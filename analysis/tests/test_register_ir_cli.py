@@ -5,18 +5,10 @@ built. Shapes and facts only: nothing depends on this machine's speed. (What the
 and that every engine agrees under it: interpreter/tests/register_ir_test.cc, lowering_test.cc and
 ctest's spec_<engine>_register.)"""
 import csv
-import subprocess
 from pathlib import Path
 
 from dispatchlab_analysis.results import parse_params
-
-
-def kernels(dlab_bin) -> str:
-    return str(Path(dlab_bin).parent / "interpreter" / "workloads" / "kernels.wasm")
-
-
-def run(dlab_bin, *args, timeout=300):
-    return subprocess.run([str(dlab_bin), *args], capture_output=True, text=True, timeout=timeout)
+from dlab_cli import kernels, run
 
 
 def test_every_ir_computes_the_same_checksum_and_run_says_its_default(dlab_bin):
