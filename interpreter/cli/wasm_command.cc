@@ -30,8 +30,9 @@ namespace dlab::cli {
 namespace {
 
 // `dlab wasm run`'s default engine: the configuration measured fastest on the held-out programs of
-// the corpus (lz4, lua) on a Zen 4 VM, results/zen4-25-17/ (docs/interpreter.md, the register IR):
-// tail_pn with the register IR and every technique; tail where this build has no preserve_none.
+// the corpus (lz4, lua) on a Zen 4 VM, results/zen4-25-17/ (docs/interpreter.md: the register IR,
+// bounds): tail_pn with the register IR, every technique and guard pages (chosen on sqlite's
+// instruction count); tail where this build has no preserve_none.
 constexpr const char* kRunDefaultWhy =
     "with --ir register and --bounds guard: the fastest measured on the corpus's held-out programs "
     "(docs/interpreter.md#the-register-ir---ir-register, #bounds-guard-pages---bounds-guard); "

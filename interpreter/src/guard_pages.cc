@@ -78,11 +78,11 @@ void install() {
 // at the first instantiation.
 std::string unavailable() {
   static const std::string why = [] {
-    void* p = mmap(nullptr, kReservation, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED)
+    uint8_t* p = reserve(0);
+    if (!p)
       return "guard pages need " + std::to_string(kReservation >> 30) + " GiB of address space per memory, and this process cannot reserve it (" +
              std::strerror(errno) + "; a limit such as ulimit -v?): use --bounds check";
-    munmap(p, kReservation);
+    release(p);
     return std::string();
   }();
   return why;
