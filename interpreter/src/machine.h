@@ -51,7 +51,7 @@ struct Machine {
   bool running = false;          // an invocation is running (a host function's invoke is a nested one)
   uint64_t* host_sp = nullptr;   // the operand-stack top of the handler that called a host function
   uint64_t* vsp = nullptr;       // the operand-stack pointer of the `vec` placement, between handlers
-  // The counting engine's tables (dispatch_switch_profile.cc): per op, and per (previous, op) pair.
+  // The counting engine's tables (dispatch_tail_profile.cc): per op, and per (previous, op) pair.
   uint64_t* op_counts = nullptr;
   uint64_t* pair_counts = nullptr;
   // The op dispatched before this one in the current invocation; kNoPreviousOp at its start, so
@@ -127,7 +127,7 @@ bool func_subtype(const Machine* m, uint64_t sub, uint64_t super) noexcept;
 #undef ENGINE
 #undef NOT_GENERATED
 // The counting engine (never timed, so not in engines.def).
-void run_switch_profile(DLW_HANDLER_PARAMS);
-const uint64_t* switch_profile_op_words();
+void run_tail_profile(DLW_HANDLER_PARAMS);
+const uint64_t* tail_profile_op_words();
 
 }  // namespace dlab::wasm

@@ -878,8 +878,8 @@ void Runtime::enable_profile() {
   pair_counts_.assign(n * n, 0);
   machine_->op_counts = op_counts_.data();
   machine_->pair_counts = pair_counts_.data();
-  op_words_ = switch_profile_op_words();
-  run_ = &run_switch_profile;
+  op_words_ = tail_profile_op_words();
+  run_ = &run_tail_profile;
 }
 
 Profile Runtime::profile() const {

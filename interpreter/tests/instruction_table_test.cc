@@ -139,7 +139,7 @@ TEST(InstructionTable, EveryDeclaredInstructionValidatesLowersAndRunsAtItsDeclar
     Instance& inst = rt.instantiate(std::move(m));
     FuncInst* f = inst.exports.at("f").func;
     const auto& code = f->code;
-    // The counting engine's op words are the op numbers (as switch's).
+    // The counting engine's op words are the op numbers (as a switch engine's).
     ASSERT_GT(code.size(), op_at);
     EXPECT_EQ(code[op_at], static_cast<uint64_t>(s.op));
     size_t next = op_at + 1 + static_cast<size_t>(imm_words(s.imm));

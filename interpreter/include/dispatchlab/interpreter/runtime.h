@@ -397,7 +397,7 @@ class Runtime {
   // a host function made) that runs out is not suspended: it reaches the host function as a Trap.
   bool suspended() const;
   std::vector<Value> resume();
-  // Switches to the counting engine (a switch loop that counts every op and pair; never timed).
+  // Switches to the counting engine (tail-call handlers that count every op and pair; never timed).
   // Call before instantiating: lowering writes the engine's op words.
   void enable_profile();
   Profile profile() const;
