@@ -163,7 +163,7 @@ std::string outcome_of(const std::function<void()>& step) {
   }
 }
 
-void execute_commands(const json& doc, const std::filesystem::path& dir, Dispatch dispatch, Placement placement, Lowering lowering,
+void execute_commands(const json& doc, const ScriptModules& modules, Dispatch dispatch, Placement placement, Lowering lowering,
                       Budget budget, Bounds bounds, SpecFileResult& res) {
   Runtime rt(dispatch, placement, budget, bounds);
   rt.set_lowering(lowering);
@@ -189,9 +189,7 @@ void execute_commands(const json& doc, const std::filesystem::path& dir, Dispatc
   };
 
   auto load = [&](const json& c) -> Module {
-    std::ifstream in(dir / c.at("filename").get<std::string>(), std::ios::binary);
-    std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-    Module m = decode_module(bytes);
+    Module m = decode_module(modules.bytes(c.at("filename").get<std::string>()));
     validate_module(m);
     return m;
   };
@@ -221,8 +219,7 @@ void execute_commands(const json& doc, const std::filesystem::path& dir, Dispatc
     if (std::string f = feature_skip(c); !f.empty()) return f;
     if (unsupported_registered.empty() || r.rfind("unlinkable", 0) != 0) return "";
     try {
-      std::ifstream in(dir / c.at("filename").get<std::string>(), std::ios::binary);
-      Module m = decode_module(std::vector<uint8_t>{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()});
+      Module m = decode_module(modules.bytes(c.at("filename").get<std::string>()));
       for (const auto& im : m.imports)
         if (auto it = unsupported_registered.find(im.module); it != unsupported_registered.end()) return it->second;
     } catch (const DecodeError&) {

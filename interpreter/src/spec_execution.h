@@ -1,4 +1,4 @@
-// The spec runner's execution stage, over commands already converted by wast2json.
+// The spec runner's execution stage, over commands already converted (by wast2json or spec_script.h).
 #pragma once
 
 #include <filesystem>
@@ -9,6 +9,7 @@
 
 #include "dispatchlab/interpreter/runtime.h"
 #include "dispatchlab/interpreter/spec_runner.h"
+#include "spec_script.h"
 
 namespace dlab::wasm {
 
@@ -17,7 +18,7 @@ namespace dlab::wasm {
 // ..." or "trap: ..." (the spec runner compares these prefixes with each assertion's kind).
 std::string outcome_of(const std::function<void()>& step);
 
-void execute_commands(const nlohmann::json& doc, const std::filesystem::path& dir, Dispatch dispatch, Placement placement, Lowering lowering,
+void execute_commands(const nlohmann::json& doc, const ScriptModules& modules, Dispatch dispatch, Placement placement, Lowering lowering,
                       Budget budget, Bounds bounds, SpecFileResult& res);
 
 }  // namespace dlab::wasm

@@ -27,13 +27,6 @@ namespace dlab::wasm {
 namespace fs = std::filesystem;
 
 namespace {
-std::vector<uint8_t> read_bytes(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-}  // namespace
-
-namespace {
 bool is_binary_script(const std::string& path) {
   const std::string ext = ".bin.wast";
   return path.size() >= ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0;
@@ -64,18 +57,16 @@ size_t write_suite_modules(const std::string& suite, const std::string& only, co
   for (const auto& f : spec_files(suite)) {
     if (!only.empty() && f.find(only) == std::string::npos) continue;
     if (f.size() < 9 || f.compare(f.size() - 9, 9, ".bin.wast") != 0) continue;
-    TempDir scratch("spec-modules");
-    translate_script_file(f, scratch.path());
+    ScriptModules modules;
+    translate_script_file(f, modules);
     // Named by the script's path below the suite, folders joined by '_': two folders may hold a
     // script of the same name (memory_grow in binary/ and in binary/multi-memory/).
     std::string stem = fs::path(f).lexically_relative(suite).string();
     if (stem.empty() || stem.rfind("..", 0) == 0) stem = fs::path(f).filename().string();
     stem = stem.substr(0, stem.size() - 9);
     std::replace(stem.begin(), stem.end(), '/', '_');
-    for (const auto& e : fs::directory_iterator(scratch.path())) {
-      if (e.path().extension() != ".wasm") continue;
-      write_output_file((fs::path(out) / (stem + "-" + e.path().filename().string())).string(), read_input_file(e.path().string()),
-                        ExistingFile::kRefuse);
+    for (const auto& [name, bytes] : modules.held()) {
+      write_output_file((fs::path(out) / (stem + "-" + name)).string(), bytes, ExistingFile::kRefuse);
       ++written;
     }
   }
@@ -88,18 +79,20 @@ SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage, Disp
                              Budget budget, Bounds bounds) {
   SpecFileResult res;
   res.file = wast_path;
-  TempDir scratch("spec");
-  const fs::path& dir = scratch.path();
+  std::optional<TempDir> scratch;  // wast2json's output: the command list and a file per module
+  ScriptModules modules;
   nlohmann::json doc;
   if (is_binary_script(wast_path)) {
-    // WebAssembly 3.0 scripts in binary form: read and translated here, no wast2json.
+    // WebAssembly 3.0 scripts in binary form: read and translated here, no wast2json, no files.
     try {
-      doc = translate_script_file(wast_path, dir);
+      doc = translate_script_file(wast_path, modules);
     } catch (const std::exception& e) {  // sexpr::ParseError, ScriptError: "file:line: what"
       res.error = e.what();
       return res;
     }
   } else {
+    const fs::path& dir = scratch.emplace("spec").path();
+    modules = ScriptModules(dir);
     fs::path json = dir / "commands.json";
     // The tail-call proposal's files need the feature enabled in wabt. The script's path is made
     // absolute: a suite folder named "-s" must reach wast2json as a file, not as an option.
@@ -113,7 +106,7 @@ SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage, Disp
     std::ifstream(json) >> doc;
   }
   if (stage == SpecStage::kExecute) {
-    execute_commands(doc, dir, dispatch, placement, lowering, budget, bounds, res);
+    execute_commands(doc, modules, dispatch, placement, lowering, budget, bounds, res);
     return res;
   }
   Linker linker;
@@ -143,7 +136,7 @@ SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage, Disp
     int line = c.value("line", 0);
     auto decodes = [&](std::string& why) {
       try {
-        decode_module(read_bytes(dir / c.at("filename").get<std::string>()));
+        decode_module(modules.bytes(c.at("filename").get<std::string>()));
         return true;
       } catch (const DecodeError& e) {
         why = fmt::format("{} at byte {}", e.what(), e.offset());
@@ -154,7 +147,7 @@ SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage, Disp
     Exports exports;
     auto check = [&] {
       return outcome_of([&] {
-        auto m = decode_module(read_bytes(dir / c.at("filename").get<std::string>()));
+        auto m = decode_module(modules.bytes(c.at("filename").get<std::string>()));
         validate_module(m);
         if (linking && !definition) exports = linker.link(m);
       });
@@ -177,7 +170,7 @@ SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage, Disp
       if (!needs.empty()) return needs;
       if (needs_registered.empty() || r.rfind("unlinkable", 0) != 0) return "";
       try {
-        for (const auto& im : decode_module(read_bytes(dir / c.at("filename").get<std::string>())).imports)
+        for (const auto& im : decode_module(modules.bytes(c.at("filename").get<std::string>())).imports)
           if (auto it = needs_registered.find(im.module); it != needs_registered.end()) return it->second;
       } catch (const DecodeError&) {
       }

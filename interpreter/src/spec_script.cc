@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "dispatchlab/harness/files.h"
+
 namespace dlab::wasm {
 
 namespace fs = std::filesystem;
@@ -93,7 +95,6 @@ class FeatureScan {
 
  private:
   std::vector<bool> func_types_;  // per type index: a function type
-  int memories_ = 0;
   uint64_t imported_globals_ = 0, defined_globals_ = 0;
 
   [[noreturn]] static void found(const char* what) { throw Found{what}; }
@@ -482,7 +483,7 @@ struct SkipValue {
 
 class Translator {
  public:
-  Translator(const std::string& file, const fs::path& dir) : file_(file), dir_(dir) {
+  Translator(const std::string& file, ScriptModules& modules) : file_(file), modules_(modules) {
     stem_ = fs::path(file).filename().string();
     if (auto p = stem_.find('.'); p != std::string::npos) stem_ = stem_.substr(0, p);
   }
@@ -506,9 +507,7 @@ class Translator {
 
   std::string write_module(const std::string& bytes) {
     std::string name = fmt::format("{}.{}.wasm", stem_, files_++);
-    std::ofstream out(dir_ / name, std::ios::binary);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out) throw ScriptError(fmt::format("{}: cannot write {}", file_, (dir_ / name).string()));
+    modules_.add(name, bytes);
     return name;
   }
 
@@ -792,7 +791,7 @@ class Translator {
   }
 
   std::string file_, stem_;
-  fs::path dir_;
+  ScriptModules& modules_;
   int files_ = 0;
   std::vector<json> cmds_;
   std::set<size_t> referenced_;
@@ -802,10 +801,17 @@ class Translator {
 
 }  // namespace
 
-json translate_script(const std::vector<sexpr::Node>& script, const std::string& file, const fs::path& dir) {
-  return Translator(file, dir).run(script);
+json translate_script(const std::vector<sexpr::Node>& script, const std::string& file, ScriptModules& modules) {
+  return Translator(file, modules).run(script);
 }
 
-json translate_script_file(const std::string& path, const fs::path& dir) { return translate_script(sexpr::parse_file(path), path, dir); }
+json translate_script_file(const std::string& path, ScriptModules& modules) { return translate_script(sexpr::parse_file(path), path, modules); }
+
+std::vector<uint8_t> ScriptModules::bytes(const std::string& name) const {
+  if (auto it = held_.find(name); it != held_.end()) return {it->second.begin(), it->second.end()};
+  if (dir_.empty()) throw std::runtime_error(fmt::format("no module {} in the translated script", name));
+  std::string b = read_input_file((dir_ / name).string());
+  return {b.begin(), b.end()};
+}
 
 }  // namespace dlab::wasm

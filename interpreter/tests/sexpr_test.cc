@@ -108,13 +108,8 @@ const char* kModule =
 
 class TranslatedScript : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("dlab-sexpr-test-" + std::to_string(getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  nlohmann::json translate(const std::string& text) { return translate_script(sexpr::parse(text, "tiny.bin.wast"), "tiny.bin.wast", dir_); }
-  fs::path dir_;
+  nlohmann::json translate(const std::string& text) { return translate_script(sexpr::parse(text, "tiny.bin.wast"), "tiny.bin.wast", modules_); }
+  ScriptModules modules_;  // in memory: no folder
 };
 
 TEST_F(TranslatedScript, RunsModuleInvokeAssertReturnEitherRefNull) {
@@ -136,7 +131,7 @@ TEST_F(TranslatedScript, RunsModuleInvokeAssertReturnEitherRefNull) {
   EXPECT_EQ(cmds[0].at("type"), "module");
   EXPECT_EQ(cmds[0].at("name"), "$I");
   EXPECT_EQ(cmds[0].at("line"), 2);
-  EXPECT_TRUE(fs::exists(dir_ / cmds[0].at("filename").get<std::string>()));
+  EXPECT_EQ(modules_.bytes(cmds[0].at("filename").get<std::string>()).size(), 48u);  // the binary module's bytes, held
   EXPECT_EQ(cmds[1].at("action").at("module"), "$I");
   EXPECT_EQ(cmds[2].at("expected")[0].at("type"), "either");
   EXPECT_FALSE(cmds[7].contains("skip"));  // (ref.null any): GC, implemented
@@ -146,7 +141,7 @@ TEST_F(TranslatedScript, RunsModuleInvokeAssertReturnEitherRefNull) {
   EXPECT_FALSE(cmds[10].contains("needs"));  // memory64 is implemented
 
   SpecFileResult res;
-  execute_commands(doc, dir_, Dispatch::kTail, Placement::kSp, Lowering{}, Budget::kNone, Bounds::kCheck, res);
+  execute_commands(doc, modules_, Dispatch::kTail, Placement::kSp, Lowering{}, Budget::kNone, Bounds::kCheck, res);
   EXPECT_EQ(res.passed, 8);  // the memory64 definition decodes and validates: a pass
   EXPECT_EQ(res.failed, 2);
   ASSERT_EQ(res.failures.size(), 2u);
@@ -157,6 +152,24 @@ TEST_F(TranslatedScript, RunsModuleInvokeAssertReturnEitherRefNull) {
   EXPECT_EQ(res.skipped.count("needs GC (part 2)"), 0u);
   EXPECT_EQ(res.skipped["text-format module (not a binary test)"], 1);
   EXPECT_EQ(res.skipped.count("needs memory64"), 0u);
+}
+
+TEST(ScriptModules, ReadsHeldModulesThenTheFolderAndNamesAModuleItHasNot) {
+  fs::path dir = fs::temp_directory_path() / ("dlab-script-modules-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "on_disk.wasm", std::ios::binary) << "disk";
+  ScriptModules modules(dir);
+  modules.add("held.wasm", std::string("\0asm", 4));
+  EXPECT_EQ(modules.bytes("held.wasm"), (std::vector<uint8_t>{0, 'a', 's', 'm'}));
+  EXPECT_EQ(modules.bytes("on_disk.wasm"), (std::vector<uint8_t>{'d', 'i', 's', 'k'}));
+  try {
+    modules.bytes("missing.wasm");
+    ADD_FAILURE() << "a missing module was read";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("missing.wasm"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+  EXPECT_THROW(ScriptModules().bytes("held.wasm"), std::runtime_error);  // no folder, nothing held
 }
 
 TEST_F(TranslatedScript, ErrorsSayFileAndLine) {
