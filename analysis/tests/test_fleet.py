@@ -79,6 +79,7 @@ ansible_user={getpass.getuser()}
 ansible_ssh_private_key_file={key}
 ansible_ssh_common_args=-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null
 ansible_python_interpreter=/usr/bin/python3
+dlab_job_poll=1
 dlab_dir={remote}/{{{{ inventory_hostname }}}}
 """)
     # A job much smaller than `just rfc`, with this build's dlab: a run directory with a stack group.
