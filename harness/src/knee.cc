@@ -25,11 +25,22 @@ constexpr size_t kMaxBreakpointLevels = 128;
 // per fit, times the bootstrap's resamples: 20,000 rows took minutes.)
 struct Levels {
   std::vector<double> x;           // distinct x, sorted
-  std::vector<double> u;           // x scaled to [0, 1]: keeps the prefix sums well conditioned
+  std::vector<double> u;           // x scaled to [0, 1]: keeps the prefix sums well conditioned, and
+                                   // every ramp is computed from it, so x's own scale never matters
   std::vector<double> count;       // points per level
   std::vector<Eigen::Index> level; // each point's level
   std::vector<size_t> candidates;  // levels a breakpoint may sit at
 };
+
+// The power of two that brings the largest |v| into [0.5, 1) (0 when every v is 0). Scaling by
+// it is exact, so a fit of the scaled values is the fit of the values themselves, and no square,
+// sum or span of data near the limits of double (1e300, 1e-300) overflows or underflows.
+int binary_exponent(std::span<const double> vs) {
+  double largest = 0;
+  for (double v : vs)
+    if (std::isfinite(v)) largest = std::max(largest, std::fabs(v));
+  return largest > 0 ? std::ilogb(largest) + 1 : 0;
+}
 
 Levels group(std::span<const double> xs) {
   std::map<double, size_t> index;
@@ -39,8 +50,9 @@ Levels group(std::span<const double> xs) {
     i = L.x.size();
     L.x.push_back(v);
   }
-  double lo = L.x.front(), span = L.x.back() - L.x.front();
-  for (double v : L.x) L.u.push_back((v - lo) / span);
+  const int e = binary_exponent(L.x);  // (x_max - x_min of x near 1e308 would overflow unscaled)
+  double lo = std::ldexp(L.x.front(), -e), span = std::ldexp(L.x.back(), -e) - lo;
+  for (double v : L.x) L.u.push_back((std::ldexp(v, -e) - lo) / span);
   L.count.assign(L.x.size(), 0);
   for (double v : xs) {
     size_t i = index[v];
@@ -57,30 +69,58 @@ Levels group(std::span<const double> xs) {
   return L;
 }
 
-// Least squares of y on [1 - r, r] with r(x) the ramp from x1 to x2 (0 before, 1 after), point by
-// point: used for the chosen fits, so what is reported never depends on the prefix sums' rounding.
-KneeFit fit_ramp(std::span<const double> xs, const Eigen::VectorXd& y, double x1, double x2, const char* model) {
-  const Eigen::Index n = y.size();
-  Eigen::MatrixXd A(n, 2);
-  for (Eigen::Index i = 0; i < n; ++i) {
-    double r = x2 > x1 ? std::clamp((xs[i] - x1) / (x2 - x1), 0.0, 1.0) : (xs[i] > x1 ? 1.0 : 0.0);
-    A(i, 0) = 1 - r;
-    A(i, 1) = r;
-  }
-  Eigen::Vector2d c = A.colPivHouseholderQr().solve(y);
-  KneeFit f;
-  f.model = model;
-  f.before = c[0];
-  f.after = c[1];
-  f.start = x1;
-  f.end = x2;
-  f.rss = (A * c - y).squaredNorm();
-  return f;
+// y as fitted: scaled by 2^-exponent (binary_exponent), so its squares stay finite and normal.
+struct ScaledY {
+  Eigen::VectorXd y;
+  int exponent = 0;
+};
+
+ScaledY scale_y(std::span<const double> ys) {
+  ScaledY s;
+  s.exponent = binary_exponent(ys);
+  s.y.resize(static_cast<Eigen::Index>(ys.size()));
+  for (size_t i = 0; i < ys.size(); ++i) s.y[static_cast<Eigen::Index>(i)] = std::ldexp(ys[i], -s.exponent);
+  return s;
 }
 
-double bic(double rss, int n, int k) {
-  // A perfect fit would give log(0); a floor keeps exact synthetic data comparable.
-  return n * std::log(std::max(rss / n, 1e-300)) + k * std::log(static_cast<double>(n));
+// The ramp from level i to level j (0 up to level i, 1 from level j on) at one point.
+double ramp_at(const Levels& L, Eigen::Index point, size_t i, size_t j) {
+  double u = L.u[static_cast<size_t>(L.level[static_cast<size_t>(point)])];
+  // Equal u at two levels: x so far apart that the smaller ones round to the same fraction of the span.
+  if (!(L.u[j] > L.u[i])) return u > L.u[i] ? 1.0 : 0.0;
+  return std::clamp((u - L.u[i]) / (L.u[j] - L.u[i]), 0.0, 1.0);
+}
+
+// BIC of a fit of n points with k parameters, from the rss of the scaled y: log(rss / n) of the
+// data itself is log(scaled rss / n) + 2 * exponent * log 2, a shift the same for every model.
+double bic(double scaled_rss, int exponent, int n, int k) {
+  // A perfect fit would give log(0); a floor (relative to y's scale) keeps exact synthetic data comparable.
+  return n * (std::log(std::max(scaled_rss / n, 1e-300)) + 2.0 * exponent * std::log(2.0)) + k * std::log(static_cast<double>(n));
+}
+
+// Least squares of the scaled y on [1 - r, r] with r the ramp from level i to level j, point by
+// point: used for the chosen fits, so what is reported never depends on the prefix sums' rounding.
+// Levels and rss are reported in y's own units (an rss beyond double is infinite).
+KneeFit fit_ramp(const Levels& L, const ScaledY& s, size_t i, size_t j, const char* model, int parameters) {
+  const Eigen::Index n = s.y.size();
+  Eigen::MatrixXd A(n, 2);
+  for (Eigen::Index p = 0; p < n; ++p) {
+    double r = ramp_at(L, p, i, j);
+    A(p, 0) = 1 - r;
+    A(p, 1) = r;
+  }
+  Eigen::Vector2d c = A.colPivHouseholderQr().solve(s.y);
+  double rss = (A * c - s.y).squaredNorm();
+  KneeFit f;
+  f.model = model;
+  f.parameters = parameters;
+  f.before = std::ldexp(c[0], s.exponent);
+  f.after = std::ldexp(c[1], s.exponent);
+  f.start = L.x[i];
+  f.end = L.x[j];
+  f.rss = std::ldexp(rss, 2 * s.exponent);
+  f.bic = bic(rss, s.exponent, static_cast<int>(n), parameters);
+  return f;
 }
 
 // Prefix sums over the levels of one y: count, count*u, count*u^2, sum y, u*sum y.
@@ -132,17 +172,19 @@ double ramp_rss(const Levels& L, const Prefix& p, size_t i, size_t j) {
   return std::max(0.0, p.sum_yy - (a * b1 + b * b2));
 }
 
-std::vector<KneeFit> fit_all(std::span<const double> xs, const Eigen::VectorXd& y, const Levels& L) {
+std::vector<KneeFit> fit_all(const ScaledY& s, const Levels& L) {
+  const Eigen::VectorXd& y = s.y;
   const int n = static_cast<int>(y.size());
   Prefix p = prefix_sums(L, y);
   std::vector<KneeFit> best(3);
   KneeFit flat;
   flat.model = "flat";
   flat.parameters = 1;
-  flat.before = flat.after = y.mean();
+  double mean = y.mean(), rss = (y.array() - mean).square().sum();
+  flat.before = flat.after = std::ldexp(mean, s.exponent);
   flat.start = flat.end = L.x.front();
-  flat.rss = (y.array() - flat.before).square().sum();
-  flat.bic = bic(flat.rss, n, 1);
+  flat.rss = std::ldexp(rss, 2 * s.exponent);
+  flat.bic = bic(rss, s.exponent, n, 1);
   best[0] = flat;
   // step: between adjacent levels (a ramp with no level inside it); plateau: a ramp over levels
   const auto& K = L.candidates;
@@ -158,13 +200,9 @@ std::vector<KneeFit> fit_all(std::span<const double> xs, const Eigen::VectorXd& 
       double rss = ramp_rss(L, p, K[a], K[b]);
       if (rss < best_plateau) best_plateau = rss, plateau_i = K[a], plateau_j = K[b];
     }
-  best[1] = fit_ramp(xs, y, L.x[step_i], L.x[step_i + 1], "step");
-  best[1].parameters = 3;
-  best[1].bic = bic(best[1].rss, n, 3);
+  best[1] = fit_ramp(L, s, step_i, step_i + 1, "step", 3);
   if (std::isfinite(best_plateau)) {
-    best[2] = fit_ramp(xs, y, L.x[plateau_i], L.x[plateau_j], "plateau");
-    best[2].parameters = 4;
-    best[2].bic = bic(best[2].rss, n, 4);
+    best[2] = fit_ramp(L, s, plateau_i, plateau_j, "plateau", 4);
   } else {
     best.pop_back();  // fewer than 3 levels for a ramp
   }
@@ -173,16 +211,20 @@ std::vector<KneeFit> fit_all(std::span<const double> xs, const Eigen::VectorXd& 
 
 std::string fmt_x(double v) { return fmt::format("{:g}", v); }
 
+// The level of x (one of L.x).
+size_t level_of(const Levels& L, double x) { return static_cast<size_t>(std::lower_bound(L.x.begin(), L.x.end(), x) - L.x.begin()); }
+
 }  // namespace
 
 KneeResult detect_knee(std::span<const double> xs, std::span<const double> ys, const BootstrapOptions& opt) {
   if (xs.size() != ys.size()) throw std::invalid_argument("knee: x and y differ in length");
   Levels L = group(xs);
   if (xs.size() < 4 || L.x.size() < 3) throw std::invalid_argument("knee: need at least 4 points at 3 distinct x");
-  Eigen::VectorXd y = Eigen::Map<const Eigen::VectorXd>(ys.data(), static_cast<Eigen::Index>(ys.size()));
+  ScaledY s = scale_y(ys);
+  const Eigen::VectorXd& y = s.y;
 
   KneeResult r;
-  r.candidates = fit_all(xs, y, L);
+  r.candidates = fit_all(s, L);
   r.best = *std::min_element(r.candidates.begin(), r.candidates.end(), [](auto& a, auto& b) { return a.bic < b.bic; });
   if (r.best.model == "flat") {
     r.start_lo = r.end_hi = L.x.front();
@@ -190,22 +232,23 @@ KneeResult detect_knee(std::span<const double> xs, std::span<const double> ys, c
     return r;
   }
   // Residual bootstrap of the chosen model: new y = fitted + resampled residual, refit the same
-  // model family, record where its change starts and ends.
+  // model family, record where its change starts and ends. (In the scaled y's units.)
   Eigen::VectorXd fitted(y.size());
+  const size_t i1 = level_of(L, r.best.start), i2 = level_of(L, r.best.end);
+  const double before = std::ldexp(r.best.before, -s.exponent), after = std::ldexp(r.best.after, -s.exponent);
   for (Eigen::Index i = 0; i < y.size(); ++i) {
-    const auto& b = r.best;
-    double t = b.end > b.start ? std::clamp((xs[i] - b.start) / (b.end - b.start), 0.0, 1.0) : (xs[i] > b.start ? 1.0 : 0.0);
-    fitted[i] = (1 - t) * b.before + t * b.after;
+    double t = ramp_at(L, i, i1, i2);
+    fitted[i] = (1 - t) * before + t * after;
   }
   Eigen::VectorXd resid = y - fitted;
   std::mt19937_64 rng(opt.seed);
   std::uniform_int_distribution<Eigen::Index> pick(0, y.size() - 1);
   std::vector<double> starts, ends;
-  Eigen::VectorXd boot = y;
+  ScaledY boot = s;
   int resamples = std::min(opt.resamples, 400);  // each refit searches every breakpoint pair
   for (int k = 0; k < resamples; ++k) {
-    for (Eigen::Index i = 0; i < y.size(); ++i) boot[i] = fitted[i] + resid[pick(rng)];
-    auto fits = fit_all(xs, boot, L);
+    for (Eigen::Index i = 0; i < y.size(); ++i) boot.y[i] = fitted[i] + resid[pick(rng)];
+    auto fits = fit_all(boot, L);
     const KneeFit* same = nullptr;
     for (const auto& f : fits)
       if (f.model == r.best.model) same = &f;

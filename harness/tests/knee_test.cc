@@ -1,5 +1,6 @@
 #include "dispatchlab/harness/knee.h"
 
+#include <cmath>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -79,6 +80,48 @@ TEST(Knee, ManyRowsAtManyLevelsAreFittedInLinearTime) {
   EXPECT_NEAR(r.best.end, 0.6, 0.02);
   EXPECT_NEAR(r.best.before, 1, 0.05);
   EXPECT_NEAR(r.best.after, 3, 0.05);
+}
+
+// Issue 32 item 9: the same step data scaled towards the limits of double. Unscaled squares of
+// y * 1e160 overflow and of y * 1e-170 underflow; every scale must give the unscaled knee.
+TEST(Knee, FindsTheSameKneeAtAnyScaleOfDouble) {
+  std::vector<double> x, y;
+  sample(kPairs, [](double v) { return v < 20 ? 1.0 : 3.0; }, 0.05, x, y);
+  const auto base = detect_knee(x, y);
+  ASSERT_EQ(base.best.model, "step");
+  for (double scale : {1e150, 1e160, 1e300, 1e-170, 1e-300}) {
+    for (bool scale_x : {false, true})
+      for (bool scale_y : {false, true}) {
+        if (!scale_x && !scale_y) continue;
+        SCOPED_TRACE(::testing::Message() << "scale " << scale << (scale_x ? " x" : "") << (scale_y ? " y" : ""));
+        std::vector<double> sx = x, sy = y;
+        for (double& v : sx) v *= scale_x ? scale : 1;
+        for (double& v : sy) v *= scale_y ? scale : 1;
+        auto r = detect_knee(sx, sy);
+        const double xs = scale_x ? scale : 1, ys = scale_y ? scale : 1;
+        EXPECT_EQ(r.best.model, "step") << r.summary;
+        EXPECT_DOUBLE_EQ(r.best.start, 19 * xs);
+        EXPECT_DOUBLE_EQ(r.best.end, 22 * xs);
+        EXPECT_NEAR(r.best.before / ys, base.best.before, 1e-9);
+        EXPECT_NEAR(r.best.after / ys, base.best.after, 1e-9);
+        EXPECT_DOUBLE_EQ(r.start_lo, base.start_lo * xs);
+        EXPECT_DOUBLE_EQ(r.end_hi, base.end_hi * xs);
+        EXPECT_EQ(r.resamples, base.resamples);
+        EXPECT_TRUE(std::isfinite(r.best.bic));
+      }
+  }
+}
+
+TEST(Knee, FlatDataIsFlatAtAnyScale) {
+  std::vector<double> x, y;
+  sample(kPairs, [](double) { return 5.4; }, 0.05, x, y);
+  for (double scale : {1e160, 1e300, 1e-170, 1e-300}) {
+    std::vector<double> sy = y;
+    for (double& v : sy) v *= scale;
+    auto r = detect_knee(x, sy);
+    EXPECT_EQ(r.best.model, "flat") << scale << ": " << r.summary;
+    EXPECT_NEAR(r.best.before / scale, 5.4, 0.05) << scale;
+  }
 }
 
 }  // namespace

@@ -5,7 +5,8 @@
 //   plateau  y = a up to x1, a straight ramp to b at x2, b after (a step is a ramp with no point inside)
 // and chosen by BIC. The knee's uncertainty comes from a residual bootstrap of the chosen model:
 // "steps up between 11 and 19 pairs" is the 2.5th percentile of the ramp's start and the 97.5th
-// of its end over the resamples.
+// of its end over the resamples. The fits are made on copies of x and y scaled by powers of two
+// (exact), so data at any scale of double (1e300, 1e-300) gives the knee of the same data at 1.
 #pragma once
 
 #include <span>
@@ -21,7 +22,7 @@ namespace dlab {
 struct KneeFit {
   std::string model;          // "flat", "step", "plateau"
   int parameters = 0;
-  double rss = 0, bic = 0;
+  double rss = 0, bic = 0;    // rss in y's units squared: infinite (null in JSON) past the range of double
   double before = 0, after = 0;  // level before and after the knee (flat: both the mean)
   double start = 0, end = 0;     // knee: step between start and end (adjacent x), ramp from start to end
 };
