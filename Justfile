@@ -10,9 +10,9 @@ python := ".venv/bin/python"
 default:
     @just --list --unsorted
 
-# configure (once) and build with a CMake preset: release (default) or asan
+# configure (once, and again whenever DLAB_WASM_TESTSUITE is set: the spec suite's folder) and build with a CMake preset: release (default) or asan
 build:
-    @[ -f {{build_dir}}/build.ninja ] || cmake --preset {{preset}}
+    @[ -f {{build_dir}}/build.ninja ] && [ -z "${DLAB_WASM_TESTSUITE:-}" ] || cmake --preset {{preset}}
     cmake --build --preset {{preset}}
 
 # every test: ctest (GoogleTest) and pytest; fails if either fails
@@ -139,9 +139,10 @@ fuzz SECONDS="60":
     cmake --build build/fuzz --target wasm_decode_fuzzer
     corpus=build/fuzz/corpus; mkdir -p "$corpus"
     if [ -z "$(ls -A "$corpus")" ]; then
-      # every module of the WebAssembly 3.0 suite's binary scripts (the release build reads them)
+      # every module of the WebAssembly 3.0 suite's binary scripts: the suite the release build
+      # was configured with (`tools/spec-suite locate`), dlab's default --suite
       just build
-      {{dlab}} wasm spec --suite ../shared/wasm-spec-3.0 --modules-out "$corpus"
+      {{dlab}} wasm spec --modules-out "$corpus"
     fi
     mkdir -p build/fuzz/crashes
     build/fuzz/wasm_decode_fuzzer -max_total_time={{SECONDS}} -artifact_prefix=build/fuzz/crashes/ "$corpus"
