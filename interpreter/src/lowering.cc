@@ -124,8 +124,8 @@ class Lowerer {
   };
 
  public:
-  Lowerer(Instance& inst, FuncInst& f, const FunctionBody& body, const uint64_t* words, Lowering lowering)
-      : inst_(inst), f_(f), body_(body), words_(words), lowering_(lowering), reg_(lowering.ir == Ir::kRegister) {}
+  Lowerer(Instance& inst, FuncInst& f, const FunctionBody& body, const uint64_t* words, Lowering lowering, bool record_starts)
+      : inst_(inst), f_(f), body_(body), words_(words), lowering_(lowering), reg_(lowering.ir == Ir::kRegister), record_starts_(record_starts) {}
 
   void run() {
     uint64_t declared = f_.type.params.size();
@@ -190,6 +190,10 @@ class Lowerer {
   // The window's op words are final only when it is emptied: then `super` pairs them.
   void label() {
     if (lowering_.super) superinstructions();
+    // The window holds every instruction written since the last label, with rewrites applied
+    // (a folded instruction is gone from it): its starts are the code's.
+    if (record_starts_)
+      for (const Written& w : window_) f_.instruction_starts.push_back(static_cast<uint32_t>(w.at));
     window_.clear();
     // Branches may arrive here from anywhere: where the stack pointer is, is not known (register IR).
     sp_at_ = kUnknownHeight;
@@ -792,6 +796,12 @@ class Lowerer {
   // (local.get wrote nothing) or a constant, read from there by the instruction that consumes it.
   // A pending value is written to its slot (materialised) where something needs it there: a label,
   // a stack-form instruction, a local.set of the local it reads.
+  // The techniques apply here as in the stack IR (runtime.h's Lowering): `fold` is what lets a
+  // value stay pending (an operand read from a local or a constant word, the _k and _a forms, a
+  // result written straight into the local a local.set names); without it every value is written
+  // to its own slot first and every local.set copies, as a stack machine would. `fuse` is the
+  // compare-and-branch forms (register_branch). `super` pairs what the window holds: only
+  // stack-form instructions have superinstructions so far.
   uint32_t slot_of(const Loc& l) const { return l.kind == Loc::kLocal ? static_cast<uint32_t>(l.value) : l.home; }
   void materialize(Loc& l) {
     if (l.kind == Loc::kHome) return;
@@ -829,7 +839,7 @@ class Lowerer {
   // branch, its result word the offset; otherwise br_if_r / br_unless_r on the condition's slot.
   std::pair<size_t, size_t> register_branch(Loc c, bool when_true) {
     materialize_all();
-    if (just_written(c)) {
+    if (lowering_.fuse && just_written(c)) {
       const RegisterBranches::Pair& fused = kRegisterBranches[window_.back().op];
       if (fused.when_true != Op::kCount) {
         rewrite(window_.back(), when_true ? fused.when_true : fused.when_false);
@@ -1021,6 +1031,7 @@ class Lowerer {
         push(t);
         locs_.back().kind = Loc::kConst;
         locs_.back().value = bits;
+        if (!lowering_.fold) materialize(locs_.back());  // plain: written to its own slot; no _k forms
         return true;
       }
       default: break;
@@ -1041,13 +1052,14 @@ class Lowerer {
       push(local_type_[i]);
       locs_.back().kind = Loc::kLocal;
       locs_.back().value = x;
+      if (!lowering_.fold) materialize(locs_.back());  // plain: copied to its own slot, as a stack machine would
       return true;
     }
     ValType t = pop();
     Loc v = popped_;
     bool aliased = false;
     for (const Loc& l : locs_) aliased |= l.kind == Loc::kLocal && l.value == x;
-    if (just_written(v)) {
+    if (lowering_.fold && just_written(v)) {
       // The result written straight into the local; values still reading the local's old value
       // are copied out first, before the instruction (the stream's last: nothing points into it).
       if (aliased) {
@@ -1077,6 +1089,7 @@ class Lowerer {
       push(t);
       locs_.back().kind = Loc::kLocal;
       locs_.back().value = x;
+      if (!lowering_.fold) materialize(locs_.back());
     }
     return true;
   }
@@ -1093,7 +1106,7 @@ class Lowerer {
     const bool k = pops == 2 ? b.kind == Loc::kConst : a.kind == Loc::kConst && s.imm == Imm::MEM;
     // An address just computed by `i32.add` of a constant: the add folded into the access (_a).
     std::optional<std::pair<uint64_t, uint64_t>> address;
-    if (s.reg_a != Op::kCount && !k && just_written(a) && window_.back().op == Op::i32_add_k) {
+    if (lowering_.fold && s.reg_a != Op::kCount && !k && just_written(a) && window_.back().op == Op::i32_add_k) {
       const size_t at = window_.back().at;
       address = {{code_[at + 1], code_[at + 2]}};
       code_.resize(at);
@@ -1369,6 +1382,7 @@ class Lowerer {
   // result word of the register instruction that ends the stream (SIZE_MAX: none).
   static constexpr uint32_t kUnknownHeight = UINT32_MAX;
   bool reg_ = false;
+  bool record_starts_ = false;
   std::vector<Loc> locs_;
   Loc popped_;
   uint32_t sp_at_ = 0;
@@ -1383,9 +1397,9 @@ class Lowerer {
 
 }  // namespace
 
-void lower_function(Instance& inst, uint32_t defined_index, const uint64_t* op_words, Lowering lowering) {
+void lower_function(Instance& inst, uint32_t defined_index, const uint64_t* op_words, Lowering lowering, bool record_starts) {
   size_t imported = inst.funcs.size() - inst.module.code.size();
-  Lowerer(inst, *inst.funcs.at(imported + defined_index), inst.module.code.at(defined_index), op_words, lowering).run();
+  Lowerer(inst, *inst.funcs.at(imported + defined_index), inst.module.code.at(defined_index), op_words, lowering, record_starts).run();
 }
 
 }  // namespace dlab::wasm

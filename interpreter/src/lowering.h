@@ -20,7 +20,8 @@ namespace dlab::wasm {
 // Throws Unsupported for an instruction this build has no handler for, ImplementationLimit past
 // Runtime::kMaxLocals.
 // `lowering` says which speed techniques its peephole stage applies (runtime.h).
-void lower_function(Instance& inst, uint32_t defined_index, const uint64_t* op_words, Lowering lowering);
+// `record_starts`: fill FuncInst::instruction_starts (for tests).
+void lower_function(Instance& inst, uint32_t defined_index, const uint64_t* op_words, Lowering lowering, bool record_starts = false);
 
 // A module's lane count for a value type: v128 takes two 64-bit slots, everything else one.
 inline uint32_t slots_of(ValType t) { return t == ValType::kV128 ? 2 : 1; }

@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 
 #include "dispatchlab/interpreter/runtime.h"
 
@@ -118,14 +119,35 @@ bool func_subtype(const Machine* m, uint64_t sub, uint64_t super) noexcept;
 // address (tail modes) or the label's address (goto), which lowering writes directly. The
 // preserve_none engines' words are null when this build has no preserve_none. <name>_register_ir
 // says whether the engine was compiled with the register IR's forms (placement.h's DLW_REGISTER_IR).
+// <name>_handler_signature is its tail-call handlers' parameters, from the handler type itself
+// ("ptr,ptr,ptr,ptr,u64": the form `dlab probes fit` reads), "" for one-function engines.
 #define ENGINE(name, dispatch, placement, budget, bounds) \
   void run_##name(DLW_HANDLER_PARAMS);            \
   const uint64_t* name##_op_words();              \
-  bool name##_register_ir();
+  bool name##_register_ir();                      \
+  std::string name##_handler_signature();
 #define NOT_GENERATED(dispatch, placement, why)
 #include "dispatchlab/interpreter/engines.def"
 #undef ENGINE
 #undef NOT_GENERATED
+// A handler's parameter types as the probes name them: "ptr" for a pointer, "u64" for the 64-bit
+// values (a cached top, spilled slots, fuel).
+template <class T>
+constexpr const char* handler_parameter_kind() {
+  if constexpr (std::is_pointer_v<T>) {
+    return "ptr";
+  } else {
+    static_assert(std::is_same_v<T, uint64_t>, "a handler parameter is a pointer or a uint64_t");
+    return "u64";
+  }
+}
+template <class... A>
+std::string handler_parameter_kinds(void (*)(A...)) {
+  std::string s;
+  ((s += s.empty() ? "" : ",", s += handler_parameter_kind<A>()), ...);
+  return s;
+}
+
 // The counting engine (never timed, so not in engines.def).
 void run_tail_profile(DLW_HANDLER_PARAMS);
 const uint64_t* tail_profile_op_words();

@@ -259,9 +259,10 @@ struct Engine {
   const uint64_t* (*op_words)();
   void (*run)(DLW_HANDLER_PARAMS);
   bool (*register_ir)();
+  std::string (*handler_signature)();
 };
 constexpr Engine kEngines[] = {
-#define ENGINE(name, d, p, b, bounds) {#name, Dispatch::d, Placement::p, Budget::b, Bounds::bounds, &name##_op_words, &run_##name, &name##_register_ir},
+#define ENGINE(name, d, p, b, bounds) {#name, Dispatch::d, Placement::p, Budget::b, Bounds::bounds, &name##_op_words, &run_##name, &name##_register_ir, &name##_handler_signature},
 #define NOT_GENERATED(d, p, why)
 #include "dispatchlab/interpreter/engines.def"
 #undef ENGINE
@@ -284,26 +285,6 @@ const Engine* find_engine(Dispatch d, Placement p, Budget b, Bounds bounds = Bou
   for (const auto& e : kEngines)
     if (e.dispatch == d && e.placement == p && e.budget == b && e.bounds == bounds) return &e;
   return nullptr;
-}
-
-// The SP and TOP columns of the PLACEMENT rows and the COUNTER column of the BUDGET rows.
-struct PlacementColumns {
-  Placement placement;
-  std::string_view sp, top;
-};
-constexpr PlacementColumns kPlacementColumns[] = {
-#define PLACEMENT(name, e, sp, top) {Placement::e, #sp, #top},
-#include "dispatchlab/interpreter/engines.def"
-#undef PLACEMENT
-};
-std::string_view budget_counter(Budget b) {
-  switch (b) {
-#define BUDGET(name, e, counter) \
-  case Budget::e: return #counter;
-#include "dispatchlab/interpreter/engines.def"
-#undef BUDGET
-  }
-  return "NONE";
 }
 
 }  // namespace
@@ -366,15 +347,10 @@ std::string engine_name(Dispatch d, Placement p, Budget b, Bounds bounds) {
 }
 
 std::string handler_signature(Dispatch d, Placement p, Budget b) {
-  if (d != Dispatch::kTail && d != Dispatch::kTailPreserveNone) return "";
-  std::string_view sp = "ARG", top = "NONE";
-  for (const auto& c : kPlacementColumns)
-    if (c.placement == p) sp = c.sp, top = c.top;
-  // placement.h's DLW_P_PARAMS0 per SP home, then the cached top, then budget.h's DLW_B_PARAM.
-  std::string out = sp == "MACHINE" ? "ptr,ptr,ptr" : sp == "SPILL" ? "ptr,ptr,ptr,u64,u64,u64,u64,u64,ptr" : "ptr,ptr,ptr,ptr";
-  if (top != "NONE") out += ",u64";
-  if (budget_counter(b) == "ARG") out += ",u64";
-  return out;
+  // Read from the engine's own handler type (machine.h): bounds do not change it.
+  for (const Engine& e : kEngines)
+    if (e.dispatch == d && e.placement == p && e.budget == b) return e.handler_signature();
+  return "";
 }
 
 // ---- memory -------------------------------------------------------------------------------------
@@ -748,7 +724,7 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
   // The counting engine (enable_profile) is compiled with the register forms: only the placement rule.
   std::string why = machine_->op_counts ? ir_unavailable(lowering_.ir, placement_) : ir_unavailable(lowering_.ir, dispatch_, placement_, budget_);
   if (!why.empty()) throw Unsupported(why);
-  for (uint32_t i = 0; i < m.code.size(); ++i) lower_function(inst, i, words, lowering_);
+  for (uint32_t i = 0; i < m.code.size(); ++i) lower_function(inst, i, words, lowering_, record_starts_);
   for (size_t i = inst.funcs.size() - m.functions.size(); i < inst.funcs.size(); ++i)
     if (!inst.funcs[i]->catches.empty()) catch_code_[inst.funcs[i]->code.data()] = inst.funcs[i];
 

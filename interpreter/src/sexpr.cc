@@ -1,7 +1,7 @@
 #include "sexpr.h"
 
+#include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -11,6 +11,19 @@ const std::string& Node::head() const {
   static const std::string empty;
   if (kind != kList || items.empty() || items[0].kind != kAtom) return empty;
   return items[0].text;
+}
+
+Node::~Node() {
+  if (items.empty()) return;
+  // Children are moved onto one explicit stack and emptied there before they are destroyed, so
+  // every destructor that runs below sees a node without children.
+  std::vector<Node> pending = std::move(items);
+  while (!pending.empty()) {
+    Node n = std::move(pending.back());
+    pending.pop_back();
+    for (Node& child : n.items) pending.push_back(std::move(child));
+    n.items.clear();
+  }
 }
 
 namespace {
@@ -73,13 +86,16 @@ class Reader {
     n.line = line_;
     char c = s_[pos_];
     if (c == '(') {
+      if (depth_ >= kMaxNesting) fail(line_, fmt::format("lists nested deeper than {}", kMaxNesting));
       n.kind = Node::kList;
       ++pos_;
+      ++depth_;
       for (;;) {
         skip_space();
         if (pos_ >= s_.size()) fail(n.line, "unclosed '(' (end of file)");
         if (s_[pos_] == ')') {
           ++pos_;
+          --depth_;
           return n;
         }
         n.items.push_back(node());
@@ -182,6 +198,7 @@ class Reader {
   const std::string& file_;
   size_t pos_ = 0;
   int line_ = 1;
+  int depth_ = 0;  // lists open at pos_
 };
 
 }  // namespace
@@ -189,11 +206,17 @@ class Reader {
 std::vector<Node> parse(std::string_view text, const std::string& file) { return Reader(text, file).script(); }
 
 std::vector<Node> parse_file(const std::string& path) {
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) throw ParseError(fmt::format("{}: cannot read: {}", path, ec.message()));
+  if (size > kMaxScriptBytes)
+    throw ParseError(fmt::format("{}: {} bytes: larger than a script may be ({} MiB)", path, size, kMaxScriptBytes >> 20));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ParseError(path + ": cannot read");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse(ss.str(), path);
+  std::string text(size, '\0');
+  if (!in.read(text.data(), static_cast<std::streamsize>(size)) || in.gcount() != static_cast<std::streamsize>(size))
+    throw ParseError(fmt::format("{}: cannot read (it changed while being read)", path));
+  return parse(text, path);
 }
 
 }  // namespace dlab::wasm::sexpr

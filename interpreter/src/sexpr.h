@@ -6,6 +6,7 @@
 // text format's other lexical forms are not needed by binary scripts and are read as plain atoms.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -13,11 +14,27 @@
 
 namespace dlab::wasm::sexpr {
 
+// How deep lists may nest (the spec's scripts nest a few dozen deep): deeper is a ParseError at
+// the line of the list that goes too deep, so neither the reader nor anything that walks a tree
+// recursively runs out of stack.
+constexpr int kMaxNesting = 1000;
+// The largest script read (the largest of the 3.0 suite is about 1.1 MB): a larger file is refused
+// with its size and the limit before it is read, instead of an allocation failure on the way.
+constexpr uint64_t kMaxScriptBytes = uint64_t{256} << 20;
+
 struct Node {
   enum Kind { kList, kAtom, kString } kind = kAtom;
   std::string text;         // kAtom: as written; kString: the decoded bytes
   std::vector<Node> items;  // kList
   int line = 0;
+
+  Node() = default;
+  Node(const Node&) = default;
+  Node(Node&&) noexcept = default;
+  Node& operator=(const Node&) = default;
+  Node& operator=(Node&&) noexcept = default;
+  // Iterative: a tree of any depth is freed without recursion.
+  ~Node();
 
   bool is_list() const { return kind == kList; }
   bool is_string() const { return kind == kString; }

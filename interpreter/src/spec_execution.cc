@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "dispatchlab/interpreter/reference_text.h"
 #include "dispatchlab/interpreter/validator.h"
 
 namespace dlab::wasm {
@@ -77,15 +78,26 @@ bool nan_matches(uint64_t bits, int width, const std::string& pattern) {
   return (bits & quiet) != 0;  // nan:arithmetic
 }
 
-std::string show(const Value& v) {
+std::string show(const Value& v, const Instance* owner) {
   switch (v.type) {
     case ValType::kI32: return fmt::format("i32:{}", static_cast<uint32_t>(v.lo));
     case ValType::kI64: return fmt::format("i64:{}", v.lo);
     case ValType::kF32: return fmt::format("f32:{:#x}", static_cast<uint32_t>(v.lo));
     case ValType::kF64: return fmt::format("f64:{:#x}", v.lo);
     case ValType::kV128: return fmt::format("v128:{:#018x}{:016x}", v.hi, v.lo);
-    default: return v.lo ? fmt::format("ref:{:#x}", v.lo) : "ref:null";
+    default: return reference_text(v, owner);
   }
+}
+
+const char* kind_name(ExternKind k) {
+  switch (k) {
+    case ExternKind::kFunc: return "a function";
+    case ExternKind::kTable: return "a table";
+    case ExternKind::kMemory: return "a memory";
+    case ExternKind::kGlobal: return "a global";
+    case ExternKind::kTag: return "a tag";
+  }
+  return "an export of unknown kind";
 }
 
 bool value_matches(const Value& got, const json& want) {
@@ -202,7 +214,7 @@ void execute_commands(const json& doc, const ScriptModules& modules, Dispatch di
   };
   auto fail = [&](int line, const std::string& why) {
     ++res.failed;
-    res.failures.push_back(fmt::format("line {}: {}", line, why));
+    res.failures.push_back(fmt::format("{}:{}: {}", res.file.empty() ? "script" : res.file, line, why));
   };
   const std::string kUnsupportedSkip = "needs an instruction this build cannot execute";
   auto feature_skip = [](const json& c) { return c.contains("needs") ? "needs " + c.at("needs").get<std::string>() : std::string(); };
@@ -228,157 +240,174 @@ void execute_commands(const json& doc, const ScriptModules& modules, Dispatch di
   };
 
   for (const auto& c : doc.at("commands")) {
-    std::string type = c.at("type");
-    std::string module_type = c.value("module_type", "binary");
-    int line = c.value("line", 0);
-    if (c.contains("skip")) {
-      ++res.skipped[c.at("skip").get<std::string>()];
-      continue;
-    }
-    if (module_type == "text") {
-      ++res.skipped["text-format module (not a binary test)"];
-      continue;
-    }
-    if (type == "module_definition") {  // a definition never instantiated: decoded and validated
-      std::string r = outcome_of([&] { load(c); });
-      std::string f = feature_skip(c);
-      if (r == "ok") ++res.passed;
-      else if (!f.empty()) ++res.skipped[f];
-      else fail(line, "module should validate: " + r);
-      continue;
-    }
-    if (type == "module") {
-      Instance* inst = nullptr;
-      std::string r = instantiate(c, &inst);
-      std::string name = c.value("name", "");
-      last_unsupported.clear();
-      if (r == "ok") {
-        ++res.passed;
-        last = inst;
-        if (!name.empty()) {
-          named[name] = inst;
-          unsupported.erase(name);
-        }
-      } else if (std::string why = skip_reason(c, r); !why.empty()) {
-        ++res.skipped[why];
-        taint(c, why);
-        last = nullptr;
-        last_unsupported = why;
-        if (!name.empty()) unsupported[name] = why;
-      } else {
-        last = nullptr;
-        fail(line, "module should instantiate: " + r);
-      }
-      continue;
-    }
-    if (type == "register") {
-      std::string from = c.value("name", "");
-      bool skip = from.empty() ? !last_unsupported.empty() : unsupported.count(from) > 0;
-      Instance* inst = from.empty() ? last : (named.count(from) ? named[from] : nullptr);
-      if (skip) {
-        std::string why = from.empty() ? last_unsupported : unsupported[from];
-        ++res.skipped[why];
-        // Imports of the registered name now fail as unknown; those modules are skipped too.
-        unsupported[c.at("as").get<std::string>()] = "registered from an unsupported module";
-        unsupported_registered[c.at("as").get<std::string>()] = why;
-      } else if (inst) {
-        rt.register_module(c.at("as"), inst->exports);
-        registered[c.at("as").get<std::string>()] = inst;
-        ++res.passed;
-      } else {
-        fail(line, "register of a module that did not instantiate");
-      }
-      continue;
-    }
-    if (type == "assert_malformed" || type == "assert_invalid" || type == "assert_unlinkable" || type == "assert_uninstantiable") {
-      std::string r = instantiate(c, nullptr);
-      std::string want = type == "assert_malformed" ? "malformed" : type == "assert_invalid" ? "invalid" : type == "assert_unlinkable" ? "unlinkable" : "trap";
-      // A module using a missing 3.0 feature that is rejected is skipped, even with the expected
-      // kind of error: the rejection may be for the feature, not for what the test checks.
-      std::string why = r == "ok" ? "" : skip_reason(c, r);
-      if (!why.empty()) {
-        ++res.skipped[why];
-        taint(c, why);
-      } else if (r.rfind(want, 0) == 0) {
-        ++res.passed;
-      } else {
-        fail(line, fmt::format("expected {} (\"{}\"), got {}", want, c.value("text", ""), r));
-      }
-      continue;
-    }
-    // Actions: invoke or get, alone or inside an assertion.
-    const json& action = c.at("action");
-    std::string target = action.value("module", "");
-    bool target_unsupported = target.empty() ? !last_unsupported.empty() : unsupported.count(target) > 0;
-    Instance* inst = target.empty() ? last : (named.count(target) ? named[target] : nullptr);
-    if (target_unsupported) {
-      ++res.skipped[target.empty() ? last_unsupported : unsupported[target]];
-      continue;
-    }
-    if (!inst) {
-      fail(line, "action on a module that did not instantiate");
-      continue;
-    }
-    if (auto t = tainted.find(inst); t != tainted.end()) {
-      ++res.skipped[t->second];
-      continue;
-    }
-    std::string field = action.at("field");
-    auto ex = inst->exports.find(field);
-    if (ex == inst->exports.end()) {
-      fail(line, "no export named " + field);
-      continue;
-    }
-    std::vector<Value> got;
-    std::string trap;
-    bool exhausted = false, exception = false;
+    const int line = c.value("line", 0);
+    // No exception leaves a command: whatever one throws (a malformed command, a runtime error
+    // the checks above did not foresee) is a failure at its line, and the next command runs.
     try {
-      if (action.at("type") == "get") {
-        const GlobalInst* g = ex->second.global;
-        got.push_back(Value{g->type.type, g->lo, g->hi});
-      } else {
-        std::vector<Value> args;
-        for (const auto& a : action.at("args")) args.push_back(arg_value(a));
-        got = rt.invoke(ex->second.func, args);
-      }
-    } catch (const Exception& e) {  // a wasm exception no handler caught
-      trap = e.what();
-      exception = true;
-    } catch (const Trap& e) {
-      trap = e.what();
-      exhausted = trap == "call stack exhausted";
-    }
-    if (type == "assert_exception") {
-      if (exception) ++res.passed;
-      else fail(line, fmt::format("{}: expected an exception, got {}", field, trap.empty() ? "a result" : "trap " + trap));
-      continue;
-    }
-    if (type == "action") {
-      if (trap.empty()) ++res.passed;
-      else fail(line, "action trapped: " + trap);
-    } else if (type == "assert_return") {
-      if (!trap.empty()) {
-        fail(line, fmt::format("{}: trapped ({}) instead of returning", field, trap));
+      std::string type = c.at("type");
+      std::string module_type = c.value("module_type", "binary");
+      if (c.contains("skip")) {
+        ++res.skipped[c.at("skip").get<std::string>()];
         continue;
       }
-      const auto& want = c.at("expected");
-      bool ok = got.size() == want.size();
-      for (size_t i = 0; ok && i < got.size(); ++i) ok = value_matches(got[i], want[i]);
-      if (ok) {
-        ++res.passed;
-      } else {
-        std::string g;
-        for (const auto& v : got) g += show(v) + " ";
-        fail(line, fmt::format("{}: expected {}, got {}", field, want.dump(), g));
+      if (module_type == "text") {
+        ++res.skipped["text-format module (not a binary test)"];
+        continue;
       }
-    } else if (type == "assert_trap" || type == "assert_exhaustion") {
-      std::string text = c.value("text", "");
-      bool ok = type == "assert_exhaustion" ? exhausted
-                                            : !trap.empty() && (trap.rfind(text, 0) == 0 || text.rfind(trap, 0) == 0);
-      if (ok) ++res.passed;
-      else fail(line, fmt::format("{}: expected trap \"{}\", got {}", field, text, trap.empty() ? "a result" : "trap " + trap));
-    } else {
-      ++res.skipped["unknown command " + type];
+      if (type == "module_definition") {  // a definition never instantiated: decoded and validated
+        std::string r = outcome_of([&] { load(c); });
+        std::string f = feature_skip(c);
+        if (r == "ok") ++res.passed;
+        else if (!f.empty()) ++res.skipped[f];
+        else fail(line, "module should validate: " + r);
+        continue;
+      }
+      if (type == "module") {
+        Instance* inst = nullptr;
+        std::string r = instantiate(c, &inst);
+        std::string name = c.value("name", "");
+        last_unsupported.clear();
+        if (r == "ok") {
+          ++res.passed;
+          last = inst;
+          if (!name.empty()) {
+            named[name] = inst;
+            unsupported.erase(name);
+          }
+        } else if (std::string why = skip_reason(c, r); !why.empty()) {
+          ++res.skipped[why];
+          taint(c, why);
+          last = nullptr;
+          last_unsupported = why;
+          if (!name.empty()) unsupported[name] = why;
+        } else {
+          last = nullptr;
+          fail(line, "module should instantiate: " + r);
+        }
+        continue;
+      }
+      if (type == "register") {
+        std::string from = c.value("name", "");
+        bool skip = from.empty() ? !last_unsupported.empty() : unsupported.count(from) > 0;
+        Instance* inst = from.empty() ? last : (named.count(from) ? named[from] : nullptr);
+        if (skip) {
+          std::string why = from.empty() ? last_unsupported : unsupported[from];
+          ++res.skipped[why];
+          // Imports of the registered name now fail as unknown; those modules are skipped too.
+          unsupported[c.at("as").get<std::string>()] = "registered from an unsupported module";
+          unsupported_registered[c.at("as").get<std::string>()] = why;
+        } else if (inst) {
+          rt.register_module(c.at("as"), inst->exports);
+          registered[c.at("as").get<std::string>()] = inst;
+          ++res.passed;
+        } else {
+          fail(line, "register of a module that did not instantiate");
+        }
+        continue;
+      }
+      if (type == "assert_malformed" || type == "assert_invalid" || type == "assert_unlinkable" || type == "assert_uninstantiable") {
+        std::string r = instantiate(c, nullptr);
+        std::string want = type == "assert_malformed" ? "malformed" : type == "assert_invalid" ? "invalid" : type == "assert_unlinkable" ? "unlinkable" : "trap";
+        // A module using a missing 3.0 feature that is rejected is skipped, even with the expected
+        // kind of error: the rejection may be for the feature, not for what the test checks.
+        std::string why = r == "ok" ? "" : skip_reason(c, r);
+        if (!why.empty()) {
+          ++res.skipped[why];
+          taint(c, why);
+        } else if (r.rfind(want, 0) == 0) {
+          ++res.passed;
+        } else {
+          fail(line, fmt::format("expected {} (\"{}\"), got {}", want, c.value("text", ""), r));
+        }
+        continue;
+      }
+      // Actions: invoke or get, alone or inside an assertion.
+      const json& action = c.at("action");
+      std::string target = action.value("module", "");
+      bool target_unsupported = target.empty() ? !last_unsupported.empty() : unsupported.count(target) > 0;
+      Instance* inst = target.empty() ? last : (named.count(target) ? named[target] : nullptr);
+      if (target_unsupported) {
+        ++res.skipped[target.empty() ? last_unsupported : unsupported[target]];
+        continue;
+      }
+      if (!inst) {
+        fail(line, "action on a module that did not instantiate");
+        continue;
+      }
+      if (auto t = tainted.find(inst); t != tainted.end()) {
+        ++res.skipped[t->second];
+        continue;
+      }
+      std::string field = action.at("field");
+      auto ex = inst->exports.find(field);
+      if (ex == inst->exports.end()) {
+        fail(line, "no export named " + field);
+        continue;
+      }
+      // An action names an export of the kind it needs (get: a global; invoke: a function): a
+      // script that names another kind fails here, counted at its line, and the file goes on.
+      const bool get = action.at("type") == "get";
+      const ExternKind needed = get ? ExternKind::kGlobal : ExternKind::kFunc;
+      if (ex->second.kind != needed || (get ? ex->second.global == nullptr : ex->second.func == nullptr)) {
+        fail(line, fmt::format("export {} is {}, not {}", field, kind_name(ex->second.kind), kind_name(needed)));
+        continue;
+      }
+      std::vector<Value> got;
+      std::string trap;
+      bool exhausted = false, exception = false;
+      try {
+        if (get) {
+          const GlobalInst* g = ex->second.global;
+          got.push_back(Value{g->type.type, g->lo, g->hi});
+        } else {
+          std::vector<Value> args;
+          for (const auto& a : action.at("args")) args.push_back(arg_value(a));
+          got = rt.invoke(ex->second.func, args);
+        }
+      } catch (const Exception& e) {  // a wasm exception no handler caught
+        trap = e.what();
+        exception = true;
+      } catch (const Trap& e) {
+        trap = e.what();
+        exhausted = trap == "call stack exhausted";
+      } catch (const std::invalid_argument& e) {  // the script's arguments do not fit the function
+        fail(line, fmt::format("{}: {}", field, e.what()));
+        continue;
+      }
+      if (type == "assert_exception") {
+        if (exception) ++res.passed;
+        else fail(line, fmt::format("{}: expected an exception, got {}", field, trap.empty() ? "a result" : "trap " + trap));
+        continue;
+      }
+      if (type == "action") {
+        if (trap.empty()) ++res.passed;
+        else fail(line, "action trapped: " + trap);
+      } else if (type == "assert_return") {
+        if (!trap.empty()) {
+          fail(line, fmt::format("{}: trapped ({}) instead of returning", field, trap));
+          continue;
+        }
+        const auto& want = c.at("expected");
+        bool ok = got.size() == want.size();
+        for (size_t i = 0; ok && i < got.size(); ++i) ok = value_matches(got[i], want[i]);
+        if (ok) {
+          ++res.passed;
+        } else {
+          std::string g;
+          for (const auto& v : got) g += show(v, inst) + " ";
+          fail(line, fmt::format("{}: expected {}, got {}", field, want.dump(), g));
+        }
+      } else if (type == "assert_trap" || type == "assert_exhaustion") {
+        std::string text = c.value("text", "");
+        bool ok = type == "assert_exhaustion" ? exhausted
+                                              : !trap.empty() && (trap.rfind(text, 0) == 0 || text.rfind(trap, 0) == 0);
+        if (ok) ++res.passed;
+        else fail(line, fmt::format("{}: expected trap \"{}\", got {}", field, text, trap.empty() ? "a result" : "trap " + trap));
+      } else {
+        ++res.skipped["unknown command " + type];
+      }
+    } catch (const std::exception& e) {
+      fail(line, e.what());
     }
   }
 }

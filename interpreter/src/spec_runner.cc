@@ -33,13 +33,31 @@ bool is_binary_script(const std::string& path) {
 }
 }  // namespace
 
-std::vector<std::string> spec_files(const std::string& suite_dir) {
+std::vector<std::string> spec_files(const std::string& suite_dir, std::vector<std::string>* unreadable) {
   // A suite with scripts in binary form (.bin.wast) runs those only: the 3.0 suite has each script
   // in text/ and in binary/, and the text form needs a text parser (wast2json) that does not know
   // 3.0. A suite of .wast files only (the 2.0 testsuite, a user's own) runs through wast2json.
-  std::vector<std::string> text, binary;
-  for (const auto& e : fs::recursive_directory_iterator(suite_dir))
-    if (e.is_regular_file() && e.path().extension() == ".wast") (is_binary_script(e.path().string()) ? binary : text).push_back(e.path().string());
+  // Walked folder by folder with error codes: a folder that cannot be read is named, and the
+  // others are still listed (a recursive iterator stops the whole walk at the first one).
+  std::vector<std::string> text, binary, bad;
+  std::vector<fs::path> folders{suite_dir};
+  while (!folders.empty()) {
+    fs::path dir = std::move(folders.back());
+    folders.pop_back();
+    std::error_code ec;
+    fs::directory_iterator it(dir, ec), end;
+    for (; !ec && it != end; it.increment(ec)) {
+      std::error_code type_ec;
+      const fs::path& p = it->path();
+      // Symbolic links to folders are not followed (a link to a parent would never end).
+      if (it->is_directory(type_ec) && !it->is_symlink(type_ec)) folders.push_back(p);
+      else if (it->is_regular_file(type_ec) && p.extension() == ".wast") (is_binary_script(p.string()) ? binary : text).push_back(p.string());
+    }
+    if (ec) bad.push_back(fmt::format("{}: cannot read this folder: {}", dir.string(), ec.message()));
+  }
+  std::sort(bad.begin(), bad.end());
+  if (!bad.empty() && !unreadable) throw std::runtime_error(bad.front());
+  if (unreadable) *unreadable = bad;
   std::vector<std::string> out = binary.empty() ? text : binary;
   std::sort(out.begin(), out.end());
   return out;
@@ -75,8 +93,11 @@ size_t write_suite_modules(const std::string& suite, const std::string& only, co
 }
 
 
-SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage, Dispatch dispatch, Placement placement, Lowering lowering,
-                             Budget budget, Bounds bounds) {
+namespace {
+void check_commands(const nlohmann::json& doc, const ScriptModules& modules, SpecStage stage, SpecFileResult& res);
+
+SpecFileResult run_spec_file_or_throw(const std::string& wast_path, SpecStage stage, Dispatch dispatch, Placement placement,
+                                      Lowering lowering, Budget budget, Bounds bounds) {
   SpecFileResult res;
   res.file = wast_path;
   std::optional<TempDir> scratch;  // wast2json's output: the command list and a file per module
@@ -86,6 +107,8 @@ SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage, Disp
     // WebAssembly 3.0 scripts in binary form: read and translated here, no wast2json, no files.
     try {
       doc = translate_script_file(wast_path, modules);
+    } catch (const std::bad_alloc&) {
+      throw;  // run_spec_file says so
     } catch (const std::exception& e) {  // sexpr::ParseError, ScriptError: "file:line: what"
       res.error = e.what();
       return res;
@@ -109,6 +132,36 @@ SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage, Disp
     execute_commands(doc, modules, dispatch, placement, lowering, budget, bounds, res);
     return res;
   }
+  check_commands(doc, modules, stage, res);
+  return res;
+}
+
+}  // namespace
+
+SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage, Dispatch dispatch, Placement placement, Lowering lowering,
+                             Budget budget, Bounds bounds) {
+  // No exception leaves a file: what one throws (out of memory reading a huge script, a command
+  // list wast2json wrote that is not what it should be) is that file's error, and the suite goes on.
+  try {
+    return run_spec_file_or_throw(wast_path, stage, dispatch, placement, lowering, budget, bounds);
+  } catch (const std::bad_alloc&) {
+    SpecFileResult res;
+    res.file = wast_path;
+    res.error = wast_path + ": out of memory (the script, or what it does, needs more than this process may allocate)";
+    return res;
+  } catch (const std::exception& e) {
+    SpecFileResult res;
+    res.file = wast_path;
+    res.error = wast_path + ": " + e.what();
+    return res;
+  }
+}
+
+namespace {
+
+// The stages before execution: decode, validate or link every module, and check the assertions
+// those stages decide.
+void check_commands(const nlohmann::json& doc, const ScriptModules& modules, SpecStage stage, SpecFileResult& res) {
   Linker linker;
   std::optional<Exports> last;
   std::map<std::string, Exports> named;
@@ -196,7 +249,7 @@ SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage, Disp
         ++res.passed;
       } else {
         ++res.failed;
-        res.failures.push_back(fmt::format("line {}: register of a module that did not link", line));
+        res.failures.push_back(fmt::format("{}:{}: register of a module that did not link", res.file, line));
       }
     } else if (linking && type == "assert_unlinkable" && module_type == "binary") {
       std::string r = check();
@@ -204,7 +257,7 @@ SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage, Disp
       else if (r.rfind("unlinkable", 0) == 0) ++res.passed;
       else {
         ++res.failed;
-        res.failures.push_back(fmt::format("line {}: expected unlinkable (\"{}\"), got {}", line, c.value("text", ""), r));
+        res.failures.push_back(fmt::format("{}:{}: expected unlinkable (\"{}\"), got {}", res.file, line, c.value("text", ""), r));
       }
     } else if (validating && type == "module" && module_type == "binary" && c.contains("filename")) {
       std::string r = check();
@@ -228,7 +281,7 @@ SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage, Disp
         ++res.skipped["link depends on execution state (sizes grown at run time)"];
       } else {
         ++res.failed;
-        res.failures.push_back(fmt::format("line {}: module should validate: {}", line, r));
+        res.failures.push_back(fmt::format("{}:{}: module should validate: {}", res.file, line, r));
       }
     } else if (validating && type == "assert_invalid" && module_type == "binary") {
       std::string r = check();
@@ -236,14 +289,14 @@ SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage, Disp
       else if (r.rfind("invalid", 0) == 0) ++res.passed;
       else {
         ++res.failed;
-        res.failures.push_back(fmt::format("line {}: expected invalid (\"{}\"), got {}", line, c.value("text", ""), r));
+        res.failures.push_back(fmt::format("{}:{}: expected invalid (\"{}\"), got {}", res.file, line, c.value("text", ""), r));
       }
     } else if (type == "module" && module_type == "binary" && c.contains("filename")) {
       if (decodes(why)) ++res.passed;
       else if (!needs.empty()) ++res.skipped[needs];
       else {
         ++res.failed;
-        res.failures.push_back(fmt::format("line {}: module should decode: {}", line, why));
+        res.failures.push_back(fmt::format("{}:{}: module should decode: {}", res.file, line, why));
       }
     } else if (type == "assert_malformed" && module_type == "binary") {
       if (!decodes(why)) {
@@ -251,7 +304,7 @@ SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage, Disp
         else ++res.passed;
       } else {
         ++res.failed;
-        res.failures.push_back(fmt::format("line {}: accepted a malformed module (expected \"{}\")", line, c.value("text", "")));
+        res.failures.push_back(fmt::format("{}:{}: accepted a malformed module (expected \"{}\")", res.file, line, c.value("text", "")));
       }
     } else if (module_type == "text") {
       ++res.skipped["text-format module (not a binary test)"];
@@ -261,7 +314,8 @@ SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage, Disp
       ++res.skipped["needs execution (" + type + ")"];
     }
   }
-  return res;
 }
+
+}  // namespace
 
 }  // namespace dlab::wasm

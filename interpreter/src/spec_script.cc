@@ -399,6 +399,22 @@ std::string strip_underscores(const std::string& t) {
 }
 }  // namespace
 
+namespace {
+// A literal as quoted in an error: its first 40 bytes and its length when it is longer (a
+// 100,000-digit literal is not echoed whole), unprintable bytes as \xHH.
+std::string shown(const std::string& text) {
+  constexpr size_t kShown = 40;
+  std::string out;
+  for (size_t i = 0; i < text.size() && i < kShown; ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c >= 0x7F) out += fmt::format("\\x{:02x}", c);
+    else out += static_cast<char>(c);
+  }
+  if (text.size() > kShown) out += fmt::format("... ({} characters)", text.size());
+  return out;
+}
+}  // namespace
+
 uint64_t parse_int_literal(const std::string& text, int bits) {
   std::string s = strip_underscores(text);
   bool neg = false;
@@ -409,17 +425,17 @@ uint64_t parse_int_literal(const std::string& text, int bits) {
     base = 16;
     i += 2;
   }
-  if (i >= s.size()) throw std::invalid_argument("not an integer: " + text);
+  if (i >= s.size()) throw std::invalid_argument("not an integer: " + shown(text));
   unsigned __int128 v = 0;
   for (; i < s.size(); ++i) {
     char c = s[i];
     int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : 99;
-    if (d >= base) throw std::invalid_argument("not an integer: " + text);
+    if (d >= base) throw std::invalid_argument("not an integer: " + shown(text));
     v = v * base + d;
-    if (v > (static_cast<unsigned __int128>(1) << 64)) throw std::invalid_argument("integer out of range: " + text);
+    if (v > (static_cast<unsigned __int128>(1) << 64)) throw std::invalid_argument("integer out of range: " + shown(text));
   }
   unsigned __int128 limit = static_cast<unsigned __int128>(1) << bits;
-  if (neg ? v > limit / 2 : v >= limit) throw std::invalid_argument("integer out of range: " + text);
+  if (neg ? v > limit / 2 : v >= limit) throw std::invalid_argument("integer out of range: " + shown(text));
   uint64_t x = static_cast<uint64_t>(v);
   if (neg) x = ~x + 1;
   if (bits < 64) x &= (uint64_t{1} << bits) - 1;
@@ -428,7 +444,7 @@ uint64_t parse_int_literal(const std::string& text, int bits) {
 
 std::string parse_float_literal(const std::string& text, int bits, bool patterns) {
   if (text == "nan:canonical" || text == "nan:arithmetic") {
-    if (!patterns) throw std::invalid_argument(text + " is a result pattern, not an argument");
+    if (!patterns) throw std::invalid_argument(shown(text) + " is a result pattern, not an argument");
     return text;
   }
   std::string s = strip_underscores(text);
@@ -441,24 +457,24 @@ std::string parse_float_literal(const std::string& text, int bits, bool patterns
   if (body == "nan") return std::to_string(sign | exp | (mant + 1) / 2);
   if (body.rfind("nan:0x", 0) == 0) {
     uint64_t payload = parse_int_literal(body.substr(4), 64);
-    if (payload == 0 || payload > mant) throw std::invalid_argument("NaN payload out of range: " + text);
+    if (payload == 0 || payload > mant) throw std::invalid_argument("NaN payload out of range: " + shown(text));
     return std::to_string(sign | exp | payload);
   }
-  if (body.empty() || !(std::isdigit(static_cast<unsigned char>(body[0])))) throw std::invalid_argument("not a float: " + text);
+  if (body.empty() || !(std::isdigit(static_cast<unsigned char>(body[0])))) throw std::invalid_argument("not a float: " + shown(text));
   const char* b = s.c_str();
   char* end = nullptr;
   errno = 0;
   if (bits == 32) {
     float f = std::strtof(b, &end);
-    if (*end) throw std::invalid_argument("not a float: " + text);
-    if (std::isinf(f)) throw std::invalid_argument("float out of range: " + text);
+    if (*end) throw std::invalid_argument("not a float: " + shown(text));
+    if (std::isinf(f)) throw std::invalid_argument("float out of range: " + shown(text));
     uint32_t u;
     std::memcpy(&u, &f, 4);
     return std::to_string(u);
   }
   double d = std::strtod(b, &end);
-  if (*end) throw std::invalid_argument("not a float: " + text);
-  if (std::isinf(d)) throw std::invalid_argument("float out of range: " + text);
+  if (*end) throw std::invalid_argument("not a float: " + shown(text));
+  if (std::isinf(d)) throw std::invalid_argument("float out of range: " + shown(text));
   uint64_t u;
   std::memcpy(&u, &d, 8);
   return std::to_string(u);
@@ -546,7 +562,7 @@ class Translator {
       return *last_def_;
     }
     auto it = defs_.find(name);
-    if (it == defs_.end()) fail(at, "unknown module definition " + name);
+    if (it == defs_.end()) fail(at, "unknown module definition " + shown(name));
     referenced_.insert(it->second.placeholder);
     return it->second;
   }
@@ -602,9 +618,9 @@ class Translator {
     static const std::map<std::string, std::pair<std::string, int>> shapes = {
         {"i8x16", {"i8", 16}}, {"i16x8", {"i16", 8}}, {"i32x4", {"i32", 4}}, {"i64x2", {"i64", 2}}, {"f32x4", {"f32", 4}}, {"f64x2", {"f64", 2}}};
     auto it = shapes.find(v[1].text);
-    if (it == shapes.end()) fail(v[1], "unknown v128 shape " + v[1].text);
+    if (it == shapes.end()) fail(v[1], "unknown v128 shape " + shown(v[1].text));
     auto [lane, count] = it->second;
-    if (v.size() != static_cast<size_t>(count) + 2) fail(v, fmt::format("v128.const {} takes {} lanes", v[1].text, count));
+    if (v.size() != static_cast<size_t>(count) + 2) fail(v, fmt::format("v128.const {} takes {} lanes", shown(v[1].text), count));
     json lanes = json::array();
     int width = lane == "i8" ? 8 : lane == "i16" ? 16 : (lane == "i32" || lane == "f32") ? 32 : 64;
     for (int i = 0; i < count; ++i) {
@@ -676,10 +692,10 @@ class Translator {
       }
     }
     if (h == "ref.struct" || h == "ref.array" || h == "ref.i31" || h == "ref.eq" || h == "ref.any" || h == "ref") {
-      if (!pattern) fail(v, "(" + h + ") is a result pattern");
+      if (!pattern) fail(v, "(" + shown(h) + ") is a result pattern");
       return {{"type", "anyref"}, {"value", h == "ref" ? "any" : h.substr(4)}};
     }
-    fail(v, "unknown value " + h);
+    fail(v, "unknown value " + shown(h));
   }
 
   json action(const sexpr::Node& n) {
@@ -688,7 +704,7 @@ class Translator {
     json a{{"type", h}};
     size_t i = 1;
     if (i < n.size() && n[i].is_symbol()) a["module"] = n[i++].text;
-    if (i >= n.size()) fail(n, h + " needs an export name");
+    if (i >= n.size()) fail(n, shown(h) + " needs an export name");
     a["field"] = str(n[i++], "an export name");
     json args = json::array();
     if (h == "get" && i < n.size()) fail(n[i], "get takes no arguments");
@@ -787,7 +803,7 @@ class Translator {
       return;
     }
     if (h.empty()) fail(n, "a command expected, like (module ...) or (assert_return ...)");
-    push(json{{"type", h}, {"line", n.line}, {"skip", "script command " + h + " (not supported)"}});
+    push(json{{"type", h}, {"line", n.line}, {"skip", "script command " + shown(h) + " (not supported)"}});
   }
 
   std::string file_, stem_;

@@ -86,7 +86,14 @@ void clock_call(HostCall& hc, const WasiOptions& o, uint32_t id, uint32_t out, i
   if (id > 3) return set(hc, kInval);
   if (!g.ok(out, 8)) return set(hc, kFault);
   if (o.fixed_clock_step_ns) {
-    g.put_u64(out, read == clock_getres ? o.fixed_clock_step_ns : (o.fixed_clock_now_ns += o.fixed_clock_step_ns));
+    if (read != clock_getres) {
+      // The clock would wrap past 2^64 ns (about 584 years of steps) and read earlier than before:
+      // a monotonic clock never does, so the run stops saying why instead.
+      if (o.fixed_clock_now_ns > UINT64_MAX - o.fixed_clock_step_ns)
+        throw Trap(fmt::format("the fixed clock (--clock fixed:{}) would pass 2^64 ns at this read: give a smaller step", o.fixed_clock_step_ns));
+      o.fixed_clock_now_ns += o.fixed_clock_step_ns;
+    }
+    g.put_u64(out, read == clock_getres ? o.fixed_clock_step_ns : o.fixed_clock_now_ns);
     return set(hc, kSuccess);
   }
   timespec ts{};

@@ -20,18 +20,30 @@ using test_support::assemble;
 constexpr Lowering kPlain{false, false, false}, kFold{true, false, false}, kFuse{false, true, false}, kFoldFuse{true, true, false},
     kAll{true, true, true};
 
-// The op numbers of a function's lowered code, immediates left out (switch words are op numbers).
+// The op numbers of a function's lowered code (switch words are op numbers), read at the starts
+// of its instructions as the lowering recorded them: an immediate that happens to equal an op
+// number (a constant 4, a slot, an offset) is never taken for an op.
 std::vector<Op> ops_of(Lowering l, const std::string& wat, const std::string& name, std::vector<uint64_t>* words = nullptr) {
   static std::deque<Runtime> runtimes;  // instances live as long as their runtime
   Runtime& rt = runtimes.emplace_back(Dispatch::kSwitch);
   rt.set_lowering(l);
+  rt.record_instruction_starts(true);
   Instance& inst = rt.instantiate(assemble(wat));
-  const auto& code = inst.exports.at(name).func->code;
-  if (words) *words = code;
+  const FuncInst& f = *inst.exports.at(name).func;
+  if (words) *words = f.code;
   std::vector<Op> out;
-  for (uint64_t w : code)
-    if (w < static_cast<uint64_t>(Op::kCount)) out.push_back(static_cast<Op>(w));
+  for (uint32_t at : f.instruction_starts) {
+    EXPECT_LT(f.code.at(at), static_cast<uint64_t>(Op::kCount)) << "word " << at << " starts an instruction but is no op";
+    out.push_back(static_cast<Op>(f.code.at(at)));
+  }
   return out;
+}
+
+TEST(LoweringTest, OpsAreReadAtInstructionStartsNotFromImmediates) {
+  // i32.const 4 / 7 are immediates equal to op numbers: only the instructions' own ops are listed.
+  std::vector<uint64_t> words;
+  auto ops = ops_of(Lowering::none(), R"((module (func (export "f") (result i32) i32.const 4 i32.const 7 i32.add)))", "f", &words);
+  EXPECT_EQ(ops, (std::vector<Op>{Op::const_, Op::const_, Op::i32_add, Op::return_}));
 }
 // The lowered words of a function, with W(op) for an op word.
 std::vector<uint64_t> words_of(Lowering l, const std::string& wat) {

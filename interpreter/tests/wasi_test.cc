@@ -195,6 +195,28 @@ TEST_F(WasiTest, AFixedStepClockAdvancesByItsStepOnEveryRead) {
   EXPECT_EQ(call(inst, "time", {Value::i32(9)}), 28u);  // EINVAL still: no such clock
 }
 
+TEST_F(WasiTest, AFixedStepClockNeverWrapsItTrapsSayingWhy) {
+  // Near 2^64 ns: one more step fits, the next would wrap to a reading earlier than the last.
+  options_.fixed_clock_step_ns = 1000000000000;
+  options_.fixed_clock_now_ns = UINT64_MAX - 1500000000000;
+  auto& inst = load(R"((module
+    (import "wasi_snapshot_preview1" "clock_time_get" (func $t (param i32 i64 i32) (result i32)))
+    (memory (export "memory") 1)
+    (func (export "time") (result i32) (call $t (i32.const 1) (i64.const 1) (i32.const 0)))))");
+  EXPECT_EQ(call(inst, "time"), 0u);
+  uint64_t ns;
+  std::memcpy(&ns, inst.exports.at("memory").memory->data, 8);
+  EXPECT_EQ(ns, UINT64_MAX - 500000000000);
+  try {
+    call(inst, "time");
+    FAIL() << "the fixed clock wrapped";
+  } catch (const Trap& e) {
+    EXPECT_STREQ(e.what(), "the fixed clock (--clock fixed:1000000000000) would pass 2^64 ns at this read: give a smaller step");
+  }
+  std::memcpy(&ns, inst.exports.at("memory").memory->data, 8);
+  EXPECT_EQ(ns, UINT64_MAX - 500000000000);  // never written backwards
+}
+
 TEST(WasiClock, ParsesRealAndFixedStrictly) {
   EXPECT_EQ(parse_clock("real"), 0u);
   EXPECT_EQ(parse_clock("fixed:250"), 250u);

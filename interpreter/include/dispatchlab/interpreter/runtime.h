@@ -227,6 +227,10 @@ struct FuncInst {
   std::vector<uint64_t> code;
   uint32_t param_slots = 0, local_slots = 0, result_slots = 0, max_slots = 0;
   std::vector<CatchRange> catches;  // try_tables, in the order they begin (nested ones after)
+  // Where each instruction of `code` starts, ascending: filled only for a runtime asked to
+  // (Runtime::record_instruction_starts), so that a test can walk the code by instruction
+  // instead of guessing which words are ops (an immediate may equal an op number).
+  std::vector<uint32_t> instruction_starts;
 };
 
 // A tag (exception handling): its type's parameters are an exception's payload; tags are equal
@@ -366,6 +370,8 @@ class Runtime {
   // The techniques the lowering applies to modules instantiated from now on.
   void set_lowering(Lowering l) { lowering_ = l; }
   Lowering lowering() const { return lowering_; }
+  // Functions lowered from now on record where their instructions start (FuncInst::instruction_starts).
+  void record_instruction_starts(bool on) { record_starts_ = on; }
 
   // Makes `exports` importable as module `name` (an instance's exports or a host module).
   void register_module(const std::string& name, ExternMap exports) { registry_[name] = std::move(exports); }
@@ -446,6 +452,7 @@ class Runtime {
   Budget budget_;
   Bounds bounds_;
   Lowering lowering_;
+  bool record_starts_ = false;
   const uint64_t* op_words_;                   // the engine's op words (machine.h)
   void (*run_)(const uint64_t*, uint64_t*, uint64_t*, Machine*);  // the engine's entry
   std::map<std::string, ExternMap> registry_;

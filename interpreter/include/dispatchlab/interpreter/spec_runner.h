@@ -20,7 +20,7 @@ struct SpecFileResult {
   std::string file;
   int passed = 0, failed = 0;
   std::map<std::string, int> skipped;  // reason -> commands
-  std::vector<std::string> failures;   // "line N: expected ..., got ..."
+  std::vector<std::string> failures;   // "file:line: expected ..., got ..."
   std::string error;                   // wast2json failed, a .bin.wast script is malformed ("file:line: ..."), ...
 };
 
@@ -36,7 +36,9 @@ SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage = Spe
                              Placement placement = Placement::kSp, Lowering lowering = {}, Budget budget = Budget::kNone,
                              Bounds bounds = Bounds::kCheck);
 // Every .wast under `suite_dir` (recursively), sorted; in a folder with .bin.wast scripts, only those.
-std::vector<std::string> spec_files(const std::string& suite_dir);
+// A folder that cannot be read is "folder: why" in `unreadable` (the rest is still listed), or,
+// without `unreadable`, a std::runtime_error saying so.
+std::vector<std::string> spec_files(const std::string& suite_dir, std::vector<std::string>* unreadable = nullptr);
 // Every module of the suite's .bin.wast scripts (those whose path contains `only`) written into
 // `out` (new, or an empty folder) as <script>-<n>.wasm: the fuzzer's seeds. Returns how many.
 size_t write_suite_modules(const std::string& suite, const std::string& only, const std::string& out);
