@@ -41,6 +41,27 @@ TEST(RegisterIrTest, OperandsComeFromTheirSlotsAndTheResultGoesStraightIntoTheLo
   EXPECT_EQ(words, (std::vector<uint64_t>{W(Op::i32_add_r), 0, 1, 2, W(Op::i32_mul_k), 2, 3, 3, W(Op::return_r1), 3}));
 }
 
+TEST(RegisterIrTest, EachTechniqueIsHonouredPlainFoldsAndFusesNothing) {
+  const char* add = R"((module (func (export "f") (param i32 i32) (result i32) (local i32)
+    (local.set 2 (i32.add (local.get 0) (local.get 1)))
+    (i32.mul (local.get 2) (i32.const 3)))))";
+  // plain: every value copied to its own slot (3, 4, then 3 again), every local.set a copy.
+  EXPECT_EQ(words_of(add, register_ir(Lowering::none())),
+            (std::vector<uint64_t>{W(Op::copy_r), 3, 0, W(Op::copy_r), 4, 1, W(Op::i32_add_r), 3, 4, 3, W(Op::copy_r), 2, 3,
+                                   W(Op::copy_r), 3, 2, W(Op::const_r), 4, 3, W(Op::i32_mul_r), 3, 4, 3, W(Op::return_r1), 3}));
+  const char* loop = R"((module (func (export "f") (param i32) (result i32) (local i32)
+    (loop $l (br_if $l (i32.lt_u (local.get 1) (local.get 0)))) (local.get 1))))";
+  Lowering fold = Lowering::none();
+  fold.fold = true;
+  auto fold_only = words_of(loop, register_ir(fold));
+  // fold without fuse: the compare writes its slot, br_if_r tests it.
+  EXPECT_EQ(fold_only, (std::vector<uint64_t>{W(Op::i32_lt_u_r), 1, 0, 2, W(Op::br_if_r), 2, static_cast<uint64_t>(-4),
+                                              W(Op::return_r1), 1}));
+  Lowering fuse = fold;
+  fuse.fuse = true;
+  EXPECT_EQ(words_of(loop, register_ir(fuse))[0], W(Op::i32_lt_u_rr_br_if));
+}
+
 TEST(RegisterIrTest, ACompareBeforeABranchBecomesOneInstruction) {
   auto words = words_of(R"((module (func (export "f") (param i32) (result i32) (local i32)
     (loop $l
