@@ -481,7 +481,9 @@ void add_wasm_command(CLI::App& app) {
     if (std::filesystem::exists(*suite, ec) && !std::filesystem::is_directory(*suite, ec))
       throw std::runtime_error(*suite + " is not a directory: --suite takes the folder of .wast files");
     if (!std::filesystem::is_directory(*suite, ec))
-      throw std::runtime_error(*suite + " not found: pass --suite (the WebAssembly 3.0 suite lives in ../shared/wasm-spec-3.0)");
+      throw std::runtime_error(ec && ec != std::errc::no_such_file_or_directory
+                                   ? fmt::format("{}: cannot read: {}", *suite, ec.message())
+                                   : *suite + " not found: pass --suite (or see the README's spec suite section: DLAB_WASM_TESTSUITE, tools/spec-suite)");
     wasm::SpecStage st = *stage == "link"       ? wasm::SpecStage::kLink
                          : *stage == "validate" ? wasm::SpecStage::kValidate
                          : *stage == "execute"  ? wasm::SpecStage::kExecute
