@@ -10,8 +10,10 @@
 #include <exception>
 #include <new>
 #include <string>
+#include <system_error>
 
 #include "commands.h"
+#include "dispatchlab/harness/standard_output.h"
 
 namespace {
 
@@ -31,9 +33,11 @@ void print_error(const std::string& text) noexcept {
 }
 
 // A closed standard descriptor would be reused by the next open(2): a result file would become
-// "stderr" and receive the progress lines. Such a descriptor is pointed at /dev/null first.
+// "stderr" and receive the progress lines. A closed stdin or stderr is pointed at /dev/null first
+// (errors to a closed stderr are lost, the exit status still says); stdout is
+// standard_output::install's, which keeps a closed one unwritable, so output to it is a failure.
 void reserve_standard_descriptors() noexcept {
-  for (int fd = 0; fd <= 2; ++fd)
+  for (int fd : {STDIN_FILENO, STDERR_FILENO})
     if (::fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
       int null = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
       if (null >= 0 && null != fd) {
@@ -43,12 +47,33 @@ void reserve_standard_descriptors() noexcept {
     }
 }
 
+// True when `e` is the failed write to standard output itself (fmt::print throws a system_error
+// with the write's errno): check_standard_output says that once, in its own words.
+bool failed_writing_stdout(const std::exception& e) {
+  const auto* se = dynamic_cast<const std::system_error*>(&e);
+  int err = dlab::standard_output::flush_and_check();
+  return se && err != 0 && se->code().value() == err;
+}
+
+// Output that never reached its reader (a full disk, a closed descriptor, a reader that quit) is
+// a failure, never a silent success: said in one line, and a success becomes exit status 1.
+int check_standard_output(int status) noexcept {
+  int err = dlab::standard_output::flush_and_check();
+  if (err == 0) return status;
+  try {
+    print_error(dlab::standard_output::failure_message(err));
+  } catch (...) {  // (formatting the line ran out of memory: the status still says)
+  }
+  return status == 0 ? 1 : status;
+}
+
 int run(int argc, char** argv) {
   CLI::App app{
       "dlab - interpreter-dispatch experiments on real microarchitectures.\n"
       "Every metric is counted (or explicitly estimated) on this machine; unavailable metrics are reported "
       "empty with their reason."};
   app.require_subcommand(1);
+  app.failure_message(dlab::cli::command_line_error);
   dlab::cli::add_machine_command(app);
   dlab::cli::add_counters_command(app);
   dlab::cli::add_calibrate_command(app);
@@ -76,12 +101,7 @@ int run(int argc, char** argv) {
     print_error("dlab: error: out of memory (a size or count too large for this machine?)\n");
     return 1;
   } catch (const std::exception& e) {
-    print_error(std::string("dlab: error: ") + e.what() + "\n");
-    return 1;
-  }
-  // Output that never reached its file (a full disk, a closed pipe) is a failure, not a success.
-  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
-    print_error(std::string("dlab: error: cannot write standard output: ") + std::strerror(errno) + "\n");
+    if (!failed_writing_stdout(e)) print_error(std::string("dlab: error: ") + e.what() + "\n");
     return 1;
   }
   return 0;
@@ -91,11 +111,13 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   reserve_standard_descriptors();
+  dlab::standard_output::install();
+  int status = 1;
   try {
-    return run(argc, argv);
+    status = run(argc, argv);
   } catch (...) {
     // Only a failure while reporting a failure (CLI11 printing usage to a broken stream) lands here.
     print_error("dlab: error: the error could not be reported\n");
-    return 1;
   }
+  return check_standard_output(status);
 }

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "dispatchlab/harness/files.h"
 #include "dispatchlab/harness/knee.h"
+#include "dispatchlab/harness/quote.h"
 #include "dispatchlab/harness/result_writer.h"
 
 namespace dlab::cli {
@@ -37,7 +38,9 @@ void add_knee_command(CLI::App& app) {
     auto col = [&](const std::string& name) {
       for (size_t i = 0; i < records[0].size(); ++i)
         if (records[0][i] == name) return i;
-      throw std::runtime_error(fmt::format("{}: no column '{}' (columns: {})", o->csv, name, fmt::join(records[0], ", ")));
+      std::vector<std::string> columns;
+      for (const auto& c : records[0]) columns.push_back(escape_input(c));
+      throw std::runtime_error(fmt::format("{}: no column {} (columns: {})", o->csv, quote_input(name), fmt::join(columns, ", ")));
     };
     size_t xi = col(o->x), yi = col(o->y);
     std::vector<double> x, y;
@@ -48,9 +51,9 @@ void add_knee_command(CLI::App& app) {
       double v = 0;
       auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
       if (ec != std::errc() || end != t.data() + t.size())
-        throw std::runtime_error(fmt::format("{}:{}: column '{}': '{}' is not a number", o->csv, r + 1, records[0][c], t));
+        throw std::runtime_error(fmt::format("{}:{}: column {}: {} is not a number", o->csv, r + 1, quote_input(records[0][c]), quote_input(t)));
       if (!std::isfinite(v))
-        throw std::runtime_error(fmt::format("{}:{}: column '{}': {} is not a finite value", o->csv, r + 1, records[0][c], t));
+        throw std::runtime_error(fmt::format("{}:{}: column {}: {} is not a finite value", o->csv, r + 1, quote_input(records[0][c]), escape_input(t)));
       return v;
     };
     for (size_t r = 1; r < records.size(); ++r) {

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -11,6 +12,7 @@
 
 #include "commands.h"
 #include "dispatchlab/harness/counter_plan.h"
+#include "dispatchlab/harness/quote.h"
 
 namespace dlab::cli {
 
@@ -72,9 +74,9 @@ std::vector<std::string> choose_from(const std::string& s, const std::vector<std
   std::vector<std::string> out;
   for (const auto& x : split_commas(s)) {
     if (std::find(valid.begin(), valid.end(), x) == valid.end())
-      throw CLI::ValidationError(option, fmt::format("unknown '{}' (valid: {})", x, fmt::join(valid, ", ")));
+      throw CLI::ValidationError(option, fmt::format("unknown {} (valid: {})", quote_input(x), fmt::join(valid, ", ")));
     if (std::find(out.begin(), out.end(), x) != out.end())
-      throw CLI::ValidationError(option, fmt::format("'{}' is listed twice", x));
+      throw CLI::ValidationError(option, fmt::format("{} is listed twice", quote_input(x)));
     out.push_back(x);
   }
   if (out.empty()) throw CLI::ValidationError(option, "needs at least one value");
@@ -117,7 +119,7 @@ const CLI::Validator& pinnable_cpu() {
       [](std::string& s) -> std::string {
         int cpu = 0;
         auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), cpu);
-        if (ec != std::errc() || end != s.data() + s.size()) return "'" + s + "' is not a CPU number";
+        if (ec != std::errc() || end != s.data() + s.size()) return quote_input(s) + " is not a CPU number";
         if (cpu == -1 || cpu == -2) return "";
         cpu_set_t allowed;
         CPU_ZERO(&allowed);
@@ -143,6 +145,70 @@ void add_protocol_options(CLI::App* cmd, RunProtocol& protocol, const std::strin
   cmd->add_option("--pin", protocol.pin_cpu, "CPU to pin to (-1: none, -2: last allowed CPU)")
       ->check(pinnable_cpu())
       ->capture_default_str();
+}
+
+namespace {
+
+// CLI11 writes a range's bounds with std::to_string: "86400.000000" is 86400.
+std::string plain_number(std::string s) {
+  if (s.find('.') == std::string::npos) return s;
+  while (!s.empty() && s.back() == '0') s.pop_back();
+  if (!s.empty() && s.back() == '.') s.pop_back();
+  return s;
+}
+
+// "--samples: Value abc not in range 1 to 100000" (CLI::Range's message) as
+// "--samples: 'abc' is not an integer in 1..100000"; nullopt for any other message.
+std::optional<std::string> explain_range(const std::string& what) {
+  const std::string value = ": Value ", range = " not in range ", to = " to ";
+  size_t v = what.find(value), r = what.rfind(range), t = what.rfind(to);
+  if (v == std::string::npos || r == std::string::npos || t == std::string::npos || !(v < r && r < t)) return std::nullopt;
+  std::string option = what.substr(0, v), given = what.substr(v + value.size(), r - v - value.size());
+  std::string lo = what.substr(r + range.size(), t - r - range.size()), hi = what.substr(t + to.size());
+  bool whole = lo.find('.') == std::string::npos && hi.find('.') == std::string::npos;
+  return fmt::format("{}: {} is not {} in {}..{}", option, quote_input(given), whole ? "an integer" : "a number", plain_number(lo),
+                     plain_number(hi));
+}
+
+// The option `name` of the command being parsed (the deepest subcommand given that has it).
+const CLI::Option* option_named(const CLI::App* app, const std::string& name) {
+  const CLI::Option* found = nullptr;
+  while (app) {
+    if (const CLI::Option* o = app->get_option_no_throw(name)) found = o;
+    auto given = app->get_subcommands();  // the subcommands on this command line
+    app = given.empty() ? nullptr : given.front();
+  }
+  return found;
+}
+
+// What an option of CLI11's type name takes ("UINT", "INT:INT in [0 - 10]", "FLOAT").
+std::string kind_of_value(const CLI::Option* o) {
+  std::string type = o ? o->get_type_name() : "";
+  type = type.substr(0, type.find(':'));
+  if (type == "UINT") return "a whole number (0 or more)";
+  if (type == "INT") return "an integer";
+  if (type == "FLOAT") return "a number";
+  return "a valid value";
+}
+
+// "Could not convert: --seed = abc" (a value that is not of the option's type) as
+// "--seed: 'abc' is not a whole number (0 or more)"; nullopt for any other message.
+std::optional<std::string> explain_conversion(const CLI::App* app, const std::string& what) {
+  const std::string head = "Could not convert: ", eq = " = ";
+  size_t e = what.find(eq);
+  if (!what.starts_with(head) || e == std::string::npos) return std::nullopt;
+  std::string option = what.substr(head.size(), e - head.size());
+  return fmt::format("{}: {} is not {}", option, quote_input(what.substr(e + eq.size())), kind_of_value(option_named(app, option)));
+}
+
+}  // namespace
+
+std::string command_line_error(const CLI::App* app, const CLI::Error& e) {
+  std::string what = e.what();
+  std::optional<std::string> plain = explain_range(what);
+  if (!plain) plain = explain_conversion(app, what);
+  if (!plain) return CLI::FailureMessage::simple(app, e);
+  return CLI::FailureMessage::simple(app, CLI::ValidationError(*plain));
 }
 
 void apply_quick_protocol(const CLI::App* cmd, RunProtocol& protocol) {

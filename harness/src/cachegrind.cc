@@ -14,6 +14,7 @@
 #include "dispatchlab/harness/files.h"
 #include "dispatchlab/harness/process.h"
 #include "dispatchlab/harness/temp_dir.h"
+#include "dispatchlab/harness/quote.h"
 
 namespace dlab {
 
@@ -75,7 +76,7 @@ std::map<std::string, int64_t> difference(const CachegrindCounts& twice, const C
 Availability ValgrindBackend::probe(const std::string& native_event) {
   bool known = false;
   for (const char* e : kEvents) known |= native_event == e;
-  if (!known) return Availability::no("cachegrind has no event '" + native_event + "'");
+  if (!known) return Availability::no("cachegrind has no event " + quote_input(native_event));
   static const bool have_valgrind = [] {
     ProcessOptions po;
     po.quiet = true;

@@ -13,6 +13,7 @@
 #include "dispatchlab/harness/files.h"
 #include "dispatchlab/harness/metric_catalog.h"
 #include "dispatchlab/harness/perf_event_backend.h"
+#include "dispatchlab/harness/quote.h"
 
 namespace dlab {
 
@@ -31,13 +32,13 @@ long parse_number(std::string_view v, int base, const std::string& where) {
   std::string_view digits = v;
   if (base == 16) {
     if (digits.size() < 3 || digits[0] != '0' || (digits[1] != 'x' && digits[1] != 'X'))
-      throw std::runtime_error(fmt::format("{}: '{}' is not a 0x-prefixed hexadecimal number", where, v));
+      throw std::runtime_error(fmt::format("{}: {} is not a 0x-prefixed hexadecimal number", where, quote_input(v)));
     digits.remove_prefix(2);
   }
   long out = 0;
   auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), out, base);
   if (ec != std::errc() || end != digits.data() + digits.size() || out < 0)
-    throw std::runtime_error(fmt::format("{}: '{}' is not a {} number", where, v, base == 16 ? "hexadecimal" : "decimal"));
+    throw std::runtime_error(fmt::format("{}: {} is not a {} number", where, quote_input(v), base == 16 ? "hexadecimal" : "decimal"));
   return out;
 }
 
@@ -135,8 +136,8 @@ CpuTable::Entry parse_entry(const nlohmann::json& j, const std::string& where, c
   e.key = j.at("key");
   e.name = j.at("name");
   e.source = j.at("source");
-  std::string here = where + " '" + e.key + "'";
-  if (!catalog.source(e.source)) throw std::runtime_error(fmt::format("{}: source '{}' is not in metrics.json", here, e.source));
+  std::string here = where + " " + quote_input(e.key);
+  if (!catalog.source(e.source)) throw std::runtime_error(fmt::format("{}: source {} is not in metrics.json", here, quote_input(e.source)));
   e.note = j.value("note", "");
   e.vendor = j.value("vendor", "");
   e.brand = j.value("brand", "");

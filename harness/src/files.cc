@@ -80,6 +80,20 @@ void write_into_stream(const std::string& path, const std::string& content) {
   if (::close(fd) != 0) throw std::runtime_error(fmt::format("writing {} failed: {}", path, std::strerror(errno)));
 }
 
+// A new output's directory must be there: said by what is wrong with it (missing, not a directory),
+// naming it, so the fix is plain (create it, or name another).
+void check_output_directory(const std::string& path) {
+  fs::path parent = fs::path(path).parent_path();
+  if (parent.empty()) return;
+  struct stat st {};
+  if (::stat(parent.c_str(), &st) != 0) {
+    if (errno == ENOENT)
+      throw std::runtime_error(fmt::format("cannot write {}: the directory {} does not exist (create it first)", path, parent.string()));
+    throw std::runtime_error(fmt::format("cannot write {}: directory {}: {}", path, parent.string(), std::strerror(errno)));
+  }
+  if (!S_ISDIR(st.st_mode)) throw std::runtime_error(fmt::format("cannot write {}: {} is not a directory", path, parent.string()));
+}
+
 // What is at an output's path: nothing, a regular file that may be replaced, or a stream (a
 // character device or FIFO) to write into. Everything else is refused with the reason.
 enum class OutputTarget { kNew, kRegular, kStream };
@@ -88,11 +102,9 @@ OutputTarget classify_output(const std::string& path, ExistingFile existing, con
   if (path.empty()) throw std::runtime_error("an output needs a file name");
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
-    if (errno != ENOENT) throw std::runtime_error(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
-    fs::path parent = fs::path(path).parent_path();
-    std::error_code ec;
-    if (!parent.empty() && !fs::is_directory(parent, ec))
-      throw std::runtime_error(fmt::format("cannot write {}: {} is not a directory", path, parent.string()));
+    // ENOTDIR: a file where the directory should be, which check_output_directory names.
+    if (errno != ENOENT && errno != ENOTDIR) throw std::runtime_error(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+    check_output_directory(path);
     return OutputTarget::kNew;
   }
   if (S_ISLNK(st.st_mode))

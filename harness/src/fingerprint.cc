@@ -11,6 +11,8 @@
 #include "build_info.h"
 #include "dispatchlab/harness/files.h"
 #include "dispatchlab/harness/process.h"
+#include "dispatchlab/harness/quote.h"
+#include "dispatchlab/harness/temp_dir.h"
 #include "dispatchlab/harness/counter_plan.h"
 #include "dispatchlab/harness/metric_catalog.h"
 #include "dispatchlab/harness/perf_event_backend.h"
@@ -20,27 +22,36 @@ namespace dlab {
 
 namespace {
 
-// Runs git with `args` and returns its first output line, or nullopt if it failed.
-std::optional<std::string> git_first_line(const std::string& dir, std::vector<std::string> args) {
-  args.insert(args.begin(), {"git", "-C", dir});
-  ProcessOptions po;
-  po.capture_stdout = true;
-  po.stderr_file = "/dev/null";
-  ProcessResult r = run_process(args, po);
-  if (!r.ok()) return std::nullopt;
-  std::string out = r.output.substr(0, r.output.find('\n'));
+// What one git command said: its first output line, or (when it failed) the first line of its
+// error, "fatal: " taken off.
+struct GitAnswer {
+  bool ok = false;
+  std::string line;
+};
+
+std::string first_line(const std::string& text) {
+  std::string out = text.substr(0, text.find('\n'));
   while (!out.empty() && out.back() == '\r') out.pop_back();
   return out;
 }
 
-std::string git_commit_of(const std::string& dir) {
-  // The commit is read when the program runs, not when it was built, from the source tree the
-  // binary was built from; a tree with uncommitted changes is marked so its numbers are not
-  // mistaken for the commit's.
-  auto head = git_first_line(dir, {"rev-parse", "HEAD"});
-  if (!head || head->empty()) return "unknown (no git checkout at " + dir + ")";
-  auto dirty = git_first_line(dir, {"status", "--porcelain", "--untracked-files=no"});
-  return *head + (dirty && !dirty->empty() ? "+dirty" : "");
+GitAnswer run_git(const std::string& dir, std::vector<std::string> args) {
+  args.insert(args.begin(), {"git", "-C", dir});
+  // git's stderr goes to a private scratch file: when git refuses, its reason is what we report.
+  std::optional<TempDir> scratch;
+  try {
+    scratch.emplace("git");
+  } catch (const std::runtime_error&) {
+  }
+  ProcessOptions po;
+  po.capture_stdout = true;
+  po.stderr_file = scratch ? scratch->file("stderr").string() : "/dev/null";
+  ProcessResult r = run_process(args, po);
+  if (r.ok()) return {true, first_line(r.output)};
+  if (!r.spawn_error.empty()) return {false, r.describe("git")};
+  std::string why = scratch ? first_line(read_text_file(po.stderr_file)) : "";
+  if (why.starts_with("fatal: ")) why.erase(0, 7);
+  return {false, why.empty() ? r.describe("git") : why};
 }
 
 std::string slug(std::string s) {
@@ -54,6 +65,36 @@ std::string slug(std::string s) {
 }
 
 }  // namespace
+
+std::string git_commit_of(const std::string& dir) {
+  // The commit is read when the program runs, not when it was built, from the source tree the
+  // binary was built from; a tree with uncommitted changes is marked so its numbers are not
+  // mistaken for the commit's.
+  GitAnswer head = run_git(dir, {"rev-parse", "HEAD"});
+  if (!head.ok) {
+    if (head.line.starts_with("cannot run git")) return "unknown (" + head.line + ")";  // kGitMissing
+    if (head.line.starts_with("not a git repository")) return fmt::format("{} at {})", kNoGitCheckout, dir);
+    if (head.line.starts_with("cannot change to"))  // the tree was moved or removed since the build
+      return fmt::format("{} at {}: {})", kNoGitCheckout, dir, escape_input(head.line));
+    // Git is there and so is (most likely) a checkout, but git would not read it: another
+    // owner's folder ("detected dubious ownership"), a damaged repository. Never "no checkout".
+    std::string hint = head.line.find("dubious ownership") != std::string::npos
+                           ? fmt::format("; `git config --global --add safe.directory {}` allows it", dir)
+                           : "";
+    return fmt::format("{} to read {}: {}{})", kGitRefused, dir, escape_input(head.line), hint);
+  }
+  if (head.line.empty()) return fmt::format("{} at {})", kNoGitCheckout, dir);
+  GitAnswer dirty = run_git(dir, {"status", "--porcelain", "--untracked-files=no"});
+  return head.line + (dirty.ok && !dirty.line.empty() ? "+dirty" : "");
+}
+
+std::string commit_for_run_name(const std::string& git_commit) {
+  if (git_commit.starts_with(kGitRefused)) return "gitrefused";
+  if (git_commit.starts_with(kGitMissing)) return "gitmissing";
+  std::string commit = git_commit.substr(0, std::min<size_t>(12, git_commit.find_first_of(" +")));
+  if (commit.empty() || commit == "unknown") return "nogit";
+  return git_commit.find("+dirty") != std::string::npos ? commit + "-dirty" : commit;
+}
 
 BuildInfo BuildInfo::of_this_binary() {
   return {DLAB_COMPILER, DLAB_BUILD_TYPE, DLAB_PRESET, DLAB_CXX_FLAGS, git_commit_of(DLAB_SOURCE_DIR)};

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "dispatchlab/harness/quote.h"
+
 namespace dlab {
 
 struct Formula::Node {
@@ -25,7 +27,7 @@ class Parser {
   NodePtr parse_all() {
     NodePtr n = expression();
     skip_space();
-    if (pos_ != s_.size()) fail("unexpected '" + std::string(1, s_[pos_]) + "'");
+    if (pos_ != s_.size()) fail("unexpected " + quote_input(std::string(1, s_[pos_])));
     return n;
   }
 
@@ -83,7 +85,7 @@ class Parser {
       leaf->name = s_.substr(start, pos_ - start);
       names_.insert(leaf->name);
     } else {
-      fail("unexpected '" + std::string(1, c) + "'");
+      fail("unexpected " + quote_input(std::string(1, c)));
     }
     return leaf;
   }

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "dispatchlab/harness/quote.h"
+
 namespace dlab {
 
 struct Meter::Slot {
@@ -56,7 +58,7 @@ Meter::Meter(const CounterPlan& plan, BackendSet& backends, const std::vector<st
   }
   for (const auto& n : names)
     if (std::none_of(metrics_.begin(), metrics_.end(), [&](const MeteredMetric& m) { return m.name == n; }))
-      throw CounterError("unknown metric '" + n + "' (see `dlab counters`)");
+      throw CounterError("unknown metric " + quote_input(n) + " (see `dlab counters`)");
   for (size_t i = 0; i < slots_.size(); ++i)
     if (slots_[i]->group) start_order_.push_back(i);
   std::sort(start_order_.begin(), start_order_.end(), [&](size_t a, size_t b) {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dispatchlab/harness/files.h"
+#include "dispatchlab/harness/quote.h"
 
 namespace dlab {
 
@@ -144,7 +145,7 @@ MetricCatalog MetricCatalog::from_json_text(const std::string& text, const std::
       if (m.formula)
         for (const auto& name : m.formula->names())
           if (!m.inputs.count(name) && !m.backend_constants.count(name))
-            throw std::runtime_error(fmt::format("{}: formula uses '{}', which is not an input", where, name));
+            throw std::runtime_error(fmt::format("{}: formula uses {}, which is not an input", where, quote_input(name)));
       // Raw codes for the inputs: an input already raw (perf_raw::) or generic (perf::) is its own.
       if (m.counted())
         for (const auto& [name, ev] : m.inputs) {
@@ -153,7 +154,7 @@ MetricCatalog MetricCatalog::from_json_text(const std::string& text, const std::
           if (s.raw.empty() || ev.rfind("perf_raw::", 0) == 0) continue;
           if (ev.rfind("perf::", 0) == 0) m.raw_inputs[name] = ev;
           else if (auto it = s.raw.find(ev); it != s.raw.end()) m.raw_inputs[name] = it->second;
-          else throw std::runtime_error(fmt::format("{}: '{}' has no raw code in the source's 'raw' table", where, ev));
+          else throw std::runtime_error(fmt::format("{}: {} has no raw code in the source's 'raw' table", where, quote_input(ev)));
         }
       s.mappings.push_back(std::move(m));
     }

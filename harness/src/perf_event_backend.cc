@@ -15,6 +15,7 @@
 #include <perfmon/pfmlib_perf_event.h>
 
 #include "platform.h"
+#include "dispatchlab/harness/quote.h"
 
 namespace dlab {
 
@@ -57,7 +58,7 @@ void PerfEventBackend::encode(const std::string& native_event, perf_event_attr& 
   // perf_event_paranoid=2.
   int r = pfm_get_os_event_encoding(native_event.c_str(), PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
   if (r != PFM_SUCCESS)
-    throw CounterError(fmt::format("libpfm4 cannot encode '{}': {}", native_event, pfm_strerror(r)));
+    throw CounterError(fmt::format("libpfm4 cannot encode {}: {}", quote_input(native_event), pfm_strerror(r)));
   attr.size = sizeof attr;
   // On hybrid Intel the kernel needs raw and generic hardware events bound to the P-core PMU.
   if (auto core = platform::sysfs_pmu_type("cpu_core")) {

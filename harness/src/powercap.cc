@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "dispatchlab/harness/quote.h"
+
 namespace dlab {
 
 namespace {
@@ -69,7 +71,7 @@ PowercapDomain find_powercap_domain(const SysfsRoot& root, const std::string& na
   d.native = native_event;
   bool core = native_event == "powercap/core";
   if (!core && native_event != "powercap/package") {
-    d.reason = fmt::format("'{}' is not a powercap domain (powercap/package or powercap/core)", native_event);
+    d.reason = fmt::format("{} is not a powercap domain (powercap/package or powercap/core)", quote_input(native_event));
     return d;
   }
   if (!root.exists(kPowercap)) {

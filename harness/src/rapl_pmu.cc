@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "dispatchlab/harness/rapl_perf.h"
+#include "dispatchlab/harness/quote.h"
 
 namespace dlab {
 
@@ -26,7 +27,7 @@ uint64_t place(const SysfsRoot& root, const std::string& term, uint64_t value) {
   std::string file = std::string(kPmuDir) + "/format/" + term;
   std::string spec = root.read(file);
   auto unsupported = [&] {
-    return std::runtime_error(fmt::format("{}: '{}' is not a format this harness reads (config:LO-HI)", root.path(file), spec));
+    return std::runtime_error(fmt::format("{}: {} is not a format this harness reads (config:LO-HI)", root.path(file), quote_input(spec)));
   };
   if (spec.rfind("config:", 0) != 0) throw unsupported();
   std::string bits = spec.substr(7);
@@ -56,7 +57,7 @@ uint64_t parse_config(const SysfsRoot& root, const std::string& event_file, cons
     std::string term = part.substr(0, eq);
     uint64_t value = eq == std::string::npos ? 1 : parse_unsigned(part.substr(eq + 1), root.path(event_file));
     if (term.empty() || term.find('/') != std::string::npos)
-      throw std::runtime_error(fmt::format("{}: '{}' is not a term=value list", root.path(event_file), text));
+      throw std::runtime_error(fmt::format("{}: {} is not a term=value list", root.path(event_file), quote_input(text)));
     config |= place(root, term, value);
     if (comma == std::string::npos) break;
     pos = comma + 1;
@@ -69,7 +70,7 @@ double parse_scale(const SysfsRoot& root, const std::string& file) {
   char* end = nullptr;
   double v = std::strtod(text.c_str(), &end);
   if (text.empty() || *end != '\0' || !(v > 0))
-    throw std::runtime_error(fmt::format("{}: '{}' is not a positive scale", root.path(file), text));
+    throw std::runtime_error(fmt::format("{}: {} is not a positive scale", root.path(file), quote_input(text)));
   return v;
 }
 
@@ -96,7 +97,7 @@ RaplPerfLookup find_rapl_perf_event(const SysfsRoot& root, const std::string& na
   RaplPerfLookup out;
   std::string name = event_name(native_event);
   if (name.empty()) {
-    out.reason = fmt::format("'{}' is not a power PMU event (power/<event>/)", native_event);
+    out.reason = fmt::format("{} is not a power PMU event (power/<event>/)", quote_input(native_event));
     return out;
   }
   if (!root.exists(kPmuDir)) {
@@ -119,7 +120,7 @@ RaplPerfLookup find_rapl_perf_event(const SysfsRoot& root, const std::string& na
     ev.config = parse_config(root, event_file, root.read(event_file));
     std::string unit = root.read(event_file + ".unit");
     if (unit != "Joules")
-      throw std::runtime_error(fmt::format("{} says '{}', not Joules", root.path(event_file + ".unit"), unit));
+      throw std::runtime_error(fmt::format("{} says {}, not Joules", root.path(event_file + ".unit"), quote_input(unit)));
     ev.joules_per_count = parse_scale(root, event_file + ".scale");
     std::string mask_file = std::string(kPmuDir) + "/cpumask";
     std::string mask = root.read(mask_file);

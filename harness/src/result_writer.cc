@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "dispatchlab/harness/files.h"
+#include "dispatchlab/harness/fingerprint.h"
 
 namespace dlab {
 
@@ -58,7 +59,9 @@ std::vector<std::vector<std::string>> parse_csv_records(const std::string& text)
   std::vector<std::string> rec;
   std::string field;
   bool quoted = false, any = false;
-  for (size_t i = 0; i < text.size(); ++i) {
+  // A byte-order mark (spreadsheets write one) is not part of the first column's name.
+  const size_t start = text.starts_with("\xEF\xBB\xBF") ? 3 : 0;
+  for (size_t i = start; i < text.size(); ++i) {
     char c = text[i];
     any = true;
     if (quoted) {
@@ -184,9 +187,7 @@ RunDirectory RunDirectory::create(const fs::path& root, const std::string& cpu_s
   gmtime_r(&t, &tm);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-  std::string commit = git_commit.substr(0, std::min<size_t>(12, git_commit.find_first_of(" +")));
-  if (commit.empty() || commit == "unknown") commit = "nogit";
-  if (git_commit.find("+dirty") != std::string::npos) commit += "-dirty";
+  std::string commit = commit_for_run_name(git_commit);
   fs::path parent = root / cpu_slug;
   std::error_code ec;
   fs::create_directories(parent, ec);

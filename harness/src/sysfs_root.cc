@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "dispatchlab/harness/quote.h"
+
 namespace dlab {
 
 SysfsError::SysfsError(std::string path, int err)
@@ -82,10 +84,10 @@ unsigned long long parse_unsigned(const std::string& text, const std::string& wh
     return hex ? std::isxdigit(c) != 0 : std::isdigit(c) != 0;
   };
   if (digits.empty() || !std::all_of(digits.begin(), digits.end(), is_digit))
-    throw std::invalid_argument(fmt::format("{}: '{}' is not an unsigned number", what, text));
+    throw std::invalid_argument(fmt::format("{}: {} is not an unsigned number", what, quote_input(text)));
   errno = 0;
   unsigned long long v = std::strtoull(digits.c_str(), nullptr, hex ? 16 : 10);
-  if (errno == ERANGE) throw std::invalid_argument(fmt::format("{}: '{}' is out of range", what, text));
+  if (errno == ERANGE) throw std::invalid_argument(fmt::format("{}: {} is out of range", what, quote_input(text)));
   return v;
 }
 
@@ -96,9 +98,9 @@ std::vector<int> parse_cpu_list(const std::string& text) {
     size_t comma = text.find(',', pos);
     std::string part = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     size_t dash = part.find('-');
-    auto num = [&](const std::string& s) { return static_cast<int>(parse_unsigned(s, "CPU list '" + text + "'")); };
+    auto num = [&](const std::string& s) { return static_cast<int>(parse_unsigned(s, "CPU list " + quote_input(text))); };
     int lo = num(part.substr(0, dash)), hi = dash == std::string::npos ? lo : num(part.substr(dash + 1));
-    if (hi < lo) throw std::invalid_argument(fmt::format("CPU list '{}': range {} runs backwards", text, part));
+    if (hi < lo) throw std::invalid_argument(fmt::format("CPU list {}: range {} runs backwards", quote_input(text), escape_input(part)));
     for (int c = lo; c <= hi; ++c) cpus.push_back(c);
     if (comma == std::string::npos) break;
     pos = comma + 1;

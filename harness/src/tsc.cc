@@ -10,6 +10,7 @@
 
 #include "dispatchlab/harness/latency_chains.h"
 #include "platform.h"
+#include "dispatchlab/harness/quote.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -168,7 +169,7 @@ TscCalibration calibrate_tsc(const CpuIdentity& cpu) {
     auto chain = latency_chain_named(name);
     if (!chain) {
       TscCalibration c = judge_tsc_calibration(hz, tsc_invariant(), kCounterName, {}, cpu.calibration_tolerance);
-      c.refused = fmt::format("no calibration chain named '{}' for this architecture", name);
+      c.refused = fmt::format("no calibration chain named {} for this architecture", quote_input(name));
       return c;
     }
     auto it = cpu.chain_latency.find(name);
@@ -239,7 +240,7 @@ Availability TscBackend::probe(const std::string& native_event) {
 
 std::unique_ptr<CounterGroup> TscBackend::open_group(const std::vector<std::string>& native_events) {
   for (const auto& e : native_events)
-    if (e != "tsc") throw CounterError("the TSC backend counts only 'tsc', not '" + e + "'");
+    if (e != "tsc") throw CounterError("the TSC backend counts only 'tsc', not " + quote_input(e));
   return std::make_unique<TscGroup>(native_events.size());
 }
 

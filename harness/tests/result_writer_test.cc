@@ -53,6 +53,14 @@ TEST(ResultTable, RejectsUnknownColumnsAndForeignHeaders) {
   EXPECT_THROW(ResultTable::from_csv(result_table("counters"), bad), std::invalid_argument);
 }
 
+// Issue 32 item 10: a spreadsheet's byte-order mark is not part of the first column's name.
+TEST(CsvRecords, SkipABomAtTheStart) {
+  auto r = parse_csv_records("\xEF\xBB\xBFx,y\n1,2\n");
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0][0], "x");
+  EXPECT_EQ(parse_csv_records("x,\xEF\xBB\xBFy\n")[0][1], "\xEF\xBB\xBFy");  // only at the start
+}
+
 TEST(WriteFileAtomically, WritesAndNeverOverwrites) {
   fs::path dir = fresh_dir("atomic");
   write_file_atomically(dir / "a.csv", "first\n");
@@ -74,6 +82,11 @@ TEST(RunDirectory, NamesByCpuTimeAndCommitAndNeverReuses) {
   EXPECT_EQ(a.run_id(), "20261130T005320Z-0123456789ab");
   EXPECT_EQ(b.run_id(), "20261130T005320Z-0123456789ab-2");
   EXPECT_EQ(c.run_id(), "20261130T005320Z-0123456789ab-dirty");
+  // No commit: the name says why, and a checkout git refused is never "nogit" (issue 32 item 11).
+  RunDirectory n = RunDirectory::create(root, "icx-6-106", "unknown (no git checkout at /x)", when, "{}\n");
+  RunDirectory g = RunDirectory::create(root, "icx-6-106", "unknown (git refused to read /x: detected dubious ownership)", when, "{}\n");
+  EXPECT_EQ(n.run_id(), "20261130T005320Z-nogit");
+  EXPECT_EQ(g.run_id(), "20261130T005320Z-gitrefused");
   a.write("x.json", "{}\n");
   EXPECT_THROW(a.write("x.json", "{}\n"), std::runtime_error);
   EXPECT_THROW(RunDirectory::open(root / "missing"), std::runtime_error);

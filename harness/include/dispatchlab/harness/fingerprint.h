@@ -21,6 +21,22 @@ struct BuildInfo {
   static BuildInfo of_this_binary();
 };
 
+// How git_commit begins when there is no commit, by why: not a git checkout; git refused to read
+// the checkout (its own reason follows: "detected dubious ownership in repository at ..."); no git
+// to run. A run directory is named after which (commit_for_run_name).
+inline constexpr const char* kNoGitCheckout = "unknown (no git checkout";
+inline constexpr const char* kGitRefused = "unknown (git refused";
+inline constexpr const char* kGitMissing = "unknown (cannot run git";
+
+// The commit of the git checkout at `dir` ("+dirty" with uncommitted changes), or "unknown (...)"
+// beginning with one of the prefixes above.
+std::string git_commit_of(const std::string& dir);
+
+// What a run directory's name says of git_commit: its first 12 hex digits ("-dirty" appended),
+// or "nogit" (no checkout), "gitrefused" (git would not read it), "gitmissing" (no git to run),
+// so a refused checkout is never mistaken for a folder without git.
+std::string commit_for_run_name(const std::string& git_commit);
+
 struct MachineFingerprint {
   std::string arch;
   std::string cpu_vendor;

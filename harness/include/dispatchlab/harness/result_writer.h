@@ -13,7 +13,8 @@
 
 namespace dlab {
 
-// RFC 4180 records: quoted fields may hold commas, doubled quotes and newlines.
+// RFC 4180 records: quoted fields may hold commas, doubled quotes and newlines. A leading UTF-8
+// byte-order mark is skipped.
 std::vector<std::vector<std::string>> parse_csv_records(const std::string& text);
 
 class ResultTable {

@@ -1,0 +1,26 @@
+// dlab's standard output, checked. Output that never reached its reader is a failure, as in
+// coreutils: a closed descriptor (`>&-`), a full disk (`>/dev/full`) or a reader that quit
+// (`| head -1`) makes dlab exit non-zero with one line on stderr, never a silent success and
+// never a silent death by SIGPIPE.
+#pragma once
+
+#include <string>
+
+namespace dlab::standard_output {
+
+// Called first in main. Ignores SIGPIPE (a write to a pipe whose reader quit then fails with
+// EPIPE, which is reported, instead of killing dlab without a word; children get SIGPIPE's
+// default back, process.cc), keeps a closed descriptor 1 reserved but unwritable (so no file dlab
+// opens becomes "stdout", and a write to it still fails as a closed one would), and routes
+// `stdout` (and std::cout) through one writer that remembers the first write that failed.
+// Every writer keeps its own semantics: fmt::print throws, the WASI guest gets its errno.
+void install();
+
+// Flushes stdout and returns the errno of the first write to descriptor 1 that failed; 0 if none.
+int flush_and_check();
+
+// The one line that says why standard output failed: "dlab: error: output closed: ..." for a
+// reader that quit (EPIPE), "... standard output is closed ..." for `>&-`, else the system's reason.
+std::string failure_message(int err);
+
+}  // namespace dlab::standard_output
