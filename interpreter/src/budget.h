@@ -11,7 +11,7 @@
 // recursion cannot run without passing a branch or call, so every program that does not end runs
 // out. And the count does not depend on the lowering: fold, fuse and super merge instructions but
 // never two branches, so fuel N stops an invocation at the same instruction in every engine and
-// every lowering (interpreter/tests/runtime_test.cc checks it), as the research's budgeted runs
+// every lowering (interpreter/tests/budget_test.cc checks it), as the research's budgeted runs
 // suspend at the same points.
 //
 //   DLW_CHARGE()        at a charging instruction, before it changes anything: suspends when the
