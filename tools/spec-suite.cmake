@@ -11,6 +11,9 @@
 #      from 1; -DDLAB_WASM_TESTSUITE= empties it and brings back 3 and 4);
 #   3. ../shared/wasm-spec-3.0 beside the checkout;
 #   4. .cache/wasm-spec-3.0 in the checkout (ignored by git), as `tools/spec-suite fetch` writes it;
+# else an error of one line that says what to do. `none` (in 1 or 2) is a machine that only
+# measures (a fleet host, `just rfc` without ../shared): configuring goes on without a suite, and
+# the spec tests are replaced by one that fails saying so, so a test run there never passes.
 # else an error of one line that says what to do. 1 and 2 must be a folder holding .bin.wast
 # scripts (converted by the reference interpreter) or .wast files; a relative path is taken from
 # the checkout's root. 3 and 4 hold text/, binary/ and reference-interpreter/ (the runner reads
@@ -38,7 +41,10 @@ function(dlab_wasm_testsuite_resolve source_dir cached out_dir out_why out_origi
   if(cached STREQUAL "${source_dir}/../shared/wasm-spec-3.0")
     set(cached "")
   endif()
-  if(NOT _env STREQUAL "" OR NOT cached STREQUAL "")
+  if(_env STREQUAL "none" OR (_env STREQUAL "" AND cached STREQUAL "none"))
+    set(_origin none)
+    set(_why "DLAB_WASM_TESTSUITE=none: no spec suite (a machine that only measures); the spec tests are one failing test")
+  elseif(NOT _env STREQUAL "" OR NOT cached STREQUAL "")
     if(NOT _env STREQUAL "")
       set(_given "${_env}")
       set(_origin env)
@@ -90,7 +96,7 @@ function(dlab_wasm_testsuite_resolve source_dir cached out_dir out_why out_origi
       set(_why ".cache/wasm-spec-3.0 in the checkout, written by tools/spec-suite fetch; DLAB_WASM_TESTSUITE is not set, no ../shared/wasm-spec-3.0")
     else()
       set(_dir "")
-      set(_error "No WebAssembly spec suite (none in DLAB_WASM_TESTSUITE, ../shared/wasm-spec-3.0 or .cache/wasm-spec-3.0): set DLAB_WASM_TESTSUITE to a folder of converted .bin.wast scripts, or run `tools/spec-suite fetch` (needs network), then configure again")
+      set(_error "No WebAssembly spec suite (none in DLAB_WASM_TESTSUITE, ../shared/wasm-spec-3.0 or .cache/wasm-spec-3.0): set DLAB_WASM_TESTSUITE to a folder of converted .bin.wast scripts, or run `tools/spec-suite fetch` (needs network), then configure again (DLAB_WASM_TESTSUITE=none builds without it, for a machine that only measures: the spec tests then fail)")
     endif()
   endif()
   if(NOT _error STREQUAL "")
@@ -127,12 +133,20 @@ else()
   if(NOT _dlab_suite_error STREQUAL "")
     return()
   endif()
+  set(DLAB_WASM_TESTSUITE_NONE FALSE)
+  if(_dlab_suite_origin STREQUAL "none")
+    set(DLAB_WASM_TESTSUITE_NONE TRUE)
+  endif()
   if(_dlab_suite_origin STREQUAL "env")
     set(DLAB_WASM_TESTSUITE "${_dlab_suite}" CACHE PATH
         "WebAssembly spec tests: a folder of .bin.wast scripts (or .wast files); empty: ../shared/wasm-spec-3.0, else .cache/wasm-spec-3.0 (tools/spec-suite)" FORCE)
   endif()
   set(DLAB_WASM_TESTSUITE_RESOLVED "${_dlab_suite}" CACHE INTERNAL "the spec suite this configure resolved (tools/spec-suite locate)")
   set(DLAB_WASM_TESTSUITE_WHY "${_dlab_suite_why}" CACHE INTERNAL "where DLAB_WASM_TESTSUITE_RESOLVED came from")
-  message(STATUS "WebAssembly spec suite: ${_dlab_suite}, from ${_dlab_suite_why}")
+  if(DLAB_WASM_TESTSUITE_NONE)
+    message(STATUS "WebAssembly spec suite: none (${_dlab_suite_why})")
+  else()
+    message(STATUS "WebAssembly spec suite: ${_dlab_suite}, from ${_dlab_suite_why}")
+  endif()
   set(DLAB_WASM_TESTSUITE "${_dlab_suite}")
 endif()

@@ -84,6 +84,19 @@ def test_a_checkout_without_a_suite_stops_at_once_with_one_line(lonely):
     assert loc.stderr.count("\n") == 1 and "tools/spec-suite fetch" in loc.stderr, loc.stderr
 
 
+def test_none_configures_without_a_suite_and_its_tests_fail_saying_so(lonely):
+    # A machine that only measures (a fleet host): `just rfc` builds; `just test` can never pass.
+    r, _ = configure(lonely, DLAB_WASM_TESTSUITE="none")
+    assert r.returncode == 0, r.stderr
+    assert suite_line(r.stdout).startswith("-- WebAssembly spec suite: none (DLAB_WASM_TESTSUITE=none")
+    listed = subprocess.run(["ctest", "-N"], cwd=lonely / "build" / "release", capture_output=True, text=True).stdout
+    assert "interpreter.spec_suite_not_configured" in listed
+    assert "interpreter.spec_linking" not in listed and "interpreter.spec_tail" not in listed
+    t = subprocess.run(["ctest", "-R", "spec_suite_not_configured", "--output-on-failure"], cwd=lonely / "build" / "release",
+                       capture_output=True, text=True)
+    assert t.returncode != 0 and "DLAB_WASM_TESTSUITE=none" in t.stdout
+
+
 @pytest.mark.parametrize("kind", ["missing", "empty"])
 def test_a_wrong_folder_fails_with_one_line(lonely, tmp_path, kind):
     folder = tmp_path / "suite"
