@@ -52,7 +52,8 @@ def test_bad_options_get_a_clear_error_and_the_usage_status(dlab_bin, args, stat
     out = run_dlab(dlab_bin, args)
     assert out.returncode == status, (out.returncode, out.stderr[-500:])
     assert text in out.stderr, out.stderr[-500:]
-    for raw in ("stoi", "stod", "basic_filebuf", "terminate called", "json.exception"):
+    assert len(out.stderr.splitlines()) == 1, out.stderr[-500:]  # every error is one line (docs/errors.md)
+    for raw in ("stoi", "stod", "basic_filebuf", "terminate called", "json.exception", "not in range", "Could not convert"):
         assert raw not in out.stderr
 
 

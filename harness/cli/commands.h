@@ -54,10 +54,10 @@ std::vector<std::string> split_blanks(const std::string& s);
 std::vector<std::string> choose_from(const std::string& s, const std::vector<std::string>& valid, const std::string& option,
                                      bool empty_means_all = true);
 
-// The message for a wrong command line (the root app's CLI11 failure_message): CLI11's own,
-// except that a value out of an option's range or not of its type says which option, the value
-// given, and what is allowed ("--samples: 'abc' is not an integer in 1..100000"), so every
-// CLI::Range check reads that way without a validator of its own.
+// The message for a wrong command line (the root app's CLI11 failure_message), one line: CLI11's
+// own, escaped, except that a value out of an option's range or not of its type says which
+// option, the value given, and what is allowed ("--samples: 'abc' is not an integer in
+// 1..100000"), so every CLI::Range check reads that way without a validator of its own.
 std::string command_line_error(const CLI::App* app, const CLI::Error& e);
 
 // --samples, --warmup and --pin, writing into `protocol`.

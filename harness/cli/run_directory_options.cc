@@ -207,8 +207,9 @@ std::string command_line_error(const CLI::App* app, const CLI::Error& e) {
   std::string what = e.what();
   std::optional<std::string> plain = explain_range(what);
   if (!plain) plain = explain_conversion(app, what);
-  if (!plain) return CLI::FailureMessage::simple(app, e);
-  return CLI::FailureMessage::simple(app, CLI::ValidationError(*plain));
+  // One line, as every error of dlab's: CLI11's own text is escaped (an argument it quotes may
+  // hold a newline or a terminal escape), and where help is goes on the same line.
+  return fmt::format("{} (--help lists the options)\n", plain ? *plain : escape_input(what));
 }
 
 void apply_quick_protocol(const CLI::App* cmd, RunProtocol& protocol) {
