@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "spec_execution.h"
@@ -62,6 +63,52 @@ TEST(Sexpr, ErrorsSayFileAndLine) {
   EXPECT_EQ(parse_error("\"abc"), "t.wast:1: unterminated string");
   EXPECT_EQ(parse_error("\n(; open"), "t.wast:2: unterminated block comment");
   EXPECT_EQ(parse_error("\"\\u{d800}\""), "t.wast:1: \\u escape is a surrogate");
+}
+
+TEST(Sexpr, NestingDeeperThanTheLimitIsAnErrorAtItsLineAtAnyDepth) {
+  std::string ok = std::string(sexpr::kMaxNesting, '(') + std::string(sexpr::kMaxNesting, ')');
+  EXPECT_EQ(sexpr::parse(ok, "t.wast").size(), 1u);
+  std::string deeper = "\n" + std::string(sexpr::kMaxNesting + 1, '(') + std::string(sexpr::kMaxNesting + 1, ')');
+  EXPECT_EQ(parse_error(deeper), "t.wast:2: lists nested deeper than 1000");
+  EXPECT_EQ(parse_error(std::string(50000, '(') + std::string(50000, ')')), "t.wast:1: lists nested deeper than 1000");
+  EXPECT_EQ(parse_error(std::string(300000, '(')), "t.wast:1: lists nested deeper than 1000");
+}
+
+TEST(Sexpr, ATreeOfAnyDepthIsFreedWithoutRecursion) {
+  // Built by hand past the reader's limit: a recursive destructor overflows the stack here.
+  sexpr::Node root;
+  root.kind = sexpr::Node::kList;
+  sexpr::Node* at = &root;
+  for (int i = 0; i < 1'000'000; ++i) {
+    at->items.emplace_back();
+    at = &at->items.back();
+    at->kind = sexpr::Node::kList;
+  }
+  root = sexpr::Node();  // the old tree is destroyed here
+  EXPECT_TRUE(root.items.empty());
+}
+
+TEST(Sexpr, AScriptLargerThanTheLimitIsRefusedBeforeItIsRead) {
+  fs::path big = fs::temp_directory_path() / ("dlab-big-script-" + std::to_string(getpid()) + ".bin.wast");
+  std::ofstream(big).put('(');
+  fs::resize_file(big, sexpr::kMaxScriptBytes + 1);  // sparse: no disk or memory used
+  try {
+    sexpr::parse_file(big.string());
+    ADD_FAILURE() << "read a script over the limit";
+  } catch (const sexpr::ParseError& e) {
+    EXPECT_EQ(std::string(e.what()), fmt::format("{}: {} bytes: larger than a script may be (256 MiB)", big.string(), sexpr::kMaxScriptBytes + 1));
+  }
+  fs::remove(big);
+}
+
+TEST(SpecScript, ALongLiteralIsQuotedShortened) {
+  ScriptModules modules;
+  try {
+    translate_script(sexpr::parse("(assert_return (invoke \"f\") (i32.const 1" + std::string(100000, '0') + "))", "t.wast"), "t.wast", modules);
+    ADD_FAILURE() << "a 100,001-digit i32 was accepted";
+  } catch (const ScriptError& e) {
+    EXPECT_EQ(std::string(e.what()), "t.wast:1: integer out of range: 1000000000000000000000000000000000000000... (100001 characters)");
+  }
 }
 
 TEST(SpecScript, Literals) {

@@ -1,13 +1,7 @@
 // The spec runner's hostile inputs (reliability pass 4): actions on exports of the wrong kind or
 // with the wrong arguments are failures at their line and the script goes on; reference results
-// are printed as the spec's scripts write them, never as addresses; nesting and size limits of the
-// .bin.wast reader; trees of any depth freed without recursion.
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
-
-#include <fmt/format.h>
+// are printed as the spec's scripts write them, never as addresses. (The reader's nesting and size
+// limits: sexpr_test.cc.)
 #include <gtest/gtest.h>
 
 #include "dispatchlab/interpreter/reference_text.h"
@@ -18,8 +12,6 @@
 
 namespace dlab::wasm {
 namespace {
-
-namespace fs = std::filesystem;
 
 // (module (func (export "f") (result i32) i32.const 42) (memory (export "mem") 1)
 //         (global (export "g") i32 (i32.const 7)))
@@ -80,61 +72,6 @@ TEST(SpecExecution, AReferenceResultIsPrintedAsTheSpecWritesItNeverAsAnAddress) 
   EXPECT_EQ(reference_text(Value{ref_type(true, kHeapAny), reinterpret_cast<uint64_t>(&object), 0}, nullptr), "ref.array");
   EXPECT_EQ(reference_text(Value{ValType::kExternRef, reinterpret_cast<uint64_t>(&object), 0}, nullptr), "ref.extern (ref.array)");
   EXPECT_EQ(reference_text(Value{ref_type(true, kHeapEq), 0, 0}, nullptr), "ref.null");
-}
-
-std::string parse_error(const std::string& text) {
-  try {
-    sexpr::parse(text, "t.wast");
-  } catch (const sexpr::ParseError& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
-TEST(Sexpr, NestingDeeperThanTheLimitIsAnErrorAtItsLineAtAnyDepth) {
-  std::string ok = std::string(sexpr::kMaxNesting, '(') + std::string(sexpr::kMaxNesting, ')');
-  EXPECT_EQ(sexpr::parse(ok, "t.wast").size(), 1u);
-  std::string deeper = "\n" + std::string(sexpr::kMaxNesting + 1, '(') + std::string(sexpr::kMaxNesting + 1, ')');
-  EXPECT_EQ(parse_error(deeper), "t.wast:2: lists nested deeper than 1000");
-  EXPECT_EQ(parse_error(std::string(50000, '(') + std::string(50000, ')')), "t.wast:1: lists nested deeper than 1000");
-  EXPECT_EQ(parse_error(std::string(300000, '(')), "t.wast:1: lists nested deeper than 1000");
-}
-
-TEST(Sexpr, ATreeOfAnyDepthIsFreedWithoutRecursion) {
-  // Built by hand past the reader's limit: a recursive destructor overflows the stack here.
-  sexpr::Node root;
-  root.kind = sexpr::Node::kList;
-  sexpr::Node* at = &root;
-  for (int i = 0; i < 1'000'000; ++i) {
-    at->items.emplace_back();
-    at = &at->items.back();
-    at->kind = sexpr::Node::kList;
-  }
-  root = sexpr::Node();  // the old tree is destroyed here
-  EXPECT_TRUE(root.items.empty());
-}
-
-TEST(Sexpr, AScriptLargerThanTheLimitIsRefusedBeforeItIsRead) {
-  fs::path big = fs::temp_directory_path() / ("dlab-big-script-" + std::to_string(getpid()) + ".bin.wast");
-  std::ofstream(big).put('(');
-  fs::resize_file(big, sexpr::kMaxScriptBytes + 1);  // sparse: no disk or memory used
-  try {
-    sexpr::parse_file(big.string());
-    ADD_FAILURE() << "read a script over the limit";
-  } catch (const sexpr::ParseError& e) {
-    EXPECT_EQ(std::string(e.what()), fmt::format("{}: {} bytes: larger than a script may be (256 MiB)", big.string(), sexpr::kMaxScriptBytes + 1));
-  }
-  fs::remove(big);
-}
-
-TEST(SpecScript, ALongLiteralIsQuotedShortened) {
-  ScriptModules modules;
-  try {
-    translate_script(sexpr::parse("(assert_return (invoke \"f\") (i32.const 1" + std::string(100000, '0') + "))", "t.wast"), "t.wast", modules);
-    ADD_FAILURE() << "a 100,001-digit i32 was accepted";
-  } catch (const ScriptError& e) {
-    EXPECT_EQ(std::string(e.what()), "t.wast:1: integer out of range: 1000000000000000000000000000000000000000... (100001 characters)");
-  }
 }
 
 }  // namespace
