@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "dispatchlab/harness/files.h"
+#include "dispatchlab/harness/quote.h"
 
 namespace dlab::wasm {
 
@@ -401,15 +402,10 @@ std::string strip_underscores(const std::string& t) {
 
 namespace {
 // A literal as quoted in an error: its first 40 bytes and its length when it is longer (a
-// 100,000-digit literal is not echoed whole), unprintable bytes as \xHH.
+// 100,000-digit literal is not echoed whole), escaped as every message quotes input (quote.h).
 std::string shown(const std::string& text) {
   constexpr size_t kShown = 40;
-  std::string out;
-  for (size_t i = 0; i < text.size() && i < kShown; ++i) {
-    unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c >= 0x7F) out += fmt::format("\\x{:02x}", c);
-    else out += static_cast<char>(c);
-  }
+  std::string out = escape_input(std::string_view(text).substr(0, kShown));
   if (text.size() > kShown) out += fmt::format("... ({} characters)", text.size());
   return out;
 }
