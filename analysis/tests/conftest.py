@@ -1,5 +1,6 @@
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -23,3 +24,14 @@ def dlab_bin():
     if not path.exists():
         pytest.skip(f"{path} not built; run `just build` (or `just test`, which builds first)")
     return path
+
+
+@pytest.fixture
+def wat(tmp_path):
+    """wat(source, name) -> a .wasm assembled from WebAssembly text by wabt's wat2wasm, in tmp_path."""
+    def build(source: str, name: str = "m") -> Path:
+        src, out = tmp_path / f"{name}.wat", tmp_path / f"{name}.wasm"
+        src.write_text(source)
+        subprocess.run(["wat2wasm", str(src), "-o", str(out)], check=True)
+        return out
+    return build

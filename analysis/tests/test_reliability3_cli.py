@@ -36,16 +36,6 @@ def assert_clean(out, status, text):
         assert raw not in out.stderr, out.stderr[-800:]
 
 
-@pytest.fixture
-def wat(tmp_path):
-    def build(source: str, name: str = "m") -> Path:
-        src, out = tmp_path / f"{name}.wat", tmp_path / f"{name}.wasm"
-        src.write_text(source)
-        subprocess.run(["wat2wasm", str(src), "-o", str(out)], check=True)
-        return out
-    return build
-
-
 TRAPS = '(module (func (export "f") unreachable))'
 EXIT_WITH = ('(module (import "wasi_snapshot_preview1" "proc_exit" (func $e (param i32))) (memory (export "memory") 1)'
              ' (func (export "_start") (call $e (i32.const {code}))))')

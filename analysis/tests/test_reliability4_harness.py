@@ -33,16 +33,6 @@ def assert_one_error(out, status, text):
         assert raw not in out.stderr, out.stderr[-800:]
 
 
-@pytest.fixture
-def wat(tmp_path):
-    def build(source: str, name: str = "m") -> Path:
-        src, out = tmp_path / f"{name}.wat", tmp_path / f"{name}.wasm"
-        src.write_text(source)
-        subprocess.run(["wat2wasm", str(src), "-o", str(out)], check=True)
-        return out
-    return build
-
-
 # A WASI command that writes "hello\n" `count` times (ignoring fd_write's errno, as most C
 # programs do), then exits with `code` (proc_exit only when it is not 0).
 HELLO = """(module
