@@ -7,12 +7,24 @@
 #pragma once
 
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "dispatchlab/interpreter/runtime.h"
 
 namespace dlab::wasm {
+
+// A host directory the guest sees as a preopened directory fd (3, 4, ... in WasiOptions order).
+struct WasiPreopen {
+  std::string host;   // a host directory
+  std::string guest;  // the name the guest sees (fd_prestat_dir_name), e.g. "/" or "."
+  // Read-only unless set: every call that would change the tree under it (path_open with O_CREAT,
+  // O_TRUNC or write rights, path_create_directory, rename, link, symlink, unlink, set_size,
+  // set_times, fd_write/pwrite/allocate on its files) answers ENOTCAPABLE (76), the errno
+  // preview1 gives for a right the fd does not have: a read-only preopen has no write rights.
+  bool writable = false;
+};
 
 struct WasiOptions {
   std::vector<std::string> args;  // argv, argv[0] included
@@ -25,6 +37,11 @@ struct WasiOptions {
   // every engine, and its cost is measured from outside. 0: the host's real clocks.
   uint64_t fixed_clock_step_ns = 0;
   mutable uint64_t fixed_clock_now_ns = 0;  // the fixed clock's last reading
+  std::vector<WasiPreopen> preopens;          // guest fds 3, 4, ... in this order
+  int stdin_fd = 0;                           // the host fd guest fd 0 reads from (-1: none, EBADF)
+  // Blocking calls (fd_read on stdin/a pipe, poll_oneoff) wake at least every ~10 ms to ask this
+  // and, once it answers true, stop the guest with the trap "deadline reached". Null: no deadline.
+  std::function<bool()> deadline_passed;
 };
 
 // "real" -> 0; "fixed:NS" (NS in 1..10^12) -> NS. Throws std::invalid_argument saying what is wrong.
