@@ -133,3 +133,61 @@ def test_a_reference_result_prints_no_address(dlab_bin, tmp_path):
     subprocess.run(["wat2wasm", str(wat), "-o", str(wasm)], check=True)
     outs = {run(dlab_bin, "wasm", "run", "--invoke", "r", "--dispatch", d, str(wasm)).stdout for d in ("tail", "switch", "tail")}
     assert outs == {"ref.func\n"}
+
+
+# Hostile scripts that held before this pass, kept: each is an error or failure at its file and
+# line (one line on stderr, exit 1), never a crash, and the next script still runs.
+HELD = {
+    "truncated-string": (MODULE + '(assert_return (invoke "f) (i32.const 42))\n', "newline in a string"),
+    "truncated-at-end": (MODULE + '(assert_return (invoke "f', "unterminated string"),
+    "bad-escape": (MODULE + '(assert_return (invoke "\\q") (i32.const 42))\n', "malformed escape"),
+    "nul-byte": (MODULE + '(assert_return (invoke "f"\x00) (i32.const 42))\n', ":2:"),
+    "assert_return-no-action": (MODULE + "(assert_return)\n", "assert_return needs an action"),
+    "assert_trap-no-message": (MODULE + '(assert_trap (invoke "f"))\n', "assert_trap takes an action (or module) and a message"),
+    "assert_exhaustion-three": (MODULE + '(assert_exhaustion (invoke "f") "x" "y")\n', "assert_exhaustion takes"),
+    "assert_invalid-one": (MODULE + "(assert_invalid)\n", "assert_invalid"),
+    "assert_malformed-one": (MODULE + '(assert_malformed (module binary ""))\n', "assert_malformed takes a module and a message"),
+    "assert_unlinkable-one": (MODULE + "(assert_unlinkable)\n", "assert_unlinkable"),
+    "register-none": (MODULE + "(register)\n", "(register \"name\" $instance?)"),
+}
+
+
+@pytest.mark.parametrize("case", HELD)
+def test_hostile_scripts_that_held_are_errors_at_their_line(dlab_bin, tmp_path, case):
+    text, want = HELD[case]
+    write(tmp_path, "bad.bin.wast", text)
+    write(tmp_path, "z.bin.wast", GOOD)
+    r = spec(dlab_bin, tmp_path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert r.stderr.count("\n") == 1, r.stderr
+    bad = next(line for line in r.stdout.splitlines() if "bad.bin.wast" in line)
+    assert want in r.stdout, r.stdout
+    assert "bad.bin.wast:" in bad or "FAIL" in bad, bad
+    assert "ok    z.bin.wast" in r.stdout
+
+
+def test_300k_commands_and_a_50_mb_module_string(dlab_bin, tmp_path):
+    write(tmp_path, "many.bin.wast", MODULE + '(assert_return (invoke "f") (i32.const 42))\n' * 300000)
+    write(tmp_path, "huge.bin.wast", '(module binary "' + "a" * (50 << 20) + '")\n')
+    r = spec(dlab_bin, tmp_path)
+    assert "ok    many.bin.wast                            300001 passed" in r.stdout, r.stdout[-2000:]
+    assert "huge.bin.wast:1: module should instantiate: malformed" in r.stdout, r.stdout[-2000:]
+    assert r.returncode == 1 and r.stderr.count("\n") == 1
+
+
+def test_fd_write_with_65537_iovecs_writes_them_all(dlab_bin, wat):
+    # 65,537 iovecs of one byte each (one more than a 16-bit count), all pointing at "x".
+    module = wat('''(module
+      (import "wasi_snapshot_preview1" "fd_write" (func $w (param i32 i32 i32 i32) (result i32)))
+      (memory (export "memory") 9)
+      (data (i32.const 0) "x")
+      (func (export "_start") (local $i i32)
+        (loop $l
+          (i32.store (i32.add (i32.const 16) (i32.shl (local.get $i) (i32.const 3))) (i32.const 0))
+          (i32.store (i32.add (i32.const 20) (i32.shl (local.get $i) (i32.const 3))) (i32.const 1))
+          (br_if $l (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 1))) (i32.const 65537))))
+        (if (call $w (i32.const 1) (i32.const 16) (i32.const 65537) (i32.const 8)) (then unreachable))
+        (if (i32.ne (i32.load (i32.const 8)) (i32.const 65537)) (then unreachable))))''')
+    r = subprocess.run([str(dlab_bin), "wasm", "run", str(module)], capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == b"x" * 65537
