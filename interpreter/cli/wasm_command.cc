@@ -3,6 +3,7 @@
 #include <bit>
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <filesystem>
 #include <cstdio>
 #include <cstdlib>
@@ -25,6 +26,7 @@
 #include "dispatchlab/interpreter/spec_runner.h"
 #include "dispatchlab/interpreter/validator.h"
 #include "dispatchlab/interpreter/wasi.h"
+#include "wasi_dirs.h"
 
 namespace dlab::cli {
 
@@ -176,6 +178,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
     uint64_t fuel = 0, deadline_ms = 0, refills = 0;
     uint64_t heap_limit = 0;
     bool gc_stats = false;
+    WasiDirs dirs;
   };
   auto o = std::make_shared<Options>();
   if (profile) {
@@ -241,6 +244,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
                   "sizes its work by the clock (CoreMark) runs the same iterations in every engine")
       ->check(clock_validator())
       ->capture_default_str();
+  add_wasi_dir_options(run, o->dirs);
   run->add_option("--env", o->env, "KEY=VALUE for the program's environment (none by default; repeat for more)")
       ->allow_extra_args(false)
       ->check(CLI::Validator(
@@ -305,6 +309,11 @@ void add_run_command(CLI::App& cmd, bool profile) {
     if (o->invoke.empty()) wasi.args.insert(wasi.args.end(), o->args.begin(), o->args.end());
     wasi.env = o->env;
     wasi.fixed_clock_step_ns = wasm::parse_clock(o->clock);
+    wasi.preopens = wasi_preopens(o->dirs);
+    // A guest blocked in fd_read or poll_oneoff checks this (the deadline engine checks the
+    // guest's own code at every branch and call): the run's deadline, armed with the budget.
+    auto deadline_at = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::time_point::max());
+    if (o->deadline_ms) wasi.deadline_passed = [deadline_at] { return std::chrono::steady_clock::now() >= *deadline_at; };
     wasm::register_wasi(rt, m, wasi);
     int exit_code = 0;
     try {
@@ -332,7 +341,10 @@ void add_run_command(CLI::App& cmd, bool profile) {
       uint64_t suspensions = 0, spent = 0;
       auto arm = [&] {
         if (o->fuel) rt.set_fuel(o->fuel);
-        if (o->deadline_ms) rt.set_deadline(std::chrono::milliseconds(o->deadline_ms));
+        if (o->deadline_ms) {
+          rt.set_deadline(std::chrono::milliseconds(o->deadline_ms));
+          *deadline_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(o->deadline_ms);
+        }
       };
       for (uint64_t i = 0; i < o->repeat; ++i) {
         arm();
