@@ -1,6 +1,7 @@
-// The WASI subset's contract, call by call: results in guest memory, errno values for bad fds
-// and out-of-bounds buffers, ENOSYS (with one note) for functions outside the subset, a link
-// error for an import declared with another signature, and proc_exit as ProcExit.
+// WASI's contract, call by call: results in guest memory, errno values for bad fds and
+// out-of-bounds buffers, ENOSYS (with one note) for an import that is no WASI function, a link
+// error for an import declared with another signature, and proc_exit as ProcExit. The fd table,
+// preopens and the sandbox: wasi_fs_test.cc; blocking and poll_oneoff: wasi_poll_test.cc.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -129,11 +130,13 @@ TEST_F(WasiTest, ClocksRandomAndUnsupportedFunctions) {
     (import "wasi_snapshot_preview1" "clock_time_get" (func $t (param i32 i64 i32) (result i32)))
     (import "wasi_snapshot_preview1" "random_get" (func $r (param i32 i32) (result i32)))
     (import "wasi_snapshot_preview1" "path_open" (func $open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
+    (import "wasi_snapshot_preview1" "not_in_preview1" (func $unknown (param i32) (result i32)))
     (memory (export "memory") 1)
     (func (export "time") (param i32) (result i32) (call $t (local.get 0) (i64.const 1) (i32.const 0)))
     (func (export "random") (result i32) (call $r (i32.const 64) (i32.const 32)))
     (func (export "open") (result i32)
-      (call $open (i32.const 3) (i32.const 0) (i32.const 0) (i32.const 0) (i32.const 0) (i64.const 0) (i64.const 0) (i32.const 0) (i32.const 0)))))");
+      (call $open (i32.const 3) (i32.const 0) (i32.const 0) (i32.const 0) (i32.const 0) (i64.const 0) (i64.const 0) (i32.const 0) (i32.const 0)))
+    (func (export "unknown") (result i32) (call $unknown (i32.const 0)))))");
   EXPECT_EQ(call(inst, "time", {Value::i32(1)}), 0u);  // monotonic
   uint64_t ns;
   std::memcpy(&ns, inst.exports.at("memory").memory->data, 8);
@@ -142,11 +145,12 @@ TEST_F(WasiTest, ClocksRandomAndUnsupportedFunctions) {
   EXPECT_EQ(call(inst, "random"), 0u);
   const uint8_t* r = inst.exports.at("memory").memory->data + 64;
   EXPECT_FALSE(std::all_of(r, r + 32, [](uint8_t b) { return b == 0; }));  // 2^-256 to fail by chance
-  EXPECT_EQ(call(inst, "open"), 52u);  // ENOSYS
-  EXPECT_EQ(call(inst, "open"), 52u);
+  EXPECT_EQ(call(inst, "open"), 8u);      // EBADF: no preopened directory 3
+  EXPECT_EQ(call(inst, "unknown"), 52u);  // ENOSYS: no such WASI function
+  EXPECT_EQ(call(inst, "unknown"), 52u);
   std::string note = read_all(err_);
-  EXPECT_NE(note.find("path_open is not supported"), std::string::npos);
-  EXPECT_EQ(note.find("path_open", note.find("path_open") + 1), std::string::npos) << "noted once, not per call";
+  EXPECT_NE(note.find("not_in_preview1 is not supported"), std::string::npos);
+  EXPECT_EQ(note.find("not_in_preview1", note.find("not_in_preview1") + 1), std::string::npos) << "noted once, not per call";
 }
 
 TEST_F(WasiTest, AnImportWithAnotherSignatureIsALinkError) {

@@ -1,9 +1,10 @@
-// A WASI preview1 subset (module "wasi_snapshot_preview1"), enough for C programs built with
-// `clang-19 --target=wasm32-wasi` against Debian's wasi-libc: args, environ, clocks, random,
-// fd_write to stdout/stderr, fd_fdstat_get/fd_close/fd_seek on the standard streams, proc_exit,
-// sched_yield. There are no preopened directories (fd_prestat_get answers EBADF, which ends
-// wasi-libc's scan). Every other preview1 function links and returns ENOSYS, with one note on
-// stderr the first time it is called.
+// WASI preview1 (module "wasi_snapshot_preview1"), and the same functions under its predecessor
+// "wasi_unstable" (snapshot0) with that ABI's differences: every preview1 function, for C and
+// Rust programs built for wasm32-wasi(p1). fds 0-2 are the standard streams (stdin a host fd,
+// stdout/stderr WasiOptions' streams); 3, 4, ... the preopened directories, in which files and
+// directories are opened, listed, renamed, linked and removed beneath the preopen only (no path
+// reaches outside it: see docs/interpreter.md "WASI"). Errors are preview1 errno values, never a
+// trap, but for a blocked call past WasiOptions::deadline_passed ("deadline reached").
 #pragma once
 
 #include <cstdio>
@@ -50,9 +51,12 @@ uint64_t parse_clock(const std::string& text);
 std::string clock_name(uint64_t fixed_step_ns);
 
 inline constexpr const char* kWasiModule = "wasi_snapshot_preview1";
+inline constexpr const char* kWasiUnstableModule = "wasi_unstable";
 
-// Registers kWasiModule in `rt` with the functions `module` imports from it (so unimplemented ones
-// get an ENOSYS stub of the right type). `options` must outlive the runtime.
+// Registers kWasiModule (and kWasiUnstableModule when `module` imports from it) in `rt` with the
+// functions `module` imports from them (a name that is no WASI function gets an ENOSYS stub of
+// its type). The fd table is this registration's own: opening the preopens happens here (throws
+// std::invalid_argument naming one that cannot be opened). `options` must outlive the runtime.
 void register_wasi(Runtime& rt, const Module& module, const WasiOptions& options);
 
 }  // namespace dlab::wasm
