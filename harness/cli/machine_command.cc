@@ -27,6 +27,13 @@ void add_machine_command(CLI::App& app) {
     fmt::print("libpfm4       {}{}\n", m.pmu.empty() ? "detects no PMU for this CPU" : m.pmu,
                m.pmu_description.empty() ? "" : " - " + m.pmu_description);
     fmt::print("vm            {}{}\n", m.is_vm ? "yes" : "no", m.hypervisor.empty() ? "" : " (" + m.hypervisor + ")");
+    if (m.emulation.emulated) {
+      fmt::print("emulated      YES: {}; no number this process takes is a measurement of a core\n", m.emulation.emulator);
+      for (const auto& ev : m.emulation.evidence)
+        fmt::print("  {:<11} {} {}\n", ev.method, ev.decisive ? "(decisive)  " : "(supporting)", ev.detail);
+    } else {
+      fmt::print("emulated      no{}\n", m.emulation.evidence.empty() ? "" : fmt::format(" ({} supporting sign(s) alone, see --json)", m.emulation.evidence.size()));
+    }
     fmt::print("kernel pmu    {}\n", m.kernel_core_pmu ? "exposed" : "none in /sys/bus/event_source/devices");
     fmt::print("kernel        {}\n", m.kernel);
     fmt::print("paranoid      {}\n", m.perf_event_paranoid ? std::to_string(*m.perf_event_paranoid) : "unreadable");

@@ -6,6 +6,7 @@
 
 #include "dispatchlab/harness/cachegrind.h"
 #include "dispatchlab/harness/cpu_identity.h"
+#include "dispatchlab/harness/emulation.h"
 #include "dispatchlab/harness/papi_backend.h"
 #include "dispatchlab/harness/perf_event_backend.h"
 #include "dispatchlab/harness/powercap.h"
@@ -24,6 +25,7 @@ HostCpu this_host_cpu() {
   h.libpfm_pmu = detect_core_pmu().name;
   h.pmu_source = this_cpu_identity().catalog_source;
   h.no_pmu = platform::no_core_pmu_reason();
+  h.emulated = this_process_emulation().reason();
   return h;
 }
 
@@ -108,6 +110,8 @@ class Prober {
   std::map<std::string, Availability> cache_;
 };
 
+constexpr const char* kEmulatedCounters = "; hardware counters under a translator count its work, not this program's";
+
 std::string with_no_pmu(const HostCpu& host, const std::string& reason) {
   if (host.no_pmu.empty() || reason.rfind(host.no_pmu, 0) == 0) return reason;
   return host.no_pmu + "; " + reason;
@@ -143,6 +147,8 @@ CounterPlan plan_counters(const MetricCatalog& catalog, BackendSet& backends, co
         std::string why = fmt::format("source {} is for {} only: not implemented on this OS ({})", src.key, src.os, host.os);
         if (!m->counted()) why += fmt::format("; on {}: {}", src.os, m->none_reason);
         c.availability = Availability::no(why);
+      } else if (!host.emulated.empty() && catalog.is_hardware_metric(def.name)) {
+        c.availability = Availability::no(host.emulated + kEmulatedCounters);
       } else {
         c.availability = prober.mapping(src, *m, def, enc);
         // Without a PMU no hardware event counts, whatever the source maps: that is said first.
@@ -174,10 +180,12 @@ CounterPlan plan_counters(const MetricCatalog& catalog, BackendSet& backends, co
       into += (c.source ? c.source->backend + ": " : "") + why;
     }
     if (reasons.empty()) reasons = other_os_reasons;
+    // Under emulation the machine's reason is the only one a hardware metric needs.
+    if (!chosen && !host.emulated.empty() && catalog.is_hardware_metric(def.name)) reasons = host.emulated + kEmulatedCounters;
     if (chosen) {
       plan.selected.push_back(*chosen);
     } else {
-      if (catalog.is_hardware_metric(def.name)) reasons = with_no_pmu(host, reasons);
+      if (catalog.is_hardware_metric(def.name) && host.emulated.empty()) reasons = with_no_pmu(host, reasons);
       MetricCandidate none = plan.candidates[first];
       none.availability = Availability::no(reasons);
       plan.selected.push_back(none);

@@ -124,7 +124,7 @@ nlohmann::json tsc_calibration_json(const TscCalibration& tsc) {
 std::string MachineFingerprint::cpu_slug() const {
   std::string micro = identity.key.empty() ? arch : identity.key;
   auto part = [](int v) { return v < 0 ? std::string("unknown") : std::to_string(v); };
-  return slug(fmt::format("{}-{}-{}", micro, part(cpu_family), part(cpu_model)));
+  return slug(fmt::format("{}-{}-{}{}", micro, part(cpu_family), part(cpu_model), emulation.emulated ? "-emulated" : ""));
 }
 
 nlohmann::json MachineFingerprint::to_json() const {
@@ -145,6 +145,7 @@ nlohmann::json MachineFingerprint::to_json() const {
       {"logical_cpus", logical_cpus},
       {"kernel", kernel},
       {"virtualization", {{"is_vm", is_vm}, {"hypervisor", hypervisor}, {"kernel_core_pmu", kernel_core_pmu}}},
+      {"emulation", emulation.to_json()},
       {"perf_event_paranoid", perf_event_paranoid ? nlohmann::json(*perf_event_paranoid) : nlohmann::json(nullptr)},
       {"clocksource", clocksource},
       {"tsc", tsc_calibration_json(tsc)},
@@ -192,6 +193,7 @@ MachineFingerprint collect_fingerprint(const TscCalibration& tsc) {
   f.logical_cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   f.is_vm = platform::running_under_hypervisor();
   f.hypervisor = platform::hypervisor_signature();
+  f.emulation = this_process_emulation();
   f.kernel_core_pmu = platform::kernel_has_core_pmu();
   f.perf_event_paranoid = platform::perf_event_paranoid();
   f.clocksource = platform::read_file_trimmed("/sys/devices/system/clocksource/clocksource0/current_clocksource").value_or("");

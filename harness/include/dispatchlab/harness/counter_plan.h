@@ -22,6 +22,9 @@ struct HostCpu {
   // "" when the kernel exposes a core PMU; else the reason every hardware metric is unavailable
   // ("no hardware PMU: VM (KVMKVMKVM) exposes no counters to this guest").
   std::string no_pmu;
+  // "" natively; under an emulator its reason ("emulated: qemu-user (...)"): every hardware metric is
+  // then unavailable with it, whatever would open (a translator's counts are of its own work).
+  std::string emulated;
 };
 // This machine: identified through the CPU table, with the kernel's PMU.
 HostCpu this_host_cpu();

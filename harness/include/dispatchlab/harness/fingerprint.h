@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dispatchlab/harness/cpu_identity.h"
+#include "dispatchlab/harness/emulation.h"
 #include "dispatchlab/harness/tsc.h"
 
 namespace dlab {
@@ -51,6 +52,9 @@ struct MachineFingerprint {
   std::string kernel;
   bool is_vm = false;
   std::string hypervisor;       // CPUID hypervisor signature, when a VM
+  // Whether an emulator or binary translator runs this process, and how that was known; an emulated
+  // machine's numbers are never measurements (no cycle estimate, rows marked `emulated`).
+  Emulation emulation;
   bool kernel_core_pmu = false; // /sys/bus/event_source/devices has a core PMU
   std::optional<int> perf_event_paranoid;  // absent when /proc/sys/kernel/perf_event_paranoid is unreadable
   std::string clocksource;
@@ -58,7 +62,8 @@ struct MachineFingerprint {
   BuildInfo build;
 
   // "<key>-<family>-<model>" ("icx-6-106", "emr-6-207"), the key from the CPU table: what
-  // results/<cpu>/ is named after.
+  // results/<cpu>/ is named after; "-emulated" is appended under an emulator, so emulated runs
+  // never share a folder with the hardware's own.
   std::string cpu_slug() const;
   nlohmann::json to_json() const;
 };

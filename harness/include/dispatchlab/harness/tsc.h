@@ -13,6 +13,7 @@
 
 #include "dispatchlab/harness/counter_backend.h"
 #include "dispatchlab/harness/cpu_identity.h"
+#include "dispatchlab/harness/emulation.h"
 
 namespace dlab {
 
@@ -61,10 +62,12 @@ TscCalibration judge_tsc_calibration(double tsc_hz, bool invariant, const std::s
 
 // Measures the tick rate over `interval_ms` of CLOCK_MONOTONIC_RAW.
 double measure_tsc_hz(int interval_ms);
-// Full calibration with the chains and latencies `cpu` names; takes about half a second.
-TscCalibration calibrate_tsc(const CpuIdentity& cpu);
+// Full calibration with the chains and latencies `cpu` names; takes about half a second. Under an
+// emulator (`emulation` says so) no chain is timed: the tick rate is measured, and the estimate is
+// refused with the emulation's reason ("emulated: qemu-user (...)").
+TscCalibration calibrate_tsc(const CpuIdentity& cpu, const Emulation* emulation = nullptr);
 // The calibration of this process: done once, on first use, and shared by the TSC backend and the
-// fingerprint, so the estimate a result uses is the one its sidecar records.
+// fingerprint, so the estimate a result uses is the one its sidecar records. Refused under emulation.
 const TscCalibration& process_tsc_calibration();
 
 class TscBackend final : public CounterBackend {
