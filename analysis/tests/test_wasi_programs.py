@@ -1,0 +1,99 @@
+"""WASI as real programs use it, through `dlab wasm run`: a C program (interpreter/tests/programs/io.c)
+that reads standard input, files named on its command line and folders, and writes and seeks
+files, gives the output of the same source built natively, in the default engine and a stack-IR
+one; a module importing the older `wasi_unstable` name links and runs; and a guest cannot leave
+its preopened folder (.., absolute paths, symbolic links, hard links), nor write in a read-only one."""
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SOURCE = REPO / "interpreter" / "tests" / "programs" / "io.c"
+ENGINES = {"default": [], "tail-stack": ["--dispatch", "tail", "--ir", "stack"]}
+
+
+@pytest.fixture(scope="module")
+def io_programs(tmp_path_factory):
+    if not Path("/usr/lib/wasm32-wasi/libc.a").exists():
+        pytest.skip("wasi-libc is missing: ./tools/bootstrap installs it")
+    out = tmp_path_factory.mktemp("io")
+    wasm, native = out / "io.wasm", out / "io.native"
+    subprocess.run(["clang-19", "--target=wasm32-wasi", "--sysroot=/usr", "-O2", str(SOURCE), "-o", str(wasm)], check=True)
+    subprocess.run(["clang-19", "-O2", str(SOURCE), "-o", str(native)], check=True)
+    return wasm, native
+
+
+@pytest.fixture
+def tree(tmp_path):
+    """data/ (the preopen: two files and a folder) beside secret.txt, which no guest may read."""
+    data = tmp_path / "data"
+    (data / "sub").mkdir(parents=True)
+    (data / "a.txt").write_text("alpha\nbeta gamma\n")
+    (data / "b.txt").write_text("second file\n")
+    (data / "sub" / "c.txt").write_text("in a folder\n")
+    (tmp_path / "secret.txt").write_text("never read\n")
+    return data
+
+
+def dlab_run(dlab_bin, engine, *args, stdin=b""):
+    return subprocess.run([str(dlab_bin), "wasm", "run", *ENGINES[engine], *args], input=stdin, capture_output=True, timeout=60)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_stdin_is_read(dlab_bin, io_programs, engine):
+    wasm, native = io_programs
+    text = b"one two\nthree\n\nfour five six\n" * 1000
+    want = subprocess.run([str(native), "stdin"], input=text, capture_output=True).stdout
+    got = dlab_run(dlab_bin, engine, str(wasm), "--", "stdin", stdin=text)
+    assert got.returncode == 0, got.stderr
+    assert got.stdout == want
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("command", [["cat", "a.txt", "sub/c.txt"], ["ls", "."], ["ls", "sub"], ["seek", "b.txt"],
+                                     ["cat", "missing.txt"]], ids=["cat", "ls", "ls-sub", "seek", "missing"])
+def test_files_and_folders_give_the_native_output(dlab_bin, io_programs, tree, engine, command):
+    wasm, native = io_programs
+    want = subprocess.run([str(native), *command], capture_output=True, cwd=tree)
+    got = dlab_run(dlab_bin, engine, "--dir", f"{tree}::.", str(wasm), "--", *command)
+    assert got.stdout == want.stdout, got.stderr
+    assert got.returncode == want.returncode
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_writable_preopen_is_written_a_read_only_one_refuses(dlab_bin, io_programs, tree, engine):
+    wasm, _ = io_programs
+    got = dlab_run(dlab_bin, engine, "--dir-rw", f"{tree}::.", str(wasm), "--", "write", "new.txt", "written")
+    assert got.returncode == 0, got.stderr
+    assert got.stdout == b"written" and (tree / "new.txt").read_text() == "written"
+    got = dlab_run(dlab_bin, engine, "--dir", f"{tree}::.", str(wasm), "--", "write", "other.txt", "x")
+    assert got.returncode == 1 and got.stdout.startswith(b"error: cannot create other.txt")
+    assert not (tree / "other.txt").exists()
+
+
+@pytest.mark.parametrize("path", ["../secret.txt", "/secret.txt", "sub/../../secret.txt", "link-out", "link-abs"])
+def test_no_path_leaves_the_preopen(dlab_bin, io_programs, tree, path):
+    wasm, _ = io_programs
+    (tree / "link-out").symlink_to("../secret.txt")
+    (tree / "link-abs").symlink_to(tree.parent / "secret.txt")
+    got = dlab_run(dlab_bin, "default", "--dir-rw", f"{tree}::.", str(wasm), "--", "cat", path)
+    assert got.returncode == 1, got.stdout
+    assert b"never read" not in got.stdout
+    assert got.stdout.startswith(b"error: cannot open")
+
+
+def test_a_module_importing_wasi_unstable_runs(dlab_bin, wat):
+    module = wat('''(module
+      (import "wasi_unstable" "fd_write" (func $w (param i32 i32 i32 i32) (result i32)))
+      (import "wasi_unstable" "proc_exit" (func $exit (param i32)))
+      (memory (export "memory") 1)
+      (data (i32.const 16) "hello from wasi_unstable\\n")
+      (func (export "_start")
+        (i32.store (i32.const 0) (i32.const 16))
+        (i32.store (i32.const 4) (i32.const 25))
+        (call $exit (call $w (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8)))))''')
+    got = subprocess.run([str(dlab_bin), "wasm", "run", str(module)], capture_output=True, timeout=60)
+    assert got.returncode == 0, got.stderr
+    assert got.stdout == b"hello from wasi_unstable\n"
