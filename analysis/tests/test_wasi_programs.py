@@ -3,7 +3,8 @@ that reads standard input, files named on its command line and folders, and writ
 files, gives the output of the same source built natively, in the default engine and a stack-IR
 one; a module importing the older `wasi_unstable` name links and runs; and a guest cannot leave
 its preopened folder (.., absolute paths, symbolic links, hard links), nor write in a read-only one."""
-import shutil
+import os
+import time
 import subprocess
 from pathlib import Path
 
@@ -97,3 +98,20 @@ def test_a_module_importing_wasi_unstable_runs(dlab_bin, wat):
     got = subprocess.run([str(dlab_bin), "wasm", "run", str(module)], capture_output=True, timeout=60)
     assert got.returncode == 0, got.stderr
     assert got.stdout == b"hello from wasi_unstable\n"
+
+
+def test_a_deadline_stops_a_guest_blocked_reading_stdin(dlab_bin, io_programs):
+    # stdin a pipe nobody writes to: the guest blocks in fd_read until the deadline stops it.
+    wasm, _ = io_programs
+    reader, writer = os.pipe()
+    try:
+        t0 = time.monotonic()
+        got = subprocess.run([str(dlab_bin), "wasm", "run", "--deadline", "300", str(wasm), "--", "stdin"], stdin=reader,
+                             capture_output=True, timeout=30)
+        took = time.monotonic() - t0
+    finally:
+        os.close(reader)
+        os.close(writer)
+    assert got.returncode == 1, got.stderr
+    assert b"deadline reached" in got.stderr
+    assert took < 10, took
