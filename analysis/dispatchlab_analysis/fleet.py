@@ -225,6 +225,14 @@ def fleet_report(fleet_id: str, outcomes: list[HostOutcome], results_root: Path)
             run = load_run(results_root / r)
             runs.append(run)
             labels.append(f"{run.machine.get('cpu_slug', Path(r).parent.name)} @ {o.host}")
+    from .results import run_emulation
+    emulated = [(label, run_emulation(run)) for run, label in zip(runs, labels) if run_emulation(run)]
+    if emulated:
+        parts += ["## Left out: made under emulation\n",
+                  f"{len(emulated)} run{'s' if len(emulated) > 1 else ''} made under emulation, never a measurement, left out of "
+                  "every table below: " + "; ".join(f"{label} ({how})" for label, how in emulated) + ".\n"]
+        keep = [i for i, run in enumerate(runs) if not run_emulation(run)]
+        runs, labels = [runs[i] for i in keep], [labels[i] for i in keep]
     if runs:
         by_cpu: dict[str, list[str]] = {}
         for run, label in zip(runs, labels):

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from .figures import all_figures
 from .knee import dbinop_knees, kcopy_knees
-from .results import CASE_COLUMN, PLACEMENT_PARAM, Run, latest_runs, load_run, parse_params, pick_cycles, with_case
+from .results import (CASE_COLUMN, PLACEMENT_PARAM, Run, experiment_emulation, latest_runs, load_run, machine_emulation, parse_params,
+                      pick_cycles, with_case, without_emulated)
 from .tables import (MODEL_COLUMNS, VALGRIND_COLUMNS, WASM_COLUMNS, WASM_VALGRIND_COLUMNS, budgets_markdown, counters_markdown, gc_markdown, length_sweep_table, lowering_markdown,
                      markdown_table, model_interpreter_markdown, placements_markdown, rfc_change_table, summary_markdown,
                      unavailable_markdown, wide_markdown)
@@ -59,6 +60,8 @@ def machine_markdown(m: dict) -> str:
         ["libpfm4 PMU", f"{micro['libpfm_pmu'] or 'none detected'} {micro['description']}".strip()],
         ["logical CPUs", str(m["logical_cpus"])],
         ["VM", ("yes, " + (virt["hypervisor"] or "unknown hypervisor")) if virt["is_vm"] else "no"],
+        ["emulated", (f"**yes: {machine_emulation(m)}**: {m['emulation'].get('reason', '')}" if machine_emulation(m)
+                      else "no" if "emulation" in m else "not checked (a fingerprint from before emulation was detected)")],
         ["kernel core PMU", "exposed" if virt["kernel_core_pmu"] else "none"],
         ["kernel", m["kernel"]],
         ["perf_event_paranoid", "unreadable" if m["perf_event_paranoid"] is None else str(m["perf_event_paranoid"])],
@@ -176,6 +179,12 @@ def render(run: Run) -> str:
                   "last argument of the `fuel` engines); compiler facts, not measurements.\n",
                   signatures.read_text().split("\n", 1)[-1].strip() + "\n"]
     for exp in run.experiments.values():
+        emulated = experiment_emulation(exp)
+        if emulated:
+            parts += [f"## Experiment `{exp.name}`\n",
+                      f"Left out: measured under emulation ({emulated}), so none of its {len(exp.summary)} summary rows is a "
+                      "measurement; the rows stay in the run's files, marked in their `emulated` column.\n"]
+            continue
         protocol = exp.sidecar.get("protocol", {})
         pin = exp.sidecar.get("pinned_cpu", -1)
         parts += [f"## Experiment `{exp.name}`\n",
@@ -201,8 +210,14 @@ def knees_or_why(find, exp, metric: str, what: str, parts: list[str]) -> list[di
 
 
 def analysis_markdown(run: Run) -> str:
-    """Figures, knees and the cross-CPU RFC table; written into <run>/figures/."""
+    """Figures, knees and the cross-CPU RFC table; written into <run>/figures/. Experiments measured
+    under emulation are left out of all of it (and the RFC table leaves out emulated runs), saying so."""
     parts = []
+    run, left_out = without_emulated(run)
+    if left_out:
+        parts += ["## Left out: made under emulation\n",
+                  "Emulation is never a measurement; no figure, knee or comparison below uses these experiments: "
+                  + ", ".join(f"`{name}` ({label})" for name, label in left_out.items()) + ".\n"]
     probes_csv = run.path.parent.parent / "probes" / "register_budget.csv"
     figures = all_figures(run, run.path / "figures", probes_csv if probes_csv.exists() else None)
     if figures:

@@ -101,6 +101,44 @@ def cycle_estimate_status(machine: dict) -> tuple[bool, str]:
                   f"{tsc['cross_check']['tolerance'] * 100:.0f}%")
 
 
+def machine_emulation(machine: dict) -> str:
+    """'' when a fingerprint says the process ran natively (or is from before emulation was
+    detected); else what ran it and how that was known ("qemu-user (hypervisor-leaf, comm)")."""
+    emu = (machine or {}).get("emulation") or {}
+    if not emu.get("emulated"):
+        return ""
+    methods = list(dict.fromkeys(e.get("method", "?") for e in emu.get("evidence", [])))
+    return f"{emu.get('emulator') or 'an emulator'} ({', '.join(methods)})" if methods else emu.get("emulator") or "an emulator"
+
+
+def experiment_emulation(exp: Experiment) -> str:
+    """'' when an experiment was measured natively; else the emulator its rows or its sidecar name.
+    Emulation is never a measurement: the report, the RFC table and fleet merges leave such
+    experiments out, saying so."""
+    if "emulated" in exp.summary.columns:
+        marked = exp.summary["emulated"][exp.summary["emulated"] != ""]
+        if len(marked):
+            return str(marked.iloc[0])
+    return machine_emulation(exp.sidecar.get("machine", {}))
+
+
+def run_emulation(run: Run) -> str:
+    """'' when every experiment of a run (and its fingerprint) is native; else the emulator."""
+    for exp in run.experiments.values():
+        label = experiment_emulation(exp)
+        if label:
+            return label
+    return machine_emulation(run.machine)
+
+
+def without_emulated(run: Run) -> tuple[Run, dict[str, str]]:
+    """The run with only its natively measured experiments, and {experiment: emulator} of those left out."""
+    left_out = {name: label for name, exp in run.experiments.items() if (label := experiment_emulation(exp))}
+    kept = Run(path=run.path, machine=run.machine, counters=run.counters,
+               experiments={n: e for n, e in run.experiments.items() if n not in left_out})
+    return kept, left_out
+
+
 def uarch_name(machine: dict) -> str:
     """The microarchitecture a fingerprint names (older fingerprints: libpfm4's PMU)."""
     micro = machine.get("microarchitecture", {})
@@ -240,6 +278,10 @@ def latest_runs(results_root) -> list:
         return runs
     for cpu in sorted(p for p in root.iterdir() if p.is_dir() and p.name != "probes"):
         candidates = sorted(d for d in cpu.iterdir() if d.is_dir() and (d / "models.summary.csv").exists())
-        if candidates:
-            runs.append(load_run(candidates[-1]))
+        # The latest run measured natively: a run made under emulation is never a measurement.
+        for candidate in reversed(candidates):
+            run = load_run(candidate)
+            if not run_emulation(run):
+                runs.append(run)
+                break
     return runs

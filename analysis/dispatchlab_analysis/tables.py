@@ -6,7 +6,7 @@ import math
 import pandas as pd
 
 from .results import (CASE_COLUMN, cycle_estimate_status, parse_params, pick_common_cycles, pick_cycles, research_stack_config,
-                      rows_whose_baseline, uarch_name, with_case, with_params)
+                      rows_whose_baseline, run_emulation, uarch_name, with_case, with_params)
 
 
 def fmt_number(x: float, digits: int = 4) -> str:
@@ -184,6 +184,11 @@ def rfc_change_table(runs, copies: int | None = None, statements: int | None = N
     passed its cross-check; elsewhere the cell says why not."""
     columns, cells, placements, notes = [], {}, [], []
     for i, run in enumerate(runs):
+        emulated = run_emulation(run)
+        if emulated:  # emulation is never a measurement
+            name = labels[i] if labels else run.machine.get('cpu_slug', run.path.parent.name)
+            notes.append(f"{name}: left out, made under emulation ({emulated}): not a measurement")
+            continue
         found = stack_placement_rows(run, copies, statements)
         if found is None:
             continue

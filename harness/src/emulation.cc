@@ -413,12 +413,15 @@ Emulation detect_emulation(const EmulationView& v) {
 
 std::string Emulation::reason() const {
   if (!emulated) return "";
-  std::vector<std::string> why;
+  std::vector<std::string> methods;
   for (const auto& ev : evidence)
-    if (ev.decisive) why.push_back(ev.detail);
-  if (why.empty())
-    for (const auto& ev : evidence) why.push_back(ev.detail);
-  return fmt::format("emulated: {} ({}): time is the translator's, not a core's", emulator, fmt::join(why, "; "));
+    if (ev.decisive && std::find(methods.begin(), methods.end(), ev.method) == methods.end()) methods.push_back(ev.method);
+  if (methods.empty())
+    for (const auto& ev : evidence)
+      if (std::find(methods.begin(), methods.end(), ev.method) == methods.end()) methods.push_back(ev.method);
+  return fmt::format("emulated: {} (found by {}; the fingerprint's emulation.evidence says what each saw): time is the "
+                     "translator's, not a core's",
+                     emulator, fmt::join(methods, ", "));
 }
 
 std::string Emulation::row_label() const {

@@ -51,8 +51,12 @@ TEST(Emulation, QemuUserX86OnX86IsFoundFiveWays) {
   auto all = methods(e, false);
   EXPECT_EQ(std::count(all.begin(), all.end(), "auxv"), 2);  // no vDSO; AT_BASE at 0x4002806000
   EXPECT_EQ(e.reason().rfind("emulated: qemu-user (", 0), 0u) << e.reason();
-  EXPECT_NE(e.reason().find("AuthenticAMD 15:107"), std::string::npos) << e.reason();
-  EXPECT_NE(e.reason().find("GenuineIntel 6:167"), std::string::npos) << e.reason();
+  EXPECT_NE(e.reason().find("found by hypervisor-leaf, cpuid-brand, cpuid-vs-cpuinfo, comm, maps;"), std::string::npos) << e.reason();
+  std::string cpuid_detail;
+  for (const auto& ev : e.evidence)
+    if (ev.method == "cpuid-vs-cpuinfo") cpuid_detail = ev.detail;
+  EXPECT_NE(cpuid_detail.find("AuthenticAMD 15:107"), std::string::npos) << cpuid_detail;
+  EXPECT_NE(cpuid_detail.find("GenuineIntel 6:167"), std::string::npos) << cpuid_detail;
   EXPECT_EQ(e.row_label().rfind("qemu-user (hypervisor-leaf", 0), 0u) << e.row_label();
   auto j = e.to_json();
   EXPECT_EQ(j["emulated"], true);
@@ -66,7 +70,7 @@ TEST(Emulation, QemuUserArm64OnX86) {
   EXPECT_EQ(e.emulator, "qemu-user");
   auto d = methods(e);
   for (const char* m : {"kernel-arch", "cpuinfo-arch", "midr", "comm"}) EXPECT_TRUE(has(d, m)) << m;
-  EXPECT_NE(e.reason().find("the kernel is x86_64"), std::string::npos) << e.reason();
+  EXPECT_NE(e.evidence.front().detail.find("the kernel is x86_64"), std::string::npos) << e.evidence.front().detail;
   // The same process seen as an x86-64 binary would not be a foreign architecture.
   Emulation as_x86 = detect_emulation(fixture("qemu_user_aarch64_on_x86", "x86_64"));
   EXPECT_FALSE(has(methods(as_x86), "kernel-arch"));

@@ -61,8 +61,8 @@ struct Emulation {
   std::string emulator;  // "qemu-user", "qemu-system (TCG)", "FEX-Emu", "box64", "Rosetta 2", "an emulator or binary translator"
   std::vector<EmulationEvidence> evidence;  // every sign seen, decisive or not (also when not emulated)
 
-  // "emulated: qemu-user (CPUID hypervisor leaf says TCGTCGTCGTCG; ...)"; "" when not emulated. The
-  // reason every cycle estimate and hardware metric is unavailable with.
+  // "emulated: qemu-user (found by hypervisor-leaf, comm; ...): ..."; "" when not emulated. The
+  // reason every cycle estimate and hardware metric is unavailable with (the details are in `evidence`).
   std::string reason() const;
   // The short form result rows carry ("qemu-user: hypervisor-leaf, cpuid-vs-cpuinfo, comm"); "" natively.
   std::string row_label() const;
