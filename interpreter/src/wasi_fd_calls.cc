@@ -22,10 +22,8 @@ namespace dlab::wasm::wasi_impl {
 namespace {
 
 // The guest's iovec array (buf u32, len u32) as host iovecs, every buffer checked first.
-// At most IOV_MAX of them: a longer array reads or writes less, as readv's callers allow.
 uint32_t gather(const Guest& g, uint32_t iovs, uint32_t n, std::vector<iovec>& out) {
   if (!g.ok(iovs, 8ull * n)) return kFault;
-  n = std::min<uint32_t>(n, IOV_MAX);
   out.clear();
   for (uint32_t i = 0; i < n; ++i) {
     uint32_t buf = g.u32(iovs + 8 * i), len = g.u32(iovs + 8 * i + 4);
@@ -33,6 +31,25 @@ uint32_t gather(const Guest& g, uint32_t iovs, uint32_t n, std::vector<iovec>& o
     out.push_back(iovec{g.at(buf), len});
   }
   return kSuccess;
+}
+
+// readv/writev/preadv/pwritev over any number of iovecs: IOV_MAX at a time, on while each
+// batch is done in full (a short one ends it, as one call would have). -1 with errno, or bytes.
+template <typename Op>
+ssize_t batched(const std::vector<iovec>& iov, Op op) {
+  ssize_t total = 0;
+  for (size_t at = 0; at < iov.size() || (iov.empty() && at == 0); at += IOV_MAX) {
+    size_t n = std::min<size_t>(IOV_MAX, iov.size() - at);
+    size_t want = 0;
+    for (size_t i = 0; i < n; ++i) want += iov[at + i].iov_len;
+    ssize_t r;
+    do r = op(iov.data() + at, static_cast<int>(n), total);
+    while (r < 0 && errno == EINTR);
+    if (r < 0) return total > 0 ? total : -1;
+    total += r;
+    if (static_cast<size_t>(r) < want || iov.empty()) break;
+  }
+  return total;
 }
 
 std::FILE* stream_of(const WasiState& s, const FdEntry& e) { return e.stream == 1 ? s.options.out : s.options.err; }
@@ -58,7 +75,7 @@ void fd_read(HostCall& hc, WasiState& s, Abi) {
   if (would_block(*e)) return set(hc, kAgain);
   for (;;) {
     if (e->filetype != kFtRegularFile && s.has_deadline()) wait_readable(s, e->host);
-    ssize_t n = ::readv(e->host, iov.data(), static_cast<int>(iov.size()));
+    ssize_t n = batched(iov, [&](const iovec* v, int c, ssize_t) { return ::readv(e->host, v, c); });
     if (n >= 0) {
       g.put_u32(nread, static_cast<uint32_t>(n));
       return set(hc, kSuccess);
@@ -81,8 +98,7 @@ void fd_pread(HostCall& hc, WasiState& s, Abi) {
   if (e->filetype == kFtDirectory) return set(hc, kIsdir);
   if (offset > static_cast<uint64_t>(INT64_MAX)) return set(hc, kInval);
   ssize_t n;
-  do n = ::preadv(e->host, iov.data(), static_cast<int>(iov.size()), static_cast<off_t>(offset));
-  while (n < 0 && errno == EINTR);
+  n = batched(iov, [&](const iovec* v, int c, ssize_t done) { return ::preadv(e->host, v, c, static_cast<off_t>(offset) + done); });
   if (n < 0) return set(hc, errno_from_host(errno));
   g.put_u32(nread, static_cast<uint32_t>(n));
   set(hc, kSuccess);
@@ -124,8 +140,7 @@ void fd_write(HostCall& hc, WasiState& s, Abi) {
   }
   if (e->filetype == kFtDirectory) return set(hc, kIsdir);
   ssize_t n;
-  do n = ::writev(e->host, iov.data(), static_cast<int>(iov.size()));
-  while (n < 0 && errno == EINTR);
+  n = batched(iov, [&](const iovec* v, int c, ssize_t) { return ::writev(e->host, v, c); });
   if (n < 0) return set(hc, errno_from_host(errno));
   g.put_u32(written, static_cast<uint32_t>(n));
   set(hc, kSuccess);
@@ -145,8 +160,7 @@ void fd_pwrite(HostCall& hc, WasiState& s, Abi) {
   if (e->filetype == kFtDirectory) return set(hc, kIsdir);
   if (offset > static_cast<uint64_t>(INT64_MAX)) return set(hc, kInval);
   ssize_t n;
-  do n = ::pwritev(e->host, iov.data(), static_cast<int>(iov.size()), static_cast<off_t>(offset));
-  while (n < 0 && errno == EINTR);
+  n = batched(iov, [&](const iovec* v, int c, ssize_t done) { return ::pwritev(e->host, v, c, static_cast<off_t>(offset) + done); });
   if (n < 0) return set(hc, errno_from_host(errno));
   g.put_u32(written, static_cast<uint32_t>(n));
   set(hc, kSuccess);

@@ -172,10 +172,10 @@ void path_readlink(HostCall& hc, WasiState& s, Abi) {
     if (uint32_t e = open_beneath(dir->host, path, O_PATH, 0, true, t)) return set(hc, e);
     return set(hc, kInval);
   }
-  char empty;
-  ssize_t n = ::readlinkat(p.fd.get(), p.name.c_str(), len ? reinterpret_cast<char*>(g.at(buf)) : &empty, len ? len : 1);
+  if (len == 0) return set(hc, kInval);  // as readlink(2) says of an empty buffer
+  ssize_t n = ::readlinkat(p.fd.get(), p.name.c_str(), reinterpret_cast<char*>(g.at(buf)), len);
   if (n < 0) return set(hc, errno_from_host(errno));
-  g.put_u32(used, len ? static_cast<uint32_t>(n) : 0);  // cut to the buffer, as readlink(2) does
+  g.put_u32(used, static_cast<uint32_t>(n));  // cut to the buffer, as readlink(2) does
   set(hc, kSuccess);
 }
 
