@@ -22,6 +22,11 @@ void add_machine_command(CLI::App& app) {
     fmt::print("uarch         {}{} [by {}]\n", id.name, id.cores.empty() ? "" : fmt::format(" ({})", fmt::join(id.cores, " + ")),
                id.matched_by);
     if (!id.note.empty()) fmt::print("              note: {}\n", id.note);
+    if (!id.systems.empty()) fmt::print("              in: {}\n", fmt::join(id.systems, ", "));
+    for (const auto& k : id.core_kinds)
+      fmt::print("  cores       {:<16} {}cpus {}{}{}\n", k.core, k.midr.empty() ? "" : "MIDR " + k.midr + ", ",
+                 k.cpus.empty() ? "?" : fmt::format("{}", fmt::join(k.cpus, ",")), k.kernel_pmu.empty() ? "" : ", perf PMU " + k.kernel_pmu,
+                 k.kind == "P" ? " (measurements run here)" : "");
     fmt::print("catalog       {}, events as {}\n", id.catalog_source.empty() ? "(no source for this CPU)" : id.catalog_source,
                m.event_encoding == "raw" ? "raw codes (libpfm4 did not detect this CPU's PMU)" : "libpfm4 names");
     fmt::print("libpfm4       {}{}\n", m.pmu.empty() ? "detects no PMU for this CPU" : m.pmu,

@@ -14,6 +14,7 @@
 #include "dispatchlab/harness/metric_catalog.h"
 #include "dispatchlab/harness/perf_event_backend.h"
 #include "dispatchlab/harness/quote.h"
+#include "dispatchlab/harness/sysfs_root.h"
 
 namespace dlab {
 
@@ -62,6 +63,13 @@ CpuFacts parse_cpuinfo(std::string_view text, const std::string& arch, const std
   f.arch = arch;
   f.os = "linux";
   long implementer = -1;
+  ArmCpu cpu;  // the processor block being read (arm64)
+  bool cpu_has_part = false;
+  auto flush_cpu = [&] {
+    if (cpu_has_part) f.arm_cpus.push_back(cpu);
+    cpu = ArmCpu{};
+    cpu_has_part = false;
+  };
   size_t line_no = 0;
   bool first_block = true;  // x86 fields are read from the first processor; arm64 MIDRs from all
   while (!text.empty()) {
@@ -76,12 +84,26 @@ CpuFacts parse_cpuinfo(std::string_view text, const std::string& arch, const std
       continue;
     }
     std::string_view key = trim(line.substr(0, colon)), value = trim(line.substr(colon + 1));
+    if (key == "processor") {
+      flush_cpu();
+      // arm64 numbers every block; x86 too. Only a number is a CPU number.
+      long n = -1;
+      auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+      if (ec == std::errc() && end == value.data() + value.size()) cpu.cpu = static_cast<int>(n);
+    } else if (key == "CPU variant") {
+      cpu.variant = static_cast<unsigned>(parse_number(value, 16, where));
+    } else if (key == "CPU revision") {
+      cpu.revision = static_cast<unsigned>(parse_number(value, 10, where));
+    }
     if (key == "CPU implementer") {
       implementer = parse_number(value, 16, where);
     } else if (key == "CPU part") {
       if (implementer < 0) throw std::runtime_error(where + ": 'CPU part' before any 'CPU implementer'");
       std::pair<unsigned, unsigned> core{static_cast<unsigned>(implementer), static_cast<unsigned>(parse_number(value, 16, where))};
       if (std::find(f.arm_cores.begin(), f.arm_cores.end(), core) == f.arm_cores.end()) f.arm_cores.push_back(core);
+      cpu.implementer = core.first;
+      cpu.part = core.second;
+      cpu_has_part = true;
     } else if (!first_block) {
       continue;
     } else if (key == "vendor_id") {
@@ -98,7 +120,45 @@ CpuFacts parse_cpuinfo(std::string_view text, const std::string& arch, const std
       f.flags = words(value);
     }
   }
+  flush_cpu();
   return f;
+}
+
+std::vector<ArmCpu> read_arm_midrs(const SysfsRoot& root) {
+  std::vector<ArmCpu> out;
+  const std::string base = "/sys/devices/system/cpu";
+  if (!root.exists(base)) return out;
+  for (const auto& name : root.list(base)) {
+    if (name.size() < 4 || !name.starts_with("cpu") || !std::all_of(name.begin() + 3, name.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      continue;
+    std::string path = base + "/" + name + "/regs/identification/midr_el1";
+    if (!root.exists(path)) continue;
+    uint64_t midr = 0;
+    try {
+      midr = parse_unsigned(root.read(path), root.path(path));
+    } catch (const std::invalid_argument& e) {
+      throw std::runtime_error(e.what());
+    }
+    ArmCpu c;
+    c.cpu = std::stoi(name.substr(3));
+    c.implementer = (midr >> 24) & 0xff;
+    c.variant = (midr >> 20) & 0xf;
+    c.part = (midr >> 4) & 0xfff;
+    c.revision = midr & 0xf;
+    out.push_back(c);
+  }
+  std::sort(out.begin(), out.end(), [](const ArmCpu& a, const ArmCpu& b) { return a.cpu < b.cpu; });
+  return out;
+}
+
+void adopt_arm_midrs(CpuFacts& f, std::vector<ArmCpu> cpus) {
+  if (cpus.empty()) return;
+  f.arm_cpus = std::move(cpus);
+  f.arm_cores.clear();
+  for (const auto& c : f.arm_cpus) {
+    std::pair<unsigned, unsigned> core{c.implementer, c.part};
+    if (std::find(f.arm_cores.begin(), f.arm_cores.end(), core) == f.arm_cores.end()) f.arm_cores.push_back(core);
+  }
 }
 
 CpuFacts this_cpu_facts() {
@@ -106,6 +166,13 @@ CpuFacts this_cpu_facts() {
   uname(&u);
   std::string text = read_text_file("/proc/cpuinfo");
   CpuFacts f = parse_cpuinfo(text, u.machine, "/proc/cpuinfo");
+  if (f.arch == "aarch64") {
+    try {
+      adopt_arm_midrs(f, read_arm_midrs(SysfsRoot("/")));
+    } catch (const std::exception&) {
+      // an unreadable or odd sysfs value: /proc/cpuinfo's MIDRs stand
+    }
+  }
   f.libpfm_pmu = detect_core_pmu().name;
   return f;
 }
@@ -135,9 +202,22 @@ CpuTable::Entry parse_entry(const nlohmann::json& j, const std::string& where, c
   CpuTable::Entry e;
   e.key = j.at("key");
   e.name = j.at("name");
-  e.source = j.at("source");
   std::string here = where + " " + quote_input(e.key);
-  if (!catalog.source(e.source)) throw std::runtime_error(fmt::format("{}: source {} is not in metrics.json", here, quote_input(e.source)));
+  auto check_source = [&](const std::string& s) {
+    if (!catalog.source(s)) throw std::runtime_error(fmt::format("{}: source {} is not in metrics.json", here, quote_input(s)));
+  };
+  if (j.at("source").is_object()) {
+    for (const auto& [os, s] : j.at("source").items()) {
+      check_source(s.get<std::string>());
+      e.source_by_os[os] = s.get<std::string>();
+    }
+    if (e.source_by_os.empty()) throw std::runtime_error(here + ": 'source' names no OS");
+    e.source = e.source_by_os.count("linux") ? e.source_by_os.at("linux") : e.source_by_os.begin()->second;
+  } else {
+    e.source = j.at("source");
+    check_source(e.source);
+  }
+  e.systems = j.value("systems", std::vector<std::string>{});
   e.note = j.value("note", "");
   e.vendor = j.value("vendor", "");
   e.brand = j.value("brand", "");
@@ -146,7 +226,19 @@ CpuTable::Entry parse_entry(const nlohmann::json& j, const std::string& where, c
   if (j.contains("models")) e.models = parse_ranges(j.at("models"), here);
   if (j.contains("steppings")) e.steppings = parse_ranges(j.at("steppings"), here);
   if (j.contains("implementer")) e.implementer = static_cast<unsigned>(parse_number(j.at("implementer").get<std::string>(), 16, here));
-  for (const auto& p : j.value("parts", std::vector<std::string>{})) e.parts.push_back(static_cast<unsigned>(parse_number(p, 16, here)));
+  if (j.contains("parts") && j.at("parts").is_object()) {
+    for (const auto& [p, info] : j.at("parts").items()) {
+      unsigned part = static_cast<unsigned>(parse_number(p, 16, here));
+      e.parts.push_back(part);
+      CpuTable::Entry::Part pi{info.value("core", ""), info.value("kind", ""), info.value("kernel_pmu", ""), info.value("chip", "")};
+      if (pi.core.empty()) throw std::runtime_error(fmt::format("{}: part {} names no core", here, p));
+      if (!pi.kind.empty() && pi.kind != "P" && pi.kind != "E")
+        throw std::runtime_error(fmt::format("{}: part {}: kind {} is neither P nor E", here, p, quote_input(pi.kind)));
+      e.part_info[part] = pi;
+    }
+  } else {
+    for (const auto& p : j.value("parts", std::vector<std::string>{})) e.parts.push_back(static_cast<unsigned>(parse_number(p, 16, here)));
+  }
   e.lacks = j.value("lacks", std::vector<std::string>{});
   e.requires_features = j.value("requires", std::vector<std::string>{});
   if (j.contains("latency"))
@@ -209,7 +301,9 @@ CpuIdentity CpuTable::identify(const CpuFacts& f, const MetricCatalog& catalog) 
     id.key = e.key;
     id.name = e.name;
     id.cores = e.cores;
+    id.systems = e.systems;
     id.catalog_source = e.source;
+    if (auto it = e.source_by_os.find(f.os); it != e.source_by_os.end()) id.catalog_source = it->second;
     id.matched_by = std::move(matched_by);
     id.note = e.note;
     for (const auto& [chain, cycles] : e.latency) id.chain_latency[chain] = cycles;
@@ -232,14 +326,51 @@ CpuIdentity CpuTable::identify(const CpuFacts& f, const MetricCatalog& catalog) 
         matched_by = cpuid_text(f);
       }
     } else if (!e.parts.empty()) {
+      std::vector<std::string> parts;
       for (auto [impl, part] : f.arm_cores)
         if (impl == e.implementer && std::find(e.parts.begin(), e.parts.end(), part) != e.parts.end()) {
           match = &e;
-          matched_by = fmt::format("MIDR implementer {:#x} part {:#05x}", impl, part);
-          break;
+          parts.push_back(fmt::format("{:#05x}", part));
         }
+      if (match)
+        matched_by = fmt::format("MIDR implementer {:#x} part{} {}", e.implementer, parts.size() > 1 ? "s" : "", fmt::join(parts, ", "));
     }
     if (match) break;
+  }
+
+  std::string chip;  // "Apple M1 Pro": the part numbers name the chip
+  if (match && !match->parts.empty()) {
+    // arm64: the kinds of core, from every CPU's MIDR (or the distinct parts when CPU numbers are
+    // unknown), performance cores first.
+    std::vector<ArmCpu> cpus = f.arm_cpus;
+    if (cpus.empty())
+      for (auto [impl, part] : f.arm_cores) cpus.push_back({-1, impl, 0, part, 0});
+    for (const auto& c : cpus) {
+      auto info = match->part_info.find(c.part);
+      std::string core = info != match->part_info.end() ? info->second.core
+                         : match->cores.size() == 1  ? match->cores.front()
+                                                     : fmt::format("part {:#05x}", c.part);
+      if (c.implementer != match->implementer)
+        core = fmt::format("MIDR implementer {:#x} part {:#05x} (not {})", c.implementer, c.part, match->name);
+      auto it = std::find_if(id.core_kinds.begin(), id.core_kinds.end(), [&](const CoreKind& k) { return k.core == core; });
+      if (it == id.core_kinds.end()) {
+        CoreKind k;
+        k.core = core;
+        if (info != match->part_info.end() && c.implementer == match->implementer) {
+          k.kind = info->second.kind;
+          k.kernel_pmu = info->second.kernel_pmu;
+          if (!info->second.chip.empty()) chip = info->second.chip;
+        }
+        k.midr = c.cpu >= 0 || c.variant || c.revision ? fmt::format("{:#010x}", c.midr()) : "";
+        id.core_kinds.push_back(k);
+        it = id.core_kinds.end() - 1;
+      }
+      if (c.cpu >= 0) it->cpus.push_back(c.cpu);
+    }
+    std::stable_sort(id.core_kinds.begin(), id.core_kinds.end(), [](const CoreKind& a, const CoreKind& b) {
+      auto rank = [](const std::string& k) { return k == "P" ? 0 : k == "E" ? 2 : 1; };
+      return rank(a.kind) < rank(b.kind);
+    });
   }
 
   if (match) {
@@ -248,6 +379,7 @@ CpuIdentity CpuTable::identify(const CpuFacts& f, const MetricCatalog& catalog) 
       if (has(flag)) contradicting.push_back(flag);
     if (contradicting.empty()) {
       adopt(*match, matched_by);
+      if (!chip.empty()) id.name = chip;
     } else {
       std::string why = fmt::format("{} says {}, but the CPU reports {}, which {} never has: a hypervisor presents a model "
                                     "that is not the hardware's",
@@ -293,6 +425,26 @@ CpuIdentity CpuTable::identify(const CpuFacts& f, const MetricCatalog& catalog) 
     id.catalog_source = fb ? fb->key : "";
   }
   return id;
+}
+
+std::vector<int> CpuIdentity::measuring_cpus() const {
+  for (const auto& k : core_kinds)
+    if (k.kind == "P") return k.cpus;
+  return {};
+}
+
+std::string CpuIdentity::core_of(int cpu) const {
+  for (const auto& k : core_kinds)
+    if (std::find(k.cpus.begin(), k.cpus.end(), cpu) != k.cpus.end()) return k.core;
+  if (core_kinds.size() == 1) return core_kinds.front().core;
+  if (core_kinds.empty() && cores.size() == 1) return cores.front();
+  return "";
+}
+
+std::string CpuIdentity::measuring_kernel_pmu() const {
+  for (const auto& k : core_kinds)
+    if (k.kind == "P") return k.kernel_pmu;
+  return core_kinds.size() == 1 ? core_kinds.front().kernel_pmu : "";
 }
 
 const CpuIdentity& this_cpu_identity() {

@@ -121,6 +121,13 @@ nlohmann::json tsc_calibration_json(const TscCalibration& tsc) {
           {"method", tsc.method}};
 }
 
+nlohmann::json core_kinds_json(const CpuIdentity& id) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& k : id.core_kinds)
+    out.push_back({{"core", k.core}, {"kind", k.kind}, {"cpus", k.cpus}, {"midr", k.midr}, {"kernel_pmu", k.kernel_pmu}});
+  return out;
+}
+
 std::string MachineFingerprint::cpu_slug() const {
   std::string micro = identity.key.empty() ? arch : identity.key;
   auto part = [](int v) { return v < 0 ? std::string("unknown") : std::to_string(v); };
@@ -136,6 +143,8 @@ nlohmann::json MachineFingerprint::to_json() const {
        {{"name", identity.name},
         {"key", identity.key},
         {"cores", identity.cores},
+        {"core_kinds", core_kinds_json(identity)},
+        {"systems", identity.systems},
         {"matched_by", identity.matched_by},
         {"note", identity.note},
         {"catalog_source", identity.catalog_source},

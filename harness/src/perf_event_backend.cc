@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <perfmon/pfmlib_perf_event.h>
 
+#include "dispatchlab/harness/cpu_identity.h"
 #include "platform.h"
 #include "dispatchlab/harness/quote.h"
 
@@ -60,10 +61,22 @@ void PerfEventBackend::encode(const std::string& native_event, perf_event_attr& 
   if (r != PFM_SUCCESS)
     throw CounterError(fmt::format("libpfm4 cannot encode {}: {}", quote_input(native_event), pfm_strerror(r)));
   attr.size = sizeof attr;
-  // On hybrid Intel the kernel needs raw and generic hardware events bound to the P-core PMU.
-  if (auto core = platform::sysfs_pmu_type("cpu_core")) {
-    if (attr.type == PERF_TYPE_RAW) attr.type = *core;
-    else if (attr.type == PERF_TYPE_HARDWARE) attr.config |= static_cast<uint64_t>(*core) << 32;
+  // On a heterogeneous chip the kernel needs raw and generic hardware events bound to the PMU of
+  // the cores measurements run on: cpu_core on hybrid Intel; on arm64 the one cpus.json names for
+  // the performance cores' MIDR part (apple_firestorm_pmu on an M1 under Asahi).
+  static const std::string bound = [] {
+    if (platform::sysfs_pmu_type("cpu_core")) return std::string("cpu_core");
+    std::string pmu = this_cpu_identity().measuring_kernel_pmu();
+    return !pmu.empty() && platform::sysfs_pmu_type(pmu) ? pmu : std::string();
+  }();
+  if (!bound.empty()) {
+    if (auto core = platform::sysfs_pmu_type(bound)) {
+      if (attr.type == PERF_TYPE_RAW) attr.type = *core;
+      else if (attr.type == PERF_TYPE_HARDWARE) attr.config |= static_cast<uint64_t>(*core) << 32;
+    }
+    // Asahi's Apple PMU driver refuses events that count in guests (m1_pmu_set_event_filter:
+    // "ARM performance counters do not support mode exclusion" unless exclude_guest).
+    if (bound.starts_with("apple_")) attr.exclude_guest = 1;
   }
 }
 

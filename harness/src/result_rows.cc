@@ -31,6 +31,7 @@ std::map<std::string, std::string> provenance(const RunResult& r, const MachineF
           {"interleaved", r.protocol.interleave ? "1" : "0"},
           {"pmu", m.pmu},
           {"uarch", m.identity.name},
+          {"core", m.identity.core_of(r.pinned_cpu)},
           {"emulated", m.emulation.row_label()},
           {"compiler", m.build.compiler},
           {"build_type", m.build.build_type + " (" + m.build.preset + ")"},

@@ -18,6 +18,7 @@ namespace {
       {"interleaved", "1 when variants alternated within each round (A B A B ...), 0 when blocked"}, \
       {"pmu", "libpfm4 core PMU of the machine, empty when unknown"},                                \
       {"uarch", "microarchitecture from the CPU table (harness/catalog/cpus.json)"},                  \
+      {"core", "core type of the CPU the run was pinned to (Firestorm (P), Icestorm (E): cpus.json by MIDR part), or the CPU's one core type; empty when unknown"}, \
       {"emulated", "empty when run natively; else the emulator or translator (qemu-user, FEX-Emu, ...) and the methods that found it: never a measurement, left out of the report, the RFC table and fleet merges"}, \
       {"compiler", "compiler and version of the measuring binary"},                                  \
       {"build_type", "CMake build type and preset"},                                                 \

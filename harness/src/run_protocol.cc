@@ -5,7 +5,10 @@
 #include <cerrno>
 #include <cstring>
 
+#include <algorithm>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace dlab {
 
@@ -42,15 +45,13 @@ int pin_this_thread(int cpu, std::string& note) {
     note = fmt::format("not pinned: sched_getaffinity: {}", std::strerror(errno));
     return -1;
   }
-  if (cpu == -2) {
-    for (int c = CPU_SETSIZE - 1; c >= 0; --c)
-      if (CPU_ISSET(c, &allowed)) {
-        cpu = c;
-        break;
-      }
-  }
-  if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &allowed)) {
-    note = fmt::format("not pinned: CPU {} is not in this process's affinity mask", cpu);
+  std::vector<int> allowed_cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &allowed)) allowed_cpus.push_back(c);
+  std::string kind_note;
+  cpu = choose_pin_cpu(cpu, allowed_cpus, this_cpu_identity(), kind_note);
+  if (cpu < 0) {
+    note = kind_note;
     return -1;
   }
   cpu_set_t one;
@@ -60,8 +61,38 @@ int pin_this_thread(int cpu, std::string& note) {
     note = fmt::format("not pinned: sched_setaffinity({}): {}", cpu, std::strerror(errno));
     return -1;
   }
-  note.clear();
+  note = kind_note;
   return cpu;
+}
+
+int choose_pin_cpu(int requested, const std::vector<int>& allowed, const CpuIdentity& id, std::string& note) {
+  note.clear();
+  auto is_allowed = [&](int c) { return std::find(allowed.begin(), allowed.end(), c) != allowed.end(); };
+  std::vector<int> measuring = id.measuring_cpus();
+  auto kind_name = [&](int c) { return id.core_of(c).empty() ? std::string("unknown") : id.core_of(c); };
+  if (requested == -2) {
+    for (auto it = measuring.rbegin(); it != measuring.rend(); ++it)
+      if (is_allowed(*it)) return *it;
+    if (allowed.empty()) {
+      note = "not pinned: this process may run on no CPU";
+      return -1;
+    }
+    int c = allowed.back();
+    if (!measuring.empty())
+      note = fmt::format("no {} core (CPUs {}) is in this process's affinity mask: pinned to CPU {}, a {} core", kind_name(measuring.front()),
+                         fmt::join(measuring, ","), c, kind_name(c));
+    return c;
+  }
+  if (requested < 0 || requested >= CPU_SETSIZE || !is_allowed(requested)) {
+    note = fmt::format("not pinned: CPU {} is not in this process's affinity mask", requested);
+    return -1;
+  }
+  if (!measuring.empty() && std::find(measuring.begin(), measuring.end(), requested) == measuring.end()) {
+    std::string pmu = id.measuring_kernel_pmu();
+    note = fmt::format("CPU {} is a {} core, not a {} one{}", requested, kind_name(requested), kind_name(measuring.front()),
+                       pmu.empty() ? "" : fmt::format(": hardware events are bound to {}, which does not count there", pmu));
+  }
+  return requested;
 }
 
 RunResult run_protocol(const RunProtocol& protocol, Meter& meter, const std::vector<Variant>& variants,

@@ -71,6 +71,9 @@ struct MachineFingerprint {
 // Collects everything; `tsc` is the calibration to record (from the TscBackend in use).
 MachineFingerprint collect_fingerprint(const TscCalibration& tsc);
 
+// The kinds of core with their CPUs (Firestorm (P): 4-7 ...), as the fingerprint lists them.
+nlohmann::json core_kinds_json(const CpuIdentity& id);
+
 // The calibration as the fingerprint records it (both chains, the verdict, the method).
 nlohmann::json tsc_calibration_json(const TscCalibration& tsc);
 

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dispatchlab/harness/cpu_identity.h"
 #include "dispatchlab/harness/meter.h"
 #include "dispatchlab/harness/statistics.h"
 
@@ -52,7 +53,7 @@ struct VariantSamples {
 struct RunResult {
   RunProtocol protocol;
   int pinned_cpu = -1;
-  std::string pin_note;                     // why not pinned, when not
+  std::string pin_note;                     // why not pinned, when not; or what the pinned CPU is not (an E core)
   std::vector<MeteredMetric> metrics;
   std::vector<VariantSamples> variants;     // same order as the Variant list
   std::vector<std::string> execution_log;   // "warmup:A", "sample:B" ... in the order run
@@ -65,7 +66,12 @@ using ProgressFn = std::function<void(int done, int total, const std::string& va
 RunResult run_protocol(const RunProtocol& protocol, Meter& meter, const std::vector<Variant>& variants,
                        const ProgressFn& progress = {});
 
-// Pins the calling thread to `cpu` (-2: last allowed CPU). Returns the CPU, or -1 with `note` set.
+// Pins the calling thread to `cpu` (-2: the last allowed CPU of the kind measurements run on, the
+// performance cores of a heterogeneous chip). Returns the CPU, or -1 with `note` set; `note` also
+// says when the CPU is not of the measuring kind.
 int pin_this_thread(int cpu, std::string& note);
+// The CPU pin_this_thread takes for `requested` (-2, or a CPU) among `allowed` (sorted), on a chip
+// `id` describes; -1 with `note` set when none. Pure, so heterogeneous chips are tested anywhere.
+int choose_pin_cpu(int requested, const std::vector<int>& allowed, const CpuIdentity& id, std::string& note);
 
 }  // namespace dlab
