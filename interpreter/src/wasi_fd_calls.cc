@@ -21,9 +21,12 @@ namespace dlab::wasm::wasi_impl {
 
 namespace {
 
-// The guest's iovec array (buf u32, len u32) as host iovecs, every buffer checked first.
+// The guest's iovec array (buf u32, len u32) as host iovecs, every buffer checked first. At
+// most 2^20 of them (16 MiB of host iovecs, whatever count a guest names): past that the call
+// reads or writes less, which its nread/nwritten says, as readv's callers expect.
 uint32_t gather(const Guest& g, uint32_t iovs, uint32_t n, std::vector<iovec>& out) {
   if (!g.ok(iovs, 8ull * n)) return kFault;
+  n = std::min<uint32_t>(n, 1u << 20);
   out.clear();
   for (uint32_t i = 0; i < n; ++i) {
     uint32_t buf = g.u32(iovs + 8 * i), len = g.u32(iovs + 8 * i + 4);

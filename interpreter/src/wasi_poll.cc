@@ -27,6 +27,7 @@ bool host_clock(uint32_t id, clockid_t& out) {
 namespace {
 
 constexpr int kSliceMs = 10;  // how often a blocked call looks at the deadline
+constexpr uint32_t kMaxSubscriptions = 1u << 16;
 
 uint64_t now_ns(clockid_t c) {
   timespec ts{};
@@ -75,6 +76,7 @@ void poll_oneoff(HostCall& hc, WasiState& s, Abi abi) {
   uint32_t in = arg32(hc, 0), out = arg32(hc, 1), n = arg32(hc, 2), nevents = arg32(hc, 3);
   const uint32_t size = abi == Abi::kPreview1 ? 48 : 56;
   if (n == 0) return set(hc, kInval);
+  if (n > kMaxSubscriptions) return set(hc, kNomem);  // the host's copy of them would be too big
   if (!g.ok(in, static_cast<uint64_t>(size) * n) || !g.ok(out, 32ull * n) || !g.ok(nevents, 4)) return set(hc, kFault);
   const WasiOptions& o = s.options;
   std::vector<Sub> subs(n);

@@ -201,6 +201,8 @@ TEST_F(WasiPoll, WritableStreamsAndBadFdsAnswerAtOnce) {
   EXPECT_EQ(ev_userdata(1), 2u);
   EXPECT_EQ(ev_error(1), kBadf);
   EXPECT_EQ(call("poll_oneoff", {kSubs, kEvents, 0, 8}), kInval);  // no subscriptions
+  EXPECT_EQ(call("poll_oneoff", {kSubs, kEvents, 1u << 20, 8}), 48u);  // ENOMEM: more than 2^16
+  EXPECT_EQ(call("poll_oneoff", {kSubs, 4 * 65536 - 16, 3, 8}), 21u);  // EFAULT: no room for the events
   mem()[kSubs + 8] = 9;                                             // no such event type
   EXPECT_EQ(poll(1), kInval);
 }
