@@ -93,6 +93,18 @@ TEST_F(WasiPoll, FdReadOnStdinReadsThePipeAndSeesItsEnd) {
   EXPECT_EQ(write(0, "x"), kNotcapable);
 }
 
+TEST_F(WasiPoll, NonblockingStdinIsTheGuestsOwnNotTheHosts) {
+  load();
+  EXPECT_EQ(call("fd_fdstat_set_flags", {0, 4}), 0u);  // NONBLOCK
+  std::string got;
+  EXPECT_EQ(read(0, got), 6u);  // EAGAIN: nothing there, and no wait
+  EXPECT_EQ(::fcntl(pipe_[0], F_GETFL) & O_NONBLOCK, 0) << "the host's stdin was changed";
+  ASSERT_EQ(::write(pipe_[1], "x", 1), 1);
+  EXPECT_EQ(read(0, got), 0u);
+  EXPECT_EQ(got, "x");
+  EXPECT_EQ(call("fd_fdstat_set_flags", {0, 2}), 58u);  // ENOTSUP: DSYNC cannot be set on an open file
+}
+
 TEST_F(WasiPoll, StdinFromAFileIsAFile) {
   int fd = ::open((root() / "file.txt").c_str(), O_RDONLY);
   ASSERT_GE(fd, 0);
