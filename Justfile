@@ -33,6 +33,21 @@ test: build
 test-asan:
     DLAB_PRESET=asan just test
 
+# Cross-built for AArch64 Linux (./tools/bootstrap aarch64 first): ctest and dlab's pytest files under qemu-user (emulated: never a measurement)
+test-aarch64:
+    #!/usr/bin/env bash
+    set -uo pipefail
+    command -v qemu-aarch64-static >/dev/null || { echo "no qemu-aarch64-static: run ./tools/bootstrap aarch64" >&2; exit 1; }
+    [ -f build/aarch64/build.ninja ] && [ -z "${DLAB_WASM_TESTSUITE:-}" ] || cmake --preset aarch64 || exit 1
+    cmake --build --preset aarch64 || exit 1
+    ctest --preset aarch64 -E "$(tr '\n' '|' < tools/aarch64-ctest-exclude.txt | sed 's/|$//; s/^|//')"; ctest_rc=$?
+    # dlab as the tests start it: through qemu (no binfmt needed), beside its build's workloads.
+    printf '#!/bin/sh\nexec qemu-aarch64-static -L / "%s/build/aarch64/dlab" "$@"\n' "$PWD" > build/aarch64/dlab-qemu
+    chmod +x build/aarch64/dlab-qemu
+    DLAB_BIN="$PWD/build/aarch64/dlab-qemu" {{python}} -m pytest -q -n 4 $(grep -v '^#' tools/aarch64-pytest.txt); pytest_rc=$?
+    echo "aarch64 (emulated): ctest exit $ctest_rc, pytest exit $pytest_rc"
+    [ "$ctest_rc" -eq 0 ] && [ "$pytest_rc" -eq 0 ]
+
 # the main job: fingerprint, counter availability, harness calibration and the report, in a new results/<cpu>/<run>/
 rfc: build
     #!/usr/bin/env bash
