@@ -44,7 +44,8 @@ test-aarch64:
     # dlab as the tests start it: through qemu (no binfmt needed), beside its build's workloads.
     printf '#!/bin/sh\nexec qemu-aarch64-static -L / "%s/build/aarch64/dlab" "$@"\n' "$PWD" > build/aarch64/dlab-qemu
     chmod +x build/aarch64/dlab-qemu
-    DLAB_BIN="$PWD/build/aarch64/dlab-qemu" {{python}} -m pytest -q -n 4 $(grep -v '^#' tools/aarch64-pytest.txt); pytest_rc=$?
+    native=(); [ -x build/release/dlab ] && native=(DLAB_NATIVE_BIN="$PWD/build/release/dlab")
+    env "${native[@]}" DLAB_BIN="$PWD/build/aarch64/dlab-qemu" {{python}} -m pytest -q -n 4 $(grep -v '^#' tools/aarch64-pytest.txt); pytest_rc=$?
     echo "aarch64 (emulated): ctest exit $ctest_rc, pytest exit $pytest_rc"
     [ "$ctest_rc" -eq 0 ] && [ "$pytest_rc" -eq 0 ]
 
