@@ -142,3 +142,14 @@ def test_dlab_under_qemu_user_is_never_a_measurement(dlab_bin, tmp_path):
     (tmp_path / "results" / "README.md").write_text("results\n")
     text = report.write_report(run_dir).read_text()
     assert "Left out: measured under emulation (qemu-user (" in text, out.stderr
+
+
+@pytest.mark.skipif(shutil.which("qemu-x86_64-static") is None, reason="qemu-x86_64-static not installed (apt-get install qemu-user-static)")
+def test_wasm_run_under_qemu_user_says_it_is_emulated(dlab_bin):
+    kernels = str(Path(dlab_bin).parent / "interpreter" / "workloads" / "kernels_cmd.wasm")
+    got = run([shutil.which("qemu-x86_64-static"), dlab_bin, "wasm", "run", kernels, "--", "fib", "10", "1"])
+    assert got.returncode == 0, got.stderr
+    assert got.stderr.startswith("dlab: note: running under emulation (qemu-user): times here are the translator's")
+    assert got.stdout.startswith("checksum ")  # the guest's output is its own
+    native = run([dlab_bin, "wasm", "run", kernels, "--", "fib", "10", "1"])
+    assert native.stderr == "" and native.stdout == got.stdout

@@ -27,6 +27,7 @@
 #include "dispatchlab/interpreter/validator.h"
 #include "dispatchlab/interpreter/wasi.h"
 #include "wasi_dirs.h"
+#include "dispatchlab/harness/emulation.h"
 
 namespace dlab::cli {
 
@@ -254,6 +255,11 @@ void add_run_command(CLI::App& cmd, bool profile) {
           },
           "KEY=VALUE"));
   run->callback([o, profile] {
+    // Under an emulator or binary translator nothing this run takes (the guest's clocks, --gc-stats'
+    // times) is a core's: said once, before the program runs, on stderr (its stdout stays the guest's).
+    if (const auto& em = this_process_emulation(); em.emulated)
+      fmt::print(stderr, "dlab: note: running under emulation ({}): times here are the translator's, not a core's; nothing is a measurement\n",
+                 em.emulator);
     // Checked before the program runs, so a refused output costs no run.
     if (!o->json.empty()) check_output_file(o->json, o->force ? ExistingFile::kReplace : ExistingFile::kRefuse, "--force");
     wasm::Module m;
