@@ -18,27 +18,6 @@ std::string trim(const std::string& s) {
   return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
-// Operands split at top-level commas ("8(%rsp,%rax,8), %rdx" has two).
-std::vector<std::string> operands(const std::string& ins) {
-  std::vector<std::string> out;
-  size_t sp = ins.find_first_of(" \t");
-  if (sp == std::string::npos) return out;
-  std::string rest = ins.substr(sp + 1), cur;
-  int depth = 0;
-  for (char c : rest) {
-    if (c == '(' || c == '[') ++depth;
-    if (c == ')' || c == ']') --depth;
-    if (c == ',' && depth == 0) {
-      out.push_back(trim(cur));
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  if (!trim(cur).empty()) out.push_back(trim(cur));
-  return out;
-}
-
 std::vector<std::string> return_registers(const std::string& arch, bool is_float) {
   if (arch == "x86_64") return is_float ? std::vector<std::string>{"%xmm0"} : std::vector<std::string>{"%rax", "%eax"};
   if (arch == "aarch64") return is_float ? std::vector<std::string>{"d0", "s0"} : std::vector<std::string>{"x0", "w0"};
@@ -87,7 +66,7 @@ ArgLocation locate_returned_arg(const std::string& arch, ArgType type, const std
   ArgLocation loc{type, true, false, rets.front()};
   bool att = arch == "x86_64";  // AT&T: destination last
   for (const auto& ins : instructions) {
-    auto ops = operands(ins);
+    auto ops = split_operands(ins);
     if (ops.size() < 2) continue;
     const std::string& dst = att ? ops.back() : ops.front();
     if (std::find(rets.begin(), rets.end(), dst) == rets.end()) continue;
