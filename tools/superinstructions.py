@@ -36,11 +36,13 @@ HANDLERS = ROOT / "interpreter" / "src" / "handlers.def"
 PAIRS = ROOT / "interpreter" / "src" / "superinstructions.pairs.csv"
 OUT = ROOT / "interpreter" / "src" / "superinstructions.def"
 
-# The profile's inputs: each kernel of interpreter/workloads/kernels.c at a size that runs in well
-# under a second in the counting engine. Pair frequencies, not timings, so the size only has to
-# reach the steady state of each kernel's loops.
-PROFILE_SIZES = {"fib": 20, "sieve": 100000, "sort": 4000, "crc32": 100000, "mandel": 30, "bytecode": 30000, "matmul": 10,
-                 "biquad": 15000, "bulkmem": 1000, "vdispatch": 60000, "statemach": 50000, "coremix": 300}
+# The profile's inputs: the workloads of interpreter/workloads/workloads.def with a profile size
+# (the kernels, the selection set), each at that size: pair frequencies, not timings, so the size
+# only has to reach the steady state of each kernel's loops.
+sys.path.insert(0, str(ROOT / "analysis"))
+from dispatchlab_analysis.workloads import profile_sizes  # noqa: E402
+
+PROFILE_SIZES = profile_sizes()
 DEFAULT_COUNT = 64
 
 # handlers.def's FUEL() is the budget's charge (budget.h, defined per engine): kept as written.
@@ -49,13 +51,6 @@ PAIRS_COLUMNS = ["workload", "first", "second", "count", "dispatches"]
 
 
 def profile(dlab: str, module: str, out: Path) -> None:
-    # The kernels are listed in dlab (wasm_bench_command.cc); a kernel added there and not here
-    # would silently go unprofiled, so the two lists must agree.
-    help_text = subprocess.run([dlab, "wasm", "bench", "--help"], check=True, capture_output=True, text=True).stdout
-    listed = re.search(r"comma-separated subset of: ([\w,]+)", help_text)
-    if listed is None or set(listed.group(1).split(",")) != set(PROFILE_SIZES):
-        sys.exit(f"PROFILE_SIZES ({', '.join(PROFILE_SIZES)}) is not dlab's workload list "
-                 f"({listed.group(1) if listed else 'not found in `dlab wasm bench --help`'}): update it")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for workload, size in PROFILE_SIZES.items():

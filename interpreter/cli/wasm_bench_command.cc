@@ -31,6 +31,7 @@
 #include "dbinop.h"
 #include "engine_choices.h"
 #include "corpus_suite.h"
+#include "workload_suites.h"
 #include "peers.h"
 #include "dispatchlab/harness/temp_dir.h"
 #include "dispatchlab/harness/result_rows.h"
@@ -43,22 +44,6 @@ namespace dlab::cli {
 
 namespace {
 
-// The workloads: exports of interpreter/workloads/kernels.c with the size one call runs (about
-// 20-60 ms in tail mode on the development VM; --quick divides by four).
-struct KernelSize {
-  const char* name;
-  uint32_t size;
-  uint32_t quick = 0;  // --quick's size (0: a quarter of `size`)
-};
-constexpr KernelSize kWorkloads[] = {{"fib", 27, 24},    {"sieve", 1000000},     {"sort", 40000},       {"crc32", 2000000},
-                                   {"mandel", 150},    {"bytecode", 300000},   {"matmul", 100},       {"biquad", 150000},
-                                   {"bulkmem", 10000}, {"vdispatch", 600000},  {"statemach", 500000}, {"coremix", 3000}};
-// `--suite 3.0`: the exports of interpreter/workloads/features30.wat (GC, call_ref, exceptions,
-// relaxed SIMD), whose sizes are not linear in their work: gc_trees' is a tree depth (10: 135,854
-// struct.new per call), the matmuls' the matrix order (64 is an eighth of 128's work).
-constexpr KernelSize kWorkloads30[] = {{"gc_trees", 10, 8},   {"vtable", 2000000, 500000}, {"exn_parser", 32, 8},
-                                       {"matmul_relaxed", 128, 64}, {"matmul_f32", 128, 64}};
-
 // One workload of a bench: an export taking one i32 (its size) and returning a checksum. Generated
 // ones (the D-binop family) count their work in instructions and have no native build.
 struct Workload {
@@ -67,32 +52,6 @@ struct Workload {
   uint64_t instructions_per_size = 0;  // > 0: values per wasm instruction (size x this), else per call
   int pairs = -1, distinct_pairs = -1;  // D-binop only
 };
-
-// The same kernels compiled natively into dlab (interpreter/workloads/kernels.c with DLAB_NATIVE).
-extern "C" {
-// (and interpreter/workloads/features30_native.c: the 3.0 workloads' C counterparts)
-#define DLAB_NATIVE_KERNELS(X) X(fib) X(sieve) X(sort) X(crc32) X(mandel) X(bytecode) X(matmul) X(biquad) X(bulkmem) X(vdispatch) X(statemach) X(coremix) \
-  X(gc_trees) X(vtable) X(exn_parser) X(matmul_relaxed) X(matmul_f32)
-#define DLAB_DECLARE(name) uint32_t dlab_native_##name(uint32_t);
-DLAB_NATIVE_KERNELS(DLAB_DECLARE)
-#undef DLAB_DECLARE
-}
-using NativeKernel = uint32_t (*)(uint32_t);
-NativeKernel native_kernel(const std::string& name) {
-#define DLAB_MATCH(n) \
-  if (name == #n) return &dlab_native_##n;
-  DLAB_NATIVE_KERNELS(DLAB_MATCH)
-#undef DLAB_MATCH
-  return nullptr;
-}
-
-// Built next to the dlab binary (interpreter/workloads/<file> in the build tree): kernels.wasm
-// (C for wasm32-wasi), features30.wasm (features30.wat, assembled by binaryen's wasm-as).
-std::string default_module(const char* file = "kernels.wasm") {
-  std::error_code ec;
-  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return (exe.parent_path() / "interpreter" / "workloads" / file).string();
-}
 
 // One dispatch mode's runtime with the module instantiated and its reactor initialised.
 struct Prepared {
@@ -203,7 +162,7 @@ struct BenchOptions {
   std::string budgets = "none";
   std::string bounds = "check";
   std::string irs = "stack";
-  std::string suite = "kernels";  // kernels (kernels.c) or 3.0 (features30.wat)
+  std::string suite = "kernels";  // a SUITE row of interpreter/workloads/workloads.def
   uint64_t heap_limit = 0;
   std::vector<std::string> peers;
   uint64_t peer_calls = 5;
@@ -234,11 +193,11 @@ std::vector<Peer> check_bench_options(const BenchOptions& o, const CLI::App& cmd
   if (o.peers.empty())
     for (const char* opt : {"--peer-calls", "--peer-timeout"})
       if (given(opt)) throw CLI::ValidationError(opt, "applies only with --peer");
-  if (o.suite == "3.0") {
-    if (!o.peers.empty()) throw CLI::ValidationError("--peer", "runs the kernels' WASI command module: not with --suite 3.0");
-    if (given("--dbinop")) throw CLI::ValidationError("--dbinop", "generates its own module: not with --suite 3.0");
-  }
-  if (o.suite == "corpus" && given("--dbinop")) throw CLI::ValidationError("--dbinop", "generates its own module: not with --suite corpus");
+  const WorkloadSuite& suite = workload_suite(o.suite);  // --suite's check has made it one
+  if (suite.command.empty() && !o.peers.empty())
+    throw CLI::ValidationError("--peer", fmt::format("runs the suite's WASI command module, and this suite has none: not with --suite {}", o.suite));
+  if (given("--dbinop") && given("--suite"))
+    throw CLI::ValidationError("--dbinop", fmt::format("generates its own module: not with --suite {}", o.suite));
   if (given("--workloads") && split_commas(o.workloads).empty())
     throw CLI::ValidationError("--workloads", "an empty list (leave the option out for every workload)");
   if (given("--dbinop")) {
@@ -345,7 +304,7 @@ void plan_dbinop(BenchOptions& o, BenchPlan& plan, bool small) {
 
 wasm::Module read_bench_module(const std::string& path) {
   if (!std::filesystem::exists(path))
-    throw std::runtime_error(path == default_module() ? path + " not found: it is built with the project when wasi-libc is installed (run "
+    throw std::runtime_error(path == workload_suite("kernels").module_path() ? path + " not found: it is built with the project when wasi-libc is installed (run "
                                                                "./tools/bootstrap, then just build)"
                                                       : path + " not found (--module)");
   std::string text = read_input_file(path);
@@ -368,29 +327,21 @@ void plan_bench(BenchOptions& o, const CLI::App& cmd, BenchPlan& plan) {
   if (o.quick) apply_quick_protocol(&cmd, o.protocol);
   const bool small = o.quick || o.valgrind;  // cachegrind runs ~50x slower
   if (cmd.count("--dbinop")) plan_dbinop(o, plan, small);
-  const bool suite30 = o.suite == "3.0", corpus = o.suite == "corpus";
-  if (suite30 && !cmd.count("--module")) o.module = default_module("features30.wasm");
-  if (corpus) {
-    require_corpus_built();
-    if (!cmd.count("--module")) o.module = corpus_path("corpus.wasm");
-  }
+  const WorkloadSuite& suite = workload_suite(o.suite);
+  suite.require_built();
+  if (!cmd.count("--module") && !plan.scratch) o.module = suite.module_path();  // --dbinop's generated module stays
   plan.module = read_bench_module(o.module);
   plan.engines = choose_engines(o, plan.not_built);
   if (!plan.scratch) {
-    std::vector<KernelSize> table(suite30 ? std::begin(kWorkloads30) : std::begin(kWorkloads), suite30 ? std::end(kWorkloads30) : std::end(kWorkloads));
-    if (corpus) {
-      table.clear();
-      for (const auto& w : corpus_workloads()) table.push_back({w.name, w.size, w.quick});
-    }
     std::vector<std::string> workload_names;
-    for (const auto& w : table) workload_names.push_back(w.name);
+    for (const auto& w : suite.workloads) workload_names.push_back(w.name);
     std::vector<std::string> wanted = choose_from(o.workloads, workload_names, "--workloads");
-    for (const auto& w : table)
+    for (const auto& w : suite.workloads)
       if (std::find(wanted.begin(), wanted.end(), w.name) != wanted.end())
         // a size whose cost is not linear (fib's, a tree depth, a matrix order) has its own quick size
-        plan.workloads.push_back({w.name, !small ? w.size : w.quick ? w.quick : std::max<uint32_t>(1, w.size / 4)});
+        plan.workloads.push_back({w.name, small ? w.quick_size() : w.size});
   }
-  plan.command_module = corpus ? corpus_path("corpus_cmd.wasm") : (std::filesystem::path(default_module()).parent_path() / "kernels_cmd.wasm").string();
+  plan.command_module = suite.command_path();
   if (!plan.peers.empty() && !std::filesystem::exists(plan.command_module))
     throw std::runtime_error(plan.command_module + " not found: it is built with the project when wasi-libc is installed");
 }
@@ -474,8 +425,7 @@ std::vector<Variant> workload_cases(const BenchRun& run, const std::vector<std::
                         modes[mi].baseline.empty() ? std::string() : fmt::format("{}/{}", w.name, modes[mi].baseline)});
   }
   if (o.no_native) return variants;
-  NativeKernel k = o.suite == "corpus" ? corpus_native(w.name) : native_kernel(w.name);
-  if (!k) throw std::runtime_error(fmt::format("no native build of workload {}", w.name));
+  NativeKernel k = workload_suite(o.suite).native(w.name);
   uint32_t got = k(w.size);
   if (got != checksum)
     throw std::runtime_error(fmt::format("{}: the native build returned {:#x}, {} returned {:#x}", w.name, got, modes[0].name, checksum));
@@ -645,12 +595,17 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
       "time the interpreter's engines (dispatch modes x stack placements) on workload kernels under the run protocol "
       "(interleaved per workload, the first engine as baseline) and write wasm.summary.csv / .samples.csv / .json");
   auto o = std::make_shared<BenchOptions>();
-  o->module = default_module();
-  std::string names;
-  for (const auto& w : kWorkloads) names += (names.empty() ? "" : ",") + std::string(w.name);
-  names += " (--suite kernels), or of: ";
-  for (const auto& w : kWorkloads30) names += std::string(w.name) + (&w == std::end(kWorkloads30) - 1 ? "" : ",");
-  names += " (--suite 3.0)";
+  o->module = workload_suite("kernels").module_path();
+  std::string names, suite_help, quick_sizes;
+  for (const auto& suite : workload_suites()) {
+    std::vector<std::string> listed;
+    for (const auto& w : suite.workloads) {
+      listed.push_back(w.name);
+      if (w.quick) quick_sizes += fmt::format("{}{} {}", quick_sizes.empty() ? "" : ", ", w.name, w.quick);
+    }
+    names += fmt::format("{}{} (--suite {})", names.empty() ? "" : "; or of ", fmt::join(listed, ","), suite.name);
+    suite_help += fmt::format("{}{}: {}", suite_help.empty() ? "" : "; ", suite.name, suite.what);
+  }
   cmd->add_option("--module", o->module, "the workload module (built from interpreter/workloads/kernels.c)")->capture_default_str();
   cmd->add_option("--workloads", o->workloads, "comma-separated subset of: " + names);
   cmd->add_option("--dispatch", o->dispatch, "comma-separated dispatch modes; the first is the baseline")->capture_default_str();
@@ -692,14 +647,10 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
           },
           "NAME"))
       ->capture_default_str();
-  cmd->add_flag("--quick", o->quick, "a quarter of each workload's size (fib 24, gc_trees 8, the 3.0 matmuls 64), 5 samples, 1 warm-up round");
+  cmd->add_flag("--quick", o->quick, "a quarter of each workload's size (or its own: " + quick_sizes + "), 5 samples, 1 warm-up round");
   cmd->add_option("--suite", o->suite,
-                  "the workloads: kernels (interpreter/workloads/kernels.c for wasm32-wasi) or 3.0 (features30.wat: gc_trees, GC "
-                  "binary trees; vtable, call_ref through a four-way vtable; exn_parser, 4,096 statements a quarter of which "
-                  "throw; matmul_relaxed, f32x4.relaxed_madd, beside matmul_f32), each with its native C counterpart; or corpus "
-                  "(real programs from registry packages, built by `just corpus`: sqlite, the selection program, and lz4 and lua, "
-                  "held out: interpreter/corpus/corpus.def)")
-      ->check(CLI::IsMember({"kernels", "3.0", "corpus"}))
+                  "the workloads (interpreter/workloads/workloads.def), each with its native C counterpart: " + suite_help)
+      ->check(CLI::IsMember(workload_suite_names()))
       ->capture_default_str();
   add_heap_limit_option(cmd, o->heap_limit);
   cmd->add_option("--dbinop", o->dbinop,
