@@ -49,92 +49,28 @@ test-aarch64:
     echo "aarch64 (emulated): ctest exit $ctest_rc, pytest exit $pytest_rc"
     [ "$ctest_rc" -eq 0 ] && [ "$pytest_rc" -eq 0 ]
 
-# the main job: fingerprint, counter availability, harness calibration and the report, in a new results/<cpu>/<run>/
+# the main job: fingerprint, counter availability, harness calibration, every experiment of tools/experiments.toml that rfc runs (quick sizes) and the report, in a new results/<cpu>/<run>/
 rfc: build
     #!/usr/bin/env bash
     set -euo pipefail
     run=$({{dlab}} new-run --results results)
     echo "== run directory: $run"
-    echo "== counters"
-    {{dlab}} counters --run-dir "$run"
-    echo "== calibrate (harness self-check under the run protocol)"
-    {{dlab}} calibrate --run-dir "$run"
-    echo "== models (quick grid; \`just models\` runs the full one)"
-    {{dlab}} models --quick --run-dir "$run"
-    echo "== models under cachegrind"
-    {{dlab}} models --valgrind --run-dir "$run"
-    echo "== interpreter dispatch modes on workload kernels (quick), beside native and V8 (node), and under cachegrind"
-    peers=()
-    if command -v node >/dev/null; then peers=(--peer "node=node --no-warnings tools/wasi-run.mjs {module} {workload} {size} {calls}"); else echo "(no node here: the V8 peer is left out)"; fi
-    {{dlab}} wasm bench --quick --run-dir "$run" "${peers[@]}"
-    {{dlab}} wasm bench --valgrind --run-dir "$run"
-    echo "== the WebAssembly 3.0 workloads (GC binary trees, call_ref vtable, exception parser, relaxed-SIMD matmul) beside native, with the collector's cost, and under cachegrind"
-    {{dlab}} wasm bench --quick --suite 3.0 --dispatch tail,tail_pn,goto,switch --name wasm30 --run-dir "$run"
-    {{dlab}} wasm bench --valgrind --suite 3.0 --dispatch tail,tail_pn --name wasm30 --run-dir "$run"
-    echo "== the call path (host to wasm, wasm to host, calls, call_indirect, call_ref, across instances, instantiation) in every dispatch mode"
-    {{dlab}} wasm bench --quick --calls --run-dir "$run"
-    echo "== the call path under cachegrind (instructions per call: tail, tail_pn)"
-    {{dlab}} wasm bench --calls --valgrind --dispatch tail,tail_pn --run-dir "$run"
-    echo "== budgets: fuel (a handler argument, or in the machine) and a deadline (epochs) against unbudgeted, per engine, and under cachegrind"
-    {{dlab}} wasm bench --quick --budgets none,fuel,fuel_machine,deadline --dispatch tail,tail_pn,switch --name wasm_budgets --run-dir "$run"
-    {{dlab}} wasm bench --valgrind --budgets none,fuel,fuel_machine,deadline --dispatch tail,tail_pn --workloads fib,bytecode --name wasm_budgets --run-dir "$run"
-    {{dlab}} probes fit --engines all --targets x86_64-linux-gnu,x86_64-pc-windows-msvc,aarch64-linux-gnu > "$run/handler_signatures.md"
-    echo "== interpreter stack placements (tail dispatch, vec as baseline; plain lowering, one handler per wasm instruction as in the model), and under cachegrind"
-    {{dlab}} wasm bench --quick --placements vec,sp,sp_wt,sp_wb,sp_spill --dispatch tail --lowerings plain --name wasm_variants --run-dir "$run"
-    {{dlab}} wasm bench --valgrind --placements vec,sp,sp_wt,sp_wb,sp_spill --dispatch tail --lowerings plain --name wasm_variants --run-dir "$run"
-    echo "== interpreter speed techniques (the lowering's fold, fuse and super, one at a time and together) beside native"
-    {{dlab}} wasm bench --quick --lowerings plain,fold,fuse,super,fold+fuse,fold+fuse+super --dispatch tail_pn,goto --variants sp_wt --name wasm_lowering --run-dir "$run"
-    echo "== the IR: stack against register (tail, tail_pn; every technique), on the kernels and, when built (just corpus), the corpus of real programs, and under cachegrind"
-    {{dlab}} wasm bench --quick --irs stack,register --dispatch tail_pn,tail --name wasm_ir --run-dir "$run"
-    {{dlab}} wasm bench --valgrind --irs stack,register --dispatch tail_pn --name wasm_ir --run-dir "$run"
-    if [ -f {{build_dir}}/interpreter/corpus/corpus.wasm ]; then
-      {{dlab}} wasm bench --quick --suite corpus --irs stack,register --dispatch tail_pn,tail --name wasm_corpus --run-dir "$run"
-      {{dlab}} wasm bench --valgrind --suite corpus --irs stack,register --dispatch tail_pn --name wasm_corpus --run-dir "$run"
-    else echo "(the corpus is not built: \`just corpus\` fetches and builds it; left out)"; fi
-    echo "== bounds: guard pages against a compare per load and store (tail_pn, register IR), on the kernels and, when built, the corpus, and under cachegrind"
-    {{dlab}} wasm bench --quick --irs register --dispatch tail_pn --bounds check,guard --name wasm_bounds --run-dir "$run"
-    {{dlab}} wasm bench --valgrind --irs register --dispatch tail_pn --bounds check,guard --name wasm_bounds --run-dir "$run"
-    if [ -f {{build_dir}}/interpreter/corpus/corpus.wasm ]; then
-      {{dlab}} wasm bench --quick --suite corpus --irs register --dispatch tail_pn --bounds check,guard --name wasm_bounds_corpus --run-dir "$run"
-      {{dlab}} wasm bench --valgrind --suite corpus --irs register --dispatch tail_pn --bounds check,guard --name wasm_bounds_corpus --run-dir "$run"
-    fi
-    echo "== the D-binop family in the interpreter (the handler-pair knee; plain lowering, so every binop stays its own handler)"
-    {{dlab}} wasm bench --quick --dbinop 5,9,13,17,21,25,29,33,37,41,45 --dispatch tail,switch --lowerings plain --name wasm_dbinop --run-dir "$run"
-    echo "== probes (register budget and handler state placement, into results/probes)"
-    {{dlab}} probes
+    {{python}} -m dispatchlab_analysis.experiments rfc "$run" --dlab {{dlab}} --build-dir {{build_dir}}
     echo "== report"
     DLAB_BIN="$PWD/{{dlab}}" {{python}} -m dispatchlab_analysis.report "$run"
 
-# the full model grid under the harness and under cachegrind, in a new run directory with its report
+# the full model grid and the full interpreter benches (tools/experiments.toml's models steps), under the harness and under cachegrind, in a new run directory with its report
 models: build
     #!/usr/bin/env bash
     set -euo pipefail
     run=$({{dlab}} new-run --results results)
     echo "== run directory: $run"
-    {{dlab}} counters --run-dir "$run" > /dev/null
-    {{dlab}} models --run-dir "$run"
-    {{dlab}} models --valgrind --run-dir "$run"
-    {{dlab}} wasm bench --run-dir "$run"
-    {{dlab}} wasm bench --valgrind --run-dir "$run"
-    {{dlab}} wasm bench --suite 3.0 --name wasm30 --run-dir "$run"
-    {{dlab}} wasm bench --valgrind --suite 3.0 --dispatch tail,tail_pn --name wasm30 --run-dir "$run"
-    {{dlab}} wasm bench --variants vec,sp,sp_wt,sp_wb,sp_spill --dispatch tail,goto --lowerings plain --name wasm_variants --run-dir "$run"
-    {{dlab}} wasm bench --valgrind --placements vec,sp,sp_wt,sp_wb,sp_spill --dispatch tail --lowerings plain --name wasm_variants --run-dir "$run"
-    {{dlab}} wasm bench --lowerings plain,fold,fuse,super,fold+fuse,fold+fuse+super --dispatch tail_pn,goto --variants sp_wt --name wasm_lowering --run-dir "$run"
-    {{dlab}} wasm bench --irs stack,register --dispatch tail_pn,tail,goto,switch --name wasm_ir --run-dir "$run"
-    {{dlab}} wasm bench --valgrind --irs stack,register --dispatch tail_pn,tail --name wasm_ir --run-dir "$run"
-    if [ -f {{build_dir}}/interpreter/corpus/corpus.wasm ]; then
-      {{dlab}} wasm bench --suite corpus --irs stack,register --dispatch tail_pn,tail,goto,switch --name wasm_corpus --run-dir "$run"
-      {{dlab}} wasm bench --valgrind --suite corpus --irs stack,register --dispatch tail_pn,tail --name wasm_corpus --run-dir "$run"
-    else echo "(the corpus is not built: \`just corpus\` fetches and builds it; left out)"; fi
-    {{dlab}} wasm bench --irs stack,register --dispatch tail_pn --bounds check,guard --name wasm_bounds --run-dir "$run"
-    {{dlab}} wasm bench --valgrind --irs stack,register --dispatch tail_pn --bounds check,guard --name wasm_bounds --run-dir "$run"
-    if [ -f {{build_dir}}/interpreter/corpus/corpus.wasm ]; then
-      {{dlab}} wasm bench --suite corpus --irs stack,register --dispatch tail_pn --bounds check,guard --name wasm_bounds_corpus --run-dir "$run"
-      {{dlab}} wasm bench --valgrind --suite corpus --irs stack,register --dispatch tail_pn --bounds check,guard --name wasm_bounds_corpus --run-dir "$run"
-    fi
-    {{dlab}} wasm bench --dbinop 5,7,9,11,13,15,17,19,21,25,29,33,37,41,45 --dispatch tail,tail_pn,goto,switch --lowerings plain --name wasm_dbinop --run-dir "$run"
+    {{python}} -m dispatchlab_analysis.experiments models "$run" --dlab {{dlab}} --build-dir {{build_dir}}
     DLAB_BIN="$PWD/{{dlab}}" {{python}} -m dispatchlab_analysis.report "$run"
+
+# print the steps of `just rfc` or `just models` (RECIPE), with their expected times, and run nothing
+plan RECIPE="rfc":
+    {{python}} -m dispatchlab_analysis.experiments {{RECIPE}} '$run' --dlab {{dlab}} --build-dir {{build_dir}} --dry-run
 
 # figures and the executed overview notebook for a run directory (default: the newest run)
 plots RUN="": build
@@ -197,6 +133,10 @@ counters: build
 # rewrite the generated schema block of results/README.md from `dlab schema`
 schema-doc: build
     {{python}} -m dispatchlab_analysis.schema_doc results/README.md --dlab {{dlab}}
+
+# rewrite the generated experiments table of docs/results-schema.md from tools/experiments.toml
+experiments-doc:
+    {{python}} -m dispatchlab_analysis.experiments_doc docs/results-schema.md
 
 # remove build outputs (never results/)
 clean:

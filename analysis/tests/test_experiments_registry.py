@@ -1,0 +1,103 @@
+"""tools/experiments.toml: it parses, its names are unique and are the files its steps write, its
+conditions are the Justfile's old ones, and the Justfile's rfc and models recipes run it through
+the runner."""
+import re
+from pathlib import Path
+
+import pytest
+
+from dispatchlab_analysis import experiments
+from dispatchlab_analysis.experiments import RegistryError, load_registry, parse_registry
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_registry_parses_and_every_step_has_a_recipe_an_argv_and_an_expected_time():
+    reg = load_registry()
+    assert reg.path == REPO / "tools" / "experiments.toml"
+    assert {"cpu", "commit"} <= set(reg.measured)
+    for step in reg.steps:
+        assert step.recipes, step.name
+        for recipe, r in step.recipes.items():
+            assert recipe in experiments.RECIPES
+            assert r.argv[0] == "{dlab}", (step.name, recipe)
+            assert r.seconds >= 0
+    assert reg.recipe_steps("rfc") and reg.recipe_steps("models")
+
+
+def test_registry_names_are_unique():
+    names = [s.name for s in load_registry().steps]
+    assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
+
+
+def written_name(argv: tuple[str, ...]) -> str:
+    """The experiment a dlab command line writes (<name>.summary.csv), by dlab's naming rules:
+    the command's name or --name, then _calls for --calls, then _valgrind for --valgrind."""
+    args = list(argv[1:])
+    name = "wasm" if args[:2] == ["wasm", "bench"] else args[0]
+    if "--name" in args:
+        name = args[args.index("--name") + 1]
+    if "--calls" in args:
+        name += "_calls"
+    if "--valgrind" in args:
+        name += "_valgrind"
+    return name
+
+
+def test_each_experiment_name_is_the_file_its_steps_write():
+    for step in load_registry().steps:
+        if not step.experiment:
+            continue
+        for recipe, r in step.recipes.items():
+            assert written_name(r.argv) == step.name, (step.name, recipe, r.argv)
+            assert r.argv[-2:] == ("--run-dir", "{run}"), (step.name, recipe)
+
+
+def test_experiment_names_are_in_run_order_and_leave_out_other_steps():
+    names = experiments.experiment_names()
+    assert names[:3] == ["calibrate", "models", "models_valgrind"]
+    assert "counters" not in names and "probes" not in names and "handler_signatures" not in names
+    assert experiments.in_run_order(["zz_mine", "wasm", "calibrate", "aa_mine"]) == ["calibrate", "wasm", "aa_mine", "zz_mine"]
+
+
+def test_the_corpus_steps_and_the_node_peer_are_conditional():
+    reg = load_registry()
+    corpus = [s.name for s in reg.steps if "corpus" in s.name]
+    assert corpus and all(reg.step(n).if_exists == "{build_dir}/interpreter/corpus/corpus.wasm" for n in corpus)
+    extras = [(s.name, e.if_on_path) for s in reg.steps for r in s.recipes.values() for e in r.extra]
+    assert extras == [("wasm", "node")]
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[[step]]\nname = "a"\nwhat = "x"\n[step.rfc]\nargv = ["{dlab}"]\nseconds = 1\n'
+     '[[step]]\nname = "a"\nwhat = "y"\n[step.rfc]\nargv = ["{dlab}"]\nseconds = 1\n', "twice"),
+    ('[[step]]\nname = "a"\nwhat = "x"\n', "no recipe"),
+    ('[[step]]\nname = "a"\nwhat = "x"\n[step.rfc]\nargv = ["{dlab}"]\n', "seconds"),
+    ('[[step]]\nname = "a"\nwhat = "x"\n[step.rfc]\nargv = []\nseconds = 1\n', "argv"),
+    ('[[step]]\nname = "a"\nwhat = "x"\n[step.rfc]\nargv = "dlab x"\nseconds = 1\n', "argv"),
+    ('[[step]]\nname = "a"\nwhat = "x"\nif_exists = "f"\n[step.rfc]\nargv = ["{dlab}"]\nseconds = 1\n', "unless"),
+    ('[[step]]\nname = "a"\nwhat = "x"\nexperiment = false\n[step.rfc]\nargv = ["{dlab}"]\nseconds = 1\n', "writes"),
+    ('[[step]]\nname = "a"\nwhat = "x"\n[step.rfc]\nargv = ["{dlab}"]\nseconds = 1\nsecs = 2\n', "unknown keys"),
+    ('[[step]]\nname = "a"\nwhat = "x"\n[step.nightly]\nargv = ["{dlab}"]\nseconds = 1\n', "unknown keys"),
+])
+def test_registry_mistakes_are_refused_with_what_is_wrong(text, message):
+    with pytest.raises(RegistryError, match=message):
+        parse_registry(text)
+
+
+def recipe_body(justfile: str, recipe: str) -> str:
+    m = re.search(rf"^{recipe}: build\n((?:    .*\n|\n)*?)(?=^\S|\Z)", justfile, re.M)
+    assert m, f"no `{recipe}: build` recipe in the Justfile"
+    return m.group(1)
+
+
+@pytest.mark.parametrize("recipe", ["rfc", "models"])
+def test_justfile_recipe_runs_the_registry_through_the_runner(recipe):
+    body = recipe_body((REPO / "Justfile").read_text(), recipe)
+    assert "set -euo pipefail" in body
+    steps = [line.strip() for line in body.splitlines() if line.strip() and not line.strip().startswith(("#", "echo", "set "))]
+    assert steps[0] == "run=$({{dlab}} new-run --results results)"
+    assert steps[1] == (f'{{{{python}}}} -m dispatchlab_analysis.experiments {recipe} "$run" '
+                        "--dlab {{dlab}} --build-dir {{build_dir}}")
+    assert steps[2] == 'DLAB_BIN="$PWD/{{dlab}}" {{python}} -m dispatchlab_analysis.report "$run"'
+    assert len(steps) == 3, "an experiment run outside the registry: add it to tools/experiments.toml"
