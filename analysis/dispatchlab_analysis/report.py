@@ -11,6 +11,7 @@ import os
 import sys
 from pathlib import Path
 
+from .experiments import describe, in_run_order
 from .figures import all_figures
 from .knee import dbinop_knees, kcopy_knees
 from .results import (CASE_COLUMN, PLACEMENT_PARAM, Run, experiment_emulation, latest_runs, load_run, machine_emulation, parse_params,
@@ -103,7 +104,7 @@ def experiment_markdown(exp) -> str:
                 for r in sub[(sub["metric"] == "tsc_ticks") & (sub["n"] > 0)].itertuples():
                     p = parse_params(r.params)
                     if p.get("dispatch") == "peer" and hz:
-                        peer = p[PLACEMENT_PARAM]  # a peer's row records the engine's name where others record a placement
+                        peer = p["peer"]
                         calls = int(p["calls_per_process"])
                         total_ms, startup_ms = r.median * calls / hz * 1e3, float(p["peer_startup_ns"]) / 1e6
                         # Below a tenth of the start-up, the difference is the start-up's own jitter.
@@ -178,16 +179,18 @@ def render(run: Run) -> str:
                   "Which arguments of each tail-call engine's handlers stay in registers (a budget's fuel counter is the "
                   "last argument of the `fuel` engines); compiler facts, not measurements.\n",
                   signatures.read_text().split("\n", 1)[-1].strip() + "\n"]
-    for exp in run.experiments.values():
+    for exp in (run.experiments[name] for name in in_run_order(run.experiments)):  # as the recipes run them
+        what = describe(exp.name)
+        heading = [f"## Experiment `{exp.name}`\n"] + ([f"{what[0].upper()}{what[1:]} (tools/experiments.toml).\n"] if what else [])
         emulated = experiment_emulation(exp)
         if emulated:
-            parts += [f"## Experiment `{exp.name}`\n",
+            parts += [*heading,
                       f"Left out: measured under emulation ({emulated}), so none of its {len(exp.summary)} summary rows is a "
                       "measurement; the rows stay in the run's files, marked in their `emulated` column.\n"]
             continue
         protocol = exp.sidecar.get("protocol", {})
         pin = exp.sidecar.get("pinned_cpu", -1)
-        parts += [f"## Experiment `{exp.name}`\n",
+        parts += [*heading,
                   f"Protocol `{protocol.get('name', '?')}`: {protocol.get('samples')} samples after "
                   f"{protocol.get('warmup_rounds')} warm-up rounds, "
                   f"{'interleaved (A B A B ...)' if protocol.get('interleave') else 'blocked'}, "

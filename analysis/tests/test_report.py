@@ -1,4 +1,5 @@
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -100,3 +101,17 @@ def test_dlab_models_drives_google_benchmark_over_the_grid(dlab_bin, tmp_path):
     assert names == {"stack/vec/tail/x1/s64", "stack/sp/tail/x1/s64"}
     # harness metrics arrive as user counters per dispatch
     assert any("tsc_ticks/dispatch" in b for b in out["benchmarks"])
+
+
+def test_report_lists_experiments_in_the_registrys_run_order_each_with_its_line(fixture_run):
+    """The registry (tools/experiments.toml) orders the report's experiments as the recipes run them,
+    an experiment of one's own (not in it) after them; each known one has the registry's line."""
+    for name in ("aaa_mine", "wasm_dbinop"):
+        for suffix in (".summary.csv", ".samples.csv", ".json"):
+            shutil.copy(fixture_run / f"calibrate{suffix}", fixture_run / f"{name}{suffix}")
+    text = report.render(report.load_run(fixture_run))
+    heads = [text.index(f"## Experiment `{n}`") for n in ("calibrate", "wasm_dbinop", "aaa_mine")]
+    assert heads == sorted(heads)
+    assert "The harness self-check under the run protocol" in text
+    after_mine = text[heads[2]:].split("\n", 2)[2]
+    assert after_mine.startswith("Protocol "), "no registry line for an experiment the registry does not list"
