@@ -146,18 +146,30 @@ def uarch_name(machine: dict) -> str:
 
 
 def parse_params(params: str) -> dict[str, str]:
-    """'copies=16;dispatch=tail' -> {'copies': '16', 'dispatch': 'tail'}"""
-    return dict(p.split("=", 1) for p in params.split(";") if "=" in p)
+    """'copies=16;dispatch=tail' -> {'copies': '16', 'dispatch': 'tail'}
+
+    Rows of schema version 1 (sidecars without `schema_version`) wrote the stack placement, the
+    word "native" and a peer engine's name all as `variant`; they read as version 2 writes them:
+    `placement`, nothing (the native build has no placement), and `peer`."""
+    d = dict(p.split("=", 1) for p in params.split(";") if "=" in p)
+    legacy = d.pop(LEGACY_PLACEMENT_PARAM, None)
+    if legacy is not None:
+        if d.get("dispatch") == "peer":
+            d.setdefault("peer", legacy)
+        elif d.get("dispatch") != "native":
+            d.setdefault(PLACEMENT_PARAM, legacy)
+    return d
 
 
 NUMERIC_PARAMS = ("copies", "statements", "length", "distinct_handlers", "distinct_pairs", "dispatches_per_run", "binop_pairs")
 
 # Names on disk that the code names apart. The summary's and samples' `variant` column holds the
-# measured case ("stack/sp/tail/x17/s64", "fib/tail/vec"): in code it is `case`. A row's `variant`
-# param is the stack placement ("sp", "vec"; "native" for the native build, the engine's name for
-# a peer process): in code it is `placement`. Neither name changes on disk.
+# measured case ("stack/sp/tail/x17/s64", "fib/tail/vec"): in code it is `case`. A row's stack
+# placement param is `placement` ("sp", "vec"), another engine's name `peer` (schema version 2;
+# version 1 wrote both, and "native", as `variant`: parse_params reads them as version 2).
 CASE_COLUMN = "variant"
-PLACEMENT_PARAM = "variant"
+PLACEMENT_PARAM = "placement"
+LEGACY_PLACEMENT_PARAM = "variant"
 
 
 def with_case(frame: pd.DataFrame) -> pd.DataFrame:
@@ -170,8 +182,6 @@ def params_frame(params: pd.Series) -> pd.DataFrame:
     """The recorded params of each row as columns, indexed like `params`: the placement as
     `placement`, the numeric axes (copies, statements, ...) as numbers."""
     p = pd.DataFrame([parse_params(s) for s in params], index=params.index)
-    if PLACEMENT_PARAM in p:
-        p["placement"] = p[PLACEMENT_PARAM]
     for c in NUMERIC_PARAMS:
         if c in p:
             p[c] = pd.to_numeric(p[c], errors="coerce")
@@ -182,8 +192,7 @@ def with_params(summary: pd.DataFrame) -> pd.DataFrame:
     """The summary with its params (model, placement, copies, order, dispatch...) as columns.
 
     The summary's `variant` column is the measured case ("stack/sp/tail/x17/s64"): it is kept as
-    `case`. The params' `variant` is the stack placement ("sp"): it is `placement` (and, for
-    callers written before the rename, still `variant`; this package reads `placement`).
+    `case`. The params' stack placement is `placement` (`variant` in rows of schema version 1).
     `handlers` is copies times the number of handler kinds the row names (the exit handler is
     not counted)."""
     p = params_frame(summary["params"])

@@ -34,7 +34,7 @@ def test_rows_record_program_length_and_shape(sweep_run):
 def test_mode_groups_run_every_dispatch_mode_against_switch_and_name_what_is_not_generated(sweep_run):
     run = load_run(sweep_run)
     df = with_params(run.experiments["models"].summary)
-    sp_modes = df[(df["variant"] == "sp") & df["baseline"].str.contains("/switch/")]
+    sp_modes = df[(df["placement"] == "sp") & df["baseline"].str.contains("/switch/")]
     assert set(sp_modes["dispatch"]) == {"switch", "tail", "tail_pn", "goto", "goto_nodup"}
     groups = run.experiments["models"].sidecar["groups"]
     assert not any(g["group"].startswith("stack modes sp_spill") for g in groups)

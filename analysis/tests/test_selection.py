@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import dispatchlab_analysis
 from dispatchlab_analysis import tables
-from dispatchlab_analysis.results import baseline_params, load_run, rows_whose_baseline, with_case, with_params
+from dispatchlab_analysis.results import baseline_params, load_run, parse_params, rows_whose_baseline, with_case, with_params
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PACKAGE = Path(dispatchlab_analysis.__file__).parent
@@ -98,7 +98,7 @@ def test_the_case_and_the_placement_are_named_apart():
     df = with_params(raw)
     assert list(df["case"]) == list(raw["variant"])
     assert list(df["placement"]) == ["vec", "sp", "sp", "sp", "vec", "vec", "sp"]
-    assert list(df["variant"]) == list(df["placement"])  # kept for callers written before the rename
+    assert "variant" not in df  # a version-1 row's `variant` param reads as `placement`
     assert list(with_case(raw)["case"]) == list(raw["variant"]) and with_case(df) is df
 
 
@@ -130,3 +130,11 @@ def test_renamed_functions_keep_their_old_names():
     assert tables.stack_variant_rows is tables.stack_placement_rows
     assert figures.variants_model_vs_interpreter is figures.placements_model_vs_interpreter
     assert figures.stack_variant_groups is figures.stack_placement_groups
+
+
+def test_schema_1_rows_read_as_schema_2_writes_them():
+    # version 1 wrote the placement, "native" and a peer's name all as `variant`
+    assert parse_params("dispatch=tail;variant=sp_wt") == {"dispatch": "tail", "placement": "sp_wt"}
+    assert parse_params("dispatch=native;variant=native") == {"dispatch": "native"}
+    assert parse_params("dispatch=peer;variant=node") == {"dispatch": "peer", "peer": "node"}
+    assert parse_params("dispatch=tail;placement=sp") == {"dispatch": "tail", "placement": "sp"}

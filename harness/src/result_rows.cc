@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "dispatchlab/harness/result_schema.h"
+
 namespace dlab {
 
 std::string format_number(double v) {
@@ -131,6 +133,7 @@ nlohmann::json sidecar_json(const std::string& run_id, const MachineFingerprint&
                             const std::vector<std::string>& tables) {
   nlohmann::json j;
   j["run_id"] = run_id;
+  j["schema_version"] = kResultSchemaVersion;
   j["machine"] = machine.to_json();
   if (result) {
     j["protocol"] = result->protocol.to_json();

@@ -134,11 +134,9 @@ wasm::Module decoded(const Bytes& bytes) {
   return m;
 }
 
-std::unique_ptr<CallRig> make_rig(const CallPathEngine& e, const wasm::Module& calls, const wasm::Module& peer) {
+std::unique_ptr<CallRig> make_rig(const BenchEngine& e, const wasm::Module& calls, const wasm::Module& peer) {
   auto r = std::make_unique<CallRig>();
-  r->rt = std::make_unique<wasm::Runtime>(e.mode, e.placement, e.budget, e.bounds);
-  r->rt->set_lowering(e.lowering);
-  if (e.budget == wasm::Budget::kDeadline) r->rt->set_deadline(std::chrono::hours(24));  // counted, never reached
+  r->rt = bench_runtime(e.config);
   wasm::Instance& p = r->rt->instantiate(peer);
   wasm::ExternVal nop;
   nop.kind = wasm::ExternKind::kFunc;
@@ -235,7 +233,7 @@ std::vector<std::string> call_path_kinds() {
   return out;
 }
 
-void run_call_path_child(const CallPathEngine& e, const std::string& kind, uint32_t repetitions) {
+void run_call_path_child(const BenchEngine& e, const std::string& kind, uint32_t repetitions) {
   const wasm::Module calls = decoded(call_path_module()), peer = decoded(call_peer_module());
   auto rig = make_rig(e, calls, peer);
   for (const auto& g : call_groups(calls))
@@ -246,7 +244,7 @@ void run_call_path_child(const CallPathEngine& e, const std::string& kind, uint3
   throw std::invalid_argument("no kind of call named " + kind);
 }
 
-void run_call_path(const std::vector<CallPathEngine>& engines, const RunProtocol& protocol, bool quick,
+void run_call_path(const std::vector<BenchEngine>& engines, const RunProtocol& protocol, bool quick,
                    const std::optional<RunDirectory>& dir, const std::string& experiment) {
   const wasm::Module calls = decoded(call_path_module()), peer = decoded(call_peer_module());
   std::vector<std::unique_ptr<CallRig>> rigs;
@@ -276,13 +274,8 @@ void run_call_path(const std::vector<CallPathEngine>& engines, const RunProtocol
     std::vector<Variant> variants;
     for (size_t i = 0; i < engines.size(); ++i)
       variants.push_back({fmt::format("{}/{}", g.kind, engines[i].name), g.make(*rigs[i], count), static_cast<double>(count), g.unit,
-                          {{"call", g.kind},
-                           {"dispatch", wasm::dispatch_name(engines[i].mode)},
-                           {"variant", wasm::placement_name(engines[i].placement)},
-                           {"lowering", wasm::lowering_name(engines[i].lowering)}, {"ir", wasm::ir_name(engines[i].lowering.ir)},
-                           {"budget", wasm::budget_name(engines[i].budget)}, {"bounds", wasm::bounds_name(engines[i].bounds)},
-                           {"calls", std::to_string(count)},
-                           {"module", "generated call path"}},
+                          engine_params(engines[i].config,
+                                        {{"call", g.kind}, {"calls", std::to_string(count)}, {"module", "generated call path"}}),
                           engines[i].baseline.empty() ? std::string() : fmt::format("{}/{}", g.kind, engines[i].baseline)});
     fmt::print(stderr, "[wasm bench --calls] {}/{} {}\n", gi + 1, groups.size(), g.kind);
     last = run_protocol(protocol, meter, variants, nullptr);
@@ -301,7 +294,7 @@ void run_call_path(const std::vector<CallPathEngine>& engines, const RunProtocol
   nlohmann::json memory = nlohmann::json::array();
   constexpr int kInstances = 500;
   for (size_t ei = 0; ei < engines.size(); ++ei) {
-    const CallPathEngine& e = engines[ei];
+    const BenchEngine& e = engines[ei];
     auto rig = make_rig(e, calls, peer);
     size_t heap0 = heap_in_use();
     std::optional<size_t> rss0 = resident_bytes();

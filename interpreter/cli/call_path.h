@@ -10,18 +10,9 @@
 #include "dispatchlab/harness/result_writer.h"
 #include "dispatchlab/harness/run_protocol.h"
 #include "dispatchlab/interpreter/runtime.h"
+#include "engine_choices.h"
 
 namespace dlab::cli {
-
-struct CallPathEngine {
-  wasm::Dispatch mode;
-  wasm::Placement placement;
-  wasm::Lowering lowering;
-  std::string name;  // the case-name suffix: "tail", "tail/vec", ...
-  wasm::Budget budget = wasm::Budget::kNone;
-  std::string baseline;  // with several budgets: the suffix of this engine's unbudgeted case (its ratio's pair)
-  wasm::Bounds bounds = wasm::Bounds::kCheck;
-};
 
 // The two modules of the call path, generated here as bytes (this Debian's wat2wasm predates the
 // typed-function-references text syntax that call_ref needs). The peer exports `inc`; the calls
@@ -35,11 +26,11 @@ std::vector<uint8_t> call_peer_module();
 std::vector<std::string> call_path_kinds();
 // The child process of `--calls --valgrind`: in engine `e`, `repetitions` calls of one kind (a
 // loop kind: one invocation of its loop with that many iterations), and nothing else.
-void run_call_path_child(const CallPathEngine& e, const std::string& kind, uint32_t repetitions);
+void run_call_path_child(const BenchEngine& e, const std::string& kind, uint32_t repetitions);
 
 // Runs every group in every engine (each checked first: every loop must return what it should)
 // and writes <experiment>.summary.csv / .samples.csv / .json into `dir` when there is one.
-void run_call_path(const std::vector<CallPathEngine>& engines, const RunProtocol& protocol, bool quick,
+void run_call_path(const std::vector<BenchEngine>& engines, const RunProtocol& protocol, bool quick,
                    const std::optional<RunDirectory>& dir, const std::string& experiment);
 
 }  // namespace dlab::cli

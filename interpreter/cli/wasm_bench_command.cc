@@ -36,6 +36,7 @@
 #include "dispatchlab/harness/temp_dir.h"
 #include "dispatchlab/harness/result_rows.h"
 #include "dispatchlab/harness/run_protocol.h"
+#include "dispatchlab/harness/statistics.h"
 #include "dispatchlab/interpreter/runtime.h"
 #include "dispatchlab/interpreter/validator.h"
 #include "dispatchlab/interpreter/wasi.h"
@@ -62,26 +63,13 @@ struct Prepared {
   uint64_t calls = 0;                         // timed calls so far (warm-up included)
 };
 
-// An engine of the bench: a dispatch mode with a stack placement, and its case-name suffix.
-struct Engine {
-  wasm::Dispatch mode;
-  wasm::Placement placement;
-  wasm::Lowering lowering;
-  std::string name;  // "tail", or "tail/vec" when more than one placement is compared, "tail/vec/plain" with lowerings
-  wasm::Budget budget = wasm::Budget::kNone;
-  std::string baseline;  // with several budgets or bounds: the same engine with the first built (its ratio's pair)
-  wasm::Bounds bounds = wasm::Bounds::kCheck;
-};
+using Engine = BenchEngine;
 
 std::unique_ptr<Prepared> prepare(const std::string& path, const wasm::Module& m, const Engine& e, uint64_t clock_step_ns,
                                   uint64_t heap_limit) {
   auto p = std::make_unique<Prepared>();
-  p->rt = std::make_unique<wasm::Runtime>(e.mode, e.placement, e.budget, e.bounds);
-  p->rt->set_lowering(e.lowering);
+  p->rt = bench_runtime(e.config);
   if (heap_limit) p->rt->set_heap_limit(heap_limit);
-  // A budget that is counted but never reached: the bench measures what counting costs. The
-  // deadline engine gets a deadline a day away, so the epoch ticker runs as it would in use.
-  if (e.budget == wasm::Budget::kDeadline) p->rt->set_deadline(std::chrono::hours(24));
   p->wasi.args = {"kernels.wasm"};
   p->wasi.fixed_clock_step_ns = clock_step_ns;
   try {
@@ -134,22 +122,18 @@ void run_valgrind(const std::string& module, const std::string& clock, uint64_t 
     for (const auto& e : modes)
       cases.push_back({fmt::format("{}/{}", w.name, e.name),
                        [self, e, w, module, clock, heap_limit](uint64_t calls) {
-                         return std::vector<std::string>{self, "wasm", "run", "--dispatch", wasm::dispatch_name(e.mode), "--placement",
-                                                         wasm::placement_name(e.placement), "--budget", wasm::budget_name(e.budget),
-                                                         "--bounds", wasm::bounds_name(e.bounds),
-                                                         "--lowering", wasm::lowering_name(e.lowering), "--ir", wasm::ir_name(e.lowering.ir), "--clock", clock, "--heap-limit",
-                                                         std::to_string(heap_limit), "--invoke", w.name, "--repeat", std::to_string(calls),
-                                                         module, std::to_string(w.size)};
+                         std::vector<std::string> argv{self, "wasm", "run"}, engine = e.config.argv();
+                         argv.insert(argv.end(), engine.begin(), engine.end());
+                         argv.insert(argv.end(), {"--clock", clock, "--heap-limit", std::to_string(heap_limit), "--invoke", w.name,
+                                                  "--repeat", std::to_string(calls), module, std::to_string(w.size)});
+                         return argv;
                        },
-                       {{"workload", w.name}, {"size", std::to_string(w.size)}, {"dispatch", wasm::dispatch_name(e.mode)},
-                        {"binop_pairs", w.pairs >= 0 ? std::to_string(w.pairs) : ""},
-                        {"variant", wasm::placement_name(e.placement)},
-                        {"lowering", wasm::lowering_name(e.lowering)}, {"ir", wasm::ir_name(e.lowering.ir)},
-                        {"budget", wasm::budget_name(e.budget)}, {"bounds", wasm::bounds_name(e.bounds)},
-                        {"corpus_role", corpus_role(w.name)},
-                        {"clock", clock},
-                        {"heap_limit", heap_limit ? std::to_string(heap_limit) : ""},
-                        {"module", std::filesystem::path(module).filename().string()}},
+                       engine_params(e.config, {{"workload", w.name}, {"size", std::to_string(w.size)},
+                                                {"binop_pairs", w.pairs >= 0 ? std::to_string(w.pairs) : ""},
+                                                {"corpus_role", corpus_role(w.name)},
+                                                {"clock", clock},
+                                                {"heap_limit", heap_limit ? std::to_string(heap_limit) : ""},
+                                                {"module", std::filesystem::path(module).filename().string()}}),
                        "call",
                        e.baseline.empty() ? std::string() : fmt::format("{}/{}", w.name, e.baseline), n});
   run_cachegrind_cases(cases, dir, experiment);
@@ -263,7 +247,7 @@ std::vector<Engine> choose_engines(const BenchOptions& o, std::vector<std::strin
               continue;
             }
             std::string name = stem + (chosen_budgets.size() > 1 ? "/" + b : "") + (chosen_bounds.size() > 1 ? "/" + bd : "");
-            modes.push_back({mode, place, lowering, name, budget, first, bounds});
+            modes.push_back({{mode, place, budget, bounds, lowering}, name, first});
             if (first.empty()) first = name;
           }
       }
@@ -410,18 +394,14 @@ std::vector<Variant> workload_cases(const BenchRun& run, const std::vector<std::
                         },
                         w.instructions_per_size ? static_cast<double>(w.size) * static_cast<double>(w.instructions_per_size) : 1,
                         w.instructions_per_size ? "instruction" : "call",
-                        {{"workload", w.name},
-                         {"binop_pairs", w.pairs >= 0 ? std::to_string(w.pairs) : ""},
-                         {"distinct_pairs", w.distinct_pairs >= 0 ? std::to_string(w.distinct_pairs) : ""},
-                         {"size", std::to_string(w.size)},
-                         {"dispatch", wasm::dispatch_name(modes[mi].mode)},
-                         {"variant", wasm::placement_name(modes[mi].placement)},
-                         {"lowering", wasm::lowering_name(modes[mi].lowering)}, {"ir", wasm::ir_name(modes[mi].lowering.ir)},
-                         {"budget", wasm::budget_name(modes[mi].budget)}, {"bounds", wasm::bounds_name(modes[mi].bounds)},
-                         {"corpus_role", corpus_role(w.name)},
-                         {"checksum", fmt::format("{:08x}", got)},
-                         {"clock", o.clock},
-                         {"module", std::filesystem::path(o.module).filename().string()}},
+                        engine_params(modes[mi].config, {{"workload", w.name},
+                                                         {"binop_pairs", w.pairs >= 0 ? std::to_string(w.pairs) : ""},
+                                                         {"distinct_pairs", w.distinct_pairs >= 0 ? std::to_string(w.distinct_pairs) : ""},
+                                                         {"size", std::to_string(w.size)},
+                                                         {"corpus_role", corpus_role(w.name)},
+                                                         {"checksum", fmt::format("{:08x}", got)},
+                                                         {"clock", o.clock},
+                                                         {"module", std::filesystem::path(o.module).filename().string()}}),
                         modes[mi].baseline.empty() ? std::string() : fmt::format("{}/{}", w.name, modes[mi].baseline)});
   }
   if (o.no_native) return variants;
@@ -440,7 +420,6 @@ std::vector<Variant> workload_cases(const BenchRun& run, const std::vector<std::
                       {{"workload", w.name},
                        {"size", std::to_string(w.size)},
                        {"dispatch", "native"},
-                       {"variant", "native"},
                        {"corpus_role", corpus_role(w.name)},
                        {"checksum", fmt::format("{:08x}", got)},
                        {"module", "native (clang -O2)"}}});
@@ -481,7 +460,7 @@ Variant peer_case(const BenchRun& run, const Peer& peer, const Workload& w, uint
           {{"workload", w.name},
            {"size", std::to_string(w.size)},
            {"dispatch", "peer"},
-           {"variant", peer.name},
+           {"peer", peer.name},
            {"peer_command", fmt::format("{}", fmt::join(peer.argv, " "))},
            {"peer_startup_ns", fmt::format("{:.0f}", startup_ns)},
            {"calls_per_process", std::to_string(n)},
@@ -538,17 +517,21 @@ void print_group(const ExperimentTables& t) {
   }
 }
 
-// The engine with the lowest median TSC ticks among the first `engines` cases.
-size_t fastest_engine(const ExperimentTables& t, const std::vector<Variant>& variants, size_t engines) {
+// The engine with the lowest median TSC ticks among the first `engines` cases, from the samples
+// themselves (all of one workload, so per call and per run compare alike).
+size_t fastest_engine(const RunResult& result, size_t engines) {
+  size_t metric = 0;
+  while (metric < result.metrics.size() && result.metrics[metric].name != "tsc_ticks") ++metric;
   size_t best = 0;
-  double best_ticks = 1e300;
-  for (size_t r = 0; r < t.summary.size(); ++r)
-    if (t.summary.at(r, "metric") == "tsc_ticks" && !t.summary.at(r, "median").empty())
-      for (size_t mi = 0; mi < engines; ++mi)
-        if (t.summary.at(r, "variant") == variants[mi].name && std::stod(t.summary.at(r, "median")) < best_ticks) {
-          best_ticks = std::stod(t.summary.at(r, "median"));
-          best = mi;
-        }
+  double best_ticks = 0;
+  for (size_t mi = 0; mi < engines && mi < result.variants.size() && metric < result.metrics.size(); ++mi) {
+    std::vector<double> ticks;
+    for (const auto& round : result.variants[mi].samples)
+      if (metric < round.size() && round[metric].value) ticks.push_back(*round[metric].value);
+    if (ticks.empty()) continue;
+    double m = median(ticks);
+    if (best_ticks == 0 || m < best_ticks) best_ticks = m, best = mi;
+  }
   return best;
 }
 
@@ -582,7 +565,7 @@ void run_workload_group(BenchRun& run, const std::vector<std::unique_ptr<Prepare
   run.groups.push_back({{"workload", w.name}, {"size", w.size}, {"baseline", variants.front().name},
                         {"checksum", fmt::format("{:08x}", checksum)}, {"native", !run.o.no_native}});
   if (run.plan.peers.empty()) return;
-  size_t best = fastest_engine(t, variants, run.plan.engines.size());
+  size_t best = fastest_engine(run.last, run.plan.engines.size());
   nlohmann::json peer_log = run_peer_group(run, w, checksum, variants[best], run.plan.engines[best].name);
   if (!peer_log.is_null()) run.groups.push_back(peer_log);
 }
@@ -609,18 +592,18 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
   cmd->add_option("--module", o->module, "the workload module (built from interpreter/workloads/kernels.c)")->capture_default_str();
   cmd->add_option("--workloads", o->workloads, "comma-separated subset of: " + names);
   cmd->add_option("--dispatch", o->dispatch, "comma-separated dispatch modes; the first is the baseline")->capture_default_str();
-  cmd->add_option("--placements,--variants", o->variants,
+  cmd->add_option("--placements,--placement,--variants", o->variants,
                   "comma-separated subset of the stack placements " + join(placement_choices(), ",") +
                       " (engines.def); with several, every placement in every mode, "
                       "the first placement in the first mode the baseline (e.g. --placements vec,sp,sp_wt; --variants is the old name)")
       ->capture_default_str();
-  cmd->add_option("--lowerings", o->lowerings,
+  cmd->add_option("--lowerings,--lowering", o->lowerings,
                   "comma-separated subset of the lowering's technique sets " + join(lowering_choices(), ",") + " (" +
                       wasm::lowering_help() +
                       "); with several, every set on every engine, the first the baseline (e.g. --lowerings plain,fold,fuse,super," +
                       default_lowering() + ")")
       ->capture_default_str();
-  cmd->add_option("--irs", o->irs,
+  cmd->add_option("--irs,--ir", o->irs,
                   "comma-separated subset of the IRs " + join(ir_choices(), ",") +
                       " (stack: operand-stack code; register: each instruction names its operand and result slots, built for the sp "
                       "placement); with several, every IR on every engine, the first the baseline (e.g. --irs stack,register)")
@@ -630,7 +613,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
                       "; with several, each engine with each in the same rounds, every one's change against the engine's first "
                       "(e.g. --bounds check,guard)")
       ->capture_default_str();
-  cmd->add_option("--budgets", o->budgets,
+  cmd->add_option("--budgets,--budget", o->budgets,
                   "comma-separated subset of the budgets " + join(budget_choices(), ",") +
                       " (engines.def: fuel counts every branch and call in a handler argument, fuel_machine in the machine, "
                       "deadline checks an epoch there; never reached while timed); with several, each engine under each budget "
@@ -695,8 +678,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
       check_bench_options(*o, *cmd);
       if (o->quick) apply_quick_protocol(cmd, o->protocol);
       std::vector<std::string> not_built;
-      std::vector<CallPathEngine> engines;
-      for (const Engine& e : choose_engines(*o, not_built)) engines.push_back({e.mode, e.placement, e.lowering, e.name, e.budget, e.baseline, e.bounds});
+      std::vector<BenchEngine> engines = choose_engines(*o, not_built);
       if (!o->calls_child.empty()) {
         if (engines.size() != 1 || !o->calls_child_n) throw CLI::ValidationError("--calls-child", "needs one engine and --calls-child-n");
         run_call_path_child(engines.front(), o->calls_child, o->calls_child_n);
@@ -712,15 +694,13 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
             uint32_t n = kind == "instantiate" ? 20 : kind.rfind("host_to_wasm", 0) == 0 ? 1000 : 10000;
             cases.push_back({fmt::format("{}/{}", kind, e.name),
                              [self, kind, e](uint64_t reps) {
-                               return std::vector<std::string>{self, "wasm", "bench", "--calls", "--no-save", "--calls-child", kind,
-                                                               "--calls-child-n", std::to_string(reps), "--dispatch",
-                                                               wasm::dispatch_name(e.mode), "--placements", wasm::placement_name(e.placement),
-                                                               "--lowerings", wasm::lowering_name(e.lowering), "--irs", wasm::ir_name(e.lowering.ir), "--budgets",
-                                                               wasm::budget_name(e.budget), "--bounds", wasm::bounds_name(e.bounds)};
+                               std::vector<std::string> argv{self, "wasm", "bench", "--calls", "--no-save", "--calls-child", kind,
+                                                             "--calls-child-n", std::to_string(reps)},
+                                   engine = e.config.argv();
+                               argv.insert(argv.end(), engine.begin(), engine.end());
+                               return argv;
                              },
-                             {{"call", kind}, {"dispatch", wasm::dispatch_name(e.mode)}, {"variant", wasm::placement_name(e.placement)},
-                              {"lowering", wasm::lowering_name(e.lowering)}, {"ir", wasm::ir_name(e.lowering.ir)}, {"budget", wasm::budget_name(e.budget)},
-                              {"bounds", wasm::bounds_name(e.bounds)}, {"module", "generated call path"}},
+                             engine_params(e.config, {{"call", kind}, {"module", "generated call path"}}),
                              kind == "instantiate" ? "instance" : "call",
                              e.baseline.empty() ? std::string() : fmt::format("{}/{}", kind, e.baseline),
                              n});

@@ -297,8 +297,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
     lowering.ir = *wasm::parse_ir(o->ir);
     std::string ir_why = profile ? wasm::ir_unavailable(lowering.ir, place) : wasm::ir_unavailable(lowering.ir, mode, place, budget, bounds);
     if (!ir_why.empty()) throw CLI::ValidationError("--ir", ir_why);
-    wasm::Runtime rt(mode, place, budget, bounds);
-    rt.set_lowering(lowering);
+    wasm::Runtime rt(wasm::EngineConfig{mode, place, budget, bounds, lowering});
     if (o->heap_limit) rt.set_heap_limit(o->heap_limit);
     if (profile) rt.enable_profile();
     // Said however the run ends (a trap, an exit), if asked for.

@@ -335,9 +335,9 @@ std::string ir_unavailable(Ir ir, Dispatch d, Placement p, Budget b, Bounds boun
                      dispatch_name(d));
 }
 
-std::vector<EngineRow> engine_rows() {
-  std::vector<EngineRow> out;
-  for (const auto& e : kEngines) out.push_back({e.name, e.dispatch, e.placement, e.budget, e.bounds});
+std::vector<EngineConfig> engine_configs() {
+  std::vector<EngineConfig> out;
+  for (const auto& e : kEngines) out.push_back({e.dispatch, e.placement, e.budget, e.bounds, Lowering{}});
   return out;
 }
 
@@ -423,6 +423,10 @@ ExternType ExternVal::type() const {
 }
 
 // ---- runtime ------------------------------------------------------------------------------------
+
+Runtime::Runtime(const EngineConfig& engine) : Runtime(engine.dispatch, engine.placement, engine.budget, engine.bounds) {
+  lowering_ = engine.lowering;
+}
 
 Runtime::Runtime(Dispatch dispatch, Placement placement, Budget budget, Bounds bounds)
     : dispatch_(dispatch), placement_(placement), budget_(budget), bounds_(bounds), machine_(std::make_unique<Machine>()) {

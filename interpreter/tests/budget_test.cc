@@ -36,9 +36,9 @@ constexpr const char* kLoopWat = R"((module
     (local.get 1)))
 )";
 
-std::vector<EngineRow> budgeted(bool fuel) {
-  std::vector<EngineRow> out;
-  for (const auto& e : engine_rows()) {
+std::vector<EngineConfig> budgeted(bool fuel) {
+  std::vector<EngineConfig> out;
+  for (const auto& e : engine_configs()) {
     bool counts_fuel = e.budget == Budget::kFuel || e.budget == Budget::kFuelMachine;
     if ((fuel ? counts_fuel : e.budget == Budget::kDeadline) && engine_unavailable(e.dispatch, e.placement, e.budget).empty())
       out.push_back(e);
@@ -49,8 +49,8 @@ std::vector<EngineRow> budgeted(bool fuel) {
 uint32_t iterations(const Instance& inst) { return static_cast<uint32_t>(inst.exports.at("iterations").global->lo); }
 
 TEST(Budget, EveryEngineRowHasANameAndTheTailSignaturesAddTheCounter) {
-  for (const auto& e : engine_rows()) {
-    EXPECT_EQ(engine_name(e.dispatch, e.placement, e.budget, e.bounds), e.name);
+  for (const auto& e : engine_configs()) {
+    EXPECT_NE(e.engine_name(), "");
     EXPECT_EQ(parse_bounds(bounds_name(e.bounds)), e.bounds);
     EXPECT_EQ(parse_budget(budget_name(e.budget)), e.budget);
   }
@@ -77,7 +77,7 @@ TEST(Budget, FuelStopsEveryEngineAndLoweringAtTheSameInstructionAndResumes) {
   ASSERT_FALSE(budgeted(true).empty());
   for (const auto& e : budgeted(true))
     for (const Lowering& l : lowerings()) {
-      SCOPED_TRACE(fmt::format("{} {}", e.name, lowering_name(l)));
+      SCOPED_TRACE(fmt::format("{} {}", e.engine_name(), lowering_name(l)));
       Runtime rt(e.dispatch, e.placement, e.budget);
       rt.set_lowering(l);
       Instance& inst = rt.instantiate(m);
@@ -127,7 +127,7 @@ TEST(Budget, FuelStopsEveryEngineAndLoweringAtTheSameInstructionAndResumes) {
 TEST(Budget, ANewInvocationAbandonsASuspendedOneAndResumeWithoutOneIsRefused) {
   Module m = assemble(kLoopWat);
   for (const auto& e : budgeted(true)) {
-    SCOPED_TRACE(e.name);
+    SCOPED_TRACE(e.engine_name());
     Runtime rt(e.dispatch, e.placement, e.budget);
     Instance& inst = rt.instantiate(m);
     FuncInst* run = inst.exports.at("run").func;
@@ -147,7 +147,7 @@ TEST(Budget, ANewInvocationAbandonsASuspendedOneAndResumeWithoutOneIsRefused) {
 // outer invocation when the host lets it go.
 TEST(Budget, ANestedInvocationThatRunsOutIsItsCallersTrap) {
   for (const auto& e : budgeted(true)) {
-    SCOPED_TRACE(e.name);
+    SCOPED_TRACE(e.engine_name());
     Runtime rt(e.dispatch, e.placement, e.budget);
     Runtime* runtime = &rt;
     FuncInst* inner = nullptr;
@@ -188,7 +188,7 @@ TEST(Budget, ADeadlineStopsALoopThatNeverEndsNotBeforeItIsDue) {
                                         (func (export "add") (param i32 i32) (result i32) (i32.add (local.get 0) (local.get 1)))))");
   ASSERT_FALSE(budgeted(false).empty());
   for (const auto& e : budgeted(false)) {
-    SCOPED_TRACE(e.name);
+    SCOPED_TRACE(e.engine_name());
     Runtime rt(e.dispatch, e.placement, e.budget);
     Instance& inst = rt.instantiate(forever);
     EXPECT_EQ(rt.invoke(inst.exports.at("add").func, {Value::i32(2), Value::i32(3)}).at(0).lo, 5u);  // no deadline set

@@ -116,15 +116,15 @@ const char* kGcModule = R"((module
 constexpr uint64_t kLimit = 64 * 1024;
 
 struct Case {
-  EngineRow engine;
+  EngineConfig engine;
   Lowering lowering;
   std::string name;
 };
 std::vector<Case> cases() {
   std::vector<Case> out;
-  for (const auto& e : engine_rows())
+  for (const auto& e : engine_configs())
     if (engine_unavailable(e.dispatch, e.placement, e.budget, e.bounds).empty())
-      for (Lowering l : {Lowering::none(), Lowering{}}) out.push_back({e, l, e.name + "/" + lowering_name(l)});
+      for (Lowering l : {Lowering::none(), Lowering{}}) out.push_back({e, l, e.engine_name() + "/" + lowering_name(l)});
   return out;
 }
 

@@ -14,13 +14,13 @@ namespace {
 using test_support::assemble;
 
 struct GuardCase {
-  EngineRow engine;
+  EngineConfig engine;
   Ir ir;
 };
 
 std::vector<GuardCase> guard_cases() {
   std::vector<GuardCase> out;
-  for (const auto& e : engine_rows())
+  for (const auto& e : engine_configs())
     if (e.bounds == Bounds::kGuard && engine_unavailable(e.dispatch, e.placement, e.budget, e.bounds).empty())
       for (Ir ir : irs())
         if (ir_unavailable(ir, e.dispatch, e.placement, e.budget, e.bounds).empty()) out.push_back({e, ir});
@@ -116,7 +116,7 @@ TEST_P(GuardPages, EveryInstanceHasItsOwnReservation) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, GuardPages, ::testing::ValuesIn(guard_cases()),
-                         [](const auto& info) { return info.param.engine.name + "_" + ir_name(info.param.ir); });
+                         [](const auto& info) { return info.param.engine.engine_name() + "_" + ir_name(info.param.ir); });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GuardPages);
 
 // A memory without guard pages (made by a runtime that checks) cannot be imported into one that

@@ -86,21 +86,12 @@ Counter counter(wasm::Budget b) {
 }
 
 // Every engine of engines.def, as the asm files CMake writes (dispatch_<name>.s).
-struct EngineRow {
-  const char* name;
-  wasm::Dispatch dispatch;
-  wasm::Placement placement;
-  wasm::Budget budget;
-};
-constexpr EngineRow kEngines[] = {
-#define ENGINE(name, d, p, b, bounds) {#name, wasm::Dispatch::d, wasm::Placement::p, wasm::Budget::b},
-#include "dispatchlab/interpreter/engines.def"
-#undef ENGINE
-};
-std::string asm_file(const EngineRow& e) { return std::string(DLAB_WASM_ASM_DIR "/dispatch_") + e.name + ".s"; }
+using EngineRow = wasm::EngineConfig;
+const std::vector<wasm::EngineConfig> kEngines = wasm::engine_configs();
+std::string asm_file(const EngineRow& e) { return std::string(DLAB_WASM_ASM_DIR "/dispatch_") + e.engine_name() + ".s"; }
 std::string asm_file(const char* engine) { return std::string(DLAB_WASM_ASM_DIR "/dispatch_") + engine + ".s"; }
 // Engines this build leaves out (CMake's DLAB_ALL_ENGINES=OFF): no assembly to check.
-bool built(const EngineRow& e) { return std::string(DLAB_ENGINES_NOT_BUILT).find(std::string(" ") + e.name + " ") == std::string::npos; }
+bool built(const EngineRow& e) { return std::string(DLAB_ENGINES_NOT_BUILT).find(std::string(" ") + e.engine_name() + " ") == std::string::npos; }
 bool tail_mode(const EngineRow& e) { return e.dispatch == wasm::Dispatch::kTail || e.dispatch == wasm::Dispatch::kTailPreserveNone; }
 
 #pragma clang diagnostic push
@@ -296,15 +287,15 @@ struct Prediction {
 const Prediction& predicted(const EngineRow& e) {
   static std::map<std::string, ProbeResult> probes;
   static std::map<std::string, Prediction> by_engine;
-  if (auto it = by_engine.find(e.name); it != by_engine.end()) return it->second;
+  if (auto it = by_engine.find(e.engine_name()); it != by_engine.end()) return it->second;
   std::string sig = wasm::handler_signature(e.dispatch, e.placement, e.budget);
   std::string key = convention(e) + " " + sig;
   if (!probes.count(key)) probes[key] = probe(kTriple, convention(e), parse_signature(sig));
   Prediction p{probes[key], {}};
   auto names = parameter_names(e);
-  EXPECT_EQ(names.size(), p.probe.args.size()) << e.name << ": handler signature " << sig;
+  EXPECT_EQ(names.size(), p.probe.args.size()) << e.engine_name() << ": handler signature " << sig;
   for (size_t i = 0; i < names.size() && i < p.probe.args.size(); ++i) p.at[names[i]] = p.probe.args[i];
-  return by_engine[e.name] = p;
+  return by_engine[e.engine_name()] = p;
 }
 
 // sp_spill: the handler loads the operand-stack pointer from the stack slot the probe says the
@@ -354,7 +345,7 @@ TEST(InterpreterAsm, HandlerStateIsInTheRegistersTheProbesPredict) {
   for (const auto& e : kEngines) {
     if (!tail_mode(e) || !built(e)) continue;
     const Prediction& p = predicted(e);
-    SCOPED_TRACE(std::string(e.name) + ": " + p.describe());
+    SCOPED_TRACE(e.engine_name() + ": " + p.describe());
     ASSERT_EQ(p.probe.status, "ok") << p.probe.note;
     EXPECT_TRUE(p.probe.methods_agree) << p.probe.note;
     ++engines;
@@ -435,10 +426,10 @@ TEST(InterpreterAsm, FuelArgumentEnginesChargeARegisterAndTheOthersTheMachine) {
   for (const auto& e : kEngines) {
     if (!tail_mode(e) || e.placement != wasm::Placement::kSp) continue;
     const Prediction& p = predicted(e);
-    ASSERT_EQ(p.probe.status, "ok") << e.name << ": " << p.probe.note;
+    ASSERT_EQ(p.probe.status, "ok") << e.engine_name() << ": " << p.probe.note;
     // (not call: around a host function the argument engines hand the counter to the machine)
     for (const char* op : {"br", "br_if", "i32_lt_s_br_if"}) {
-      SCOPED_TRACE(std::string(e.name) + " " + op + ": " + p.describe());
+      SCOPED_TRACE(e.engine_name() + " " + op + ": " + p.describe());
       auto code = handler_code(asm_file(e), op);
       EXPECT_EQ(reads_machine_fuel(code, p.at.at("m").where), e.budget == wasm::Budget::kFuelMachine);
       EXPECT_EQ(names_the_epoch(code), e.budget == wasm::Budget::kDeadline);
@@ -464,9 +455,9 @@ TEST(InterpreterAsm, GotoEnginesKeepTheirOwnIndirectJumps) {
     ++engines;
     int jumps = 0;
     for (const auto& f : parse_asm_functions(read(asm_file(e))))
-      if (f.name.find(std::string("run_") + e.name) != std::string::npos)
+      if (f.name.find(std::string("run_") + e.engine_name()) != std::string::npos)
         for (const auto& ins : f.instructions) jumps += indirect_jump(ins);
-    EXPECT_GT(jumps, static_cast<int>(wasm::Op::kCount) / 2) << "indirect jumps in run_" << e.name;
+    EXPECT_GT(jumps, static_cast<int>(wasm::Op::kCount) / 2) << "indirect jumps in run_" << e.engine_name();
   }
   EXPECT_GT(engines, 0);
 }

@@ -38,7 +38,7 @@ std::vector<DlInst> ModelCase::program() const {
 
 std::map<std::string, std::string> ModelCase::params() const {
   const auto& e = find_entry(model, variant, dispatch);
-  std::map<std::string, std::string> p = {{"model", model},   {"variant", variant},
+  std::map<std::string, std::string> p = {{"model", model},   {"placement", variant},
                                           {"kinds", kinds()}, {"copies", std::to_string(copies)},
                                           {"dispatch", dispatch}, {"convention", e.convention()},
                                           {"seed", std::to_string(seed)}};

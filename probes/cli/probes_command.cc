@@ -70,8 +70,8 @@ void add_probes_command(CLI::App& app) {
   fit->fallthrough();  // --targets and --conventions of `dlab probes` also work after `fit`
   auto* fit_args = fit->add_option("--args", o->args, "argument types, e.g. \"ptr,ptr,u64,u64,u32,u32\" (ptr u64 i64 u32 f64 f32)");
   std::string tail_engines;
-  for (const auto& e : wasm::engine_rows())
-    if (!wasm::handler_signature(e.dispatch, e.placement, e.budget).empty()) tail_engines += (tail_engines.empty() ? "" : ",") + e.name;
+  for (const auto& e : wasm::engine_configs())
+    if (!e.handler_signature().empty()) tail_engines += (tail_engines.empty() ? "" : ",") + e.engine_name();
   fit->add_option("--engines", o->engines,
                   "instead of --args: the interpreter's tail-call engines' handler signatures (engines.def's placement and budget "
                   "columns), each in its own convention (tail: default, tail_pn: preserve_none) unless --conventions is given; "
@@ -83,16 +83,16 @@ void add_probes_command(CLI::App& app) {
       auto names = choose_from(o->engines == "all" ? tail_engines : o->engines, split_commas(tail_engines), "--engines");
       auto targets = choose_from(o->targets, probes::all_targets(), "--targets");
       std::string out = fmt::format("handler signatures of the interpreter's tail-call engines, {}\n", compiler_name());
-      for (const auto& e : wasm::engine_rows()) {
-        if (std::find(names.begin(), names.end(), e.name) == names.end()) continue;
-        probes::Signature sig = probes::parse_signature(wasm::handler_signature(e.dispatch, e.placement, e.budget));
+      for (const auto& e : wasm::engine_configs()) {
+        if (std::find(names.begin(), names.end(), e.engine_name()) == names.end()) continue;
+        probes::Signature sig = probes::parse_signature(e.handler_signature());
         std::vector<std::string> conventions =
             !o->conventions.empty() ? choose_from(o->conventions, probes::all_conventions(), "--conventions")
                                     : std::vector<std::string>{e.dispatch == wasm::Dispatch::kTailPreserveNone ? "preserve_none" : "default"};
         std::vector<probes::BudgetRow> rows;
         for (const auto& t : targets)
           for (const auto& c : conventions) rows.push_back({"fit", probes::probe(t, c, sig)});
-        out += fmt::format("\n### {} ({} placement, {} budget): ({})\n\n{}", e.name, wasm::placement_name(e.placement),
+        out += fmt::format("\n### {} ({} placement, {} budget): ({})\n\n{}", e.engine_name(), wasm::placement_name(e.placement),
                            wasm::budget_name(e.budget), probes::to_string(sig), probes::fit_markdown(rows));
       }
       fmt::print("{}", out);

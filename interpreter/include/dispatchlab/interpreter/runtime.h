@@ -21,117 +21,12 @@
 #include <vector>
 #include <chrono>
 
+#include "dispatchlab/interpreter/engine_config.h"
 #include "dispatchlab/interpreter/linker.h"
 #include "dispatchlab/interpreter/module.h"
 #include "dispatchlab/interpreter/types.h"
 
 namespace dlab::wasm {
-
-// How handlers reach each other, and where the operand-stack pointer (and a cached top of stack)
-// lives between handlers: both axes are rows of engines.def (beside this header), which says what
-// each mode and placement is, which pairs exist and why the others cannot. Axis names match the
-// models' dispatch and state-placement axes (models/spec).
-enum class Dispatch : uint8_t {
-#define DISPATCH(name, enumerator, file) enumerator,
-#include "dispatchlab/interpreter/engines.def"
-#undef DISPATCH
-};
-const char* dispatch_name(Dispatch d);
-std::optional<Dispatch> parse_dispatch(std::string_view name);
-// The modes this build has (tail_pn needs clang's preserve_none on x86-64 or AArch64).
-std::vector<Dispatch> dispatch_modes();
-
-enum class Placement : uint8_t {
-#define PLACEMENT(name, enumerator, sp, top) enumerator,
-#include "dispatchlab/interpreter/engines.def"
-#undef PLACEMENT
-};
-const char* placement_name(Placement p);
-std::optional<Placement> parse_placement(std::string_view name);
-std::vector<Placement> placements();
-// How an invocation is bounded (engines.def's BUDGET rows; interpreter/src/budget.h): none, fuel
-// (the counter a handler argument), fuel_machine (the counter in the machine), deadline (epochs).
-enum class Budget : uint8_t {
-#define BUDGET(name, enumerator, counter) enumerator,
-#include "dispatchlab/interpreter/engines.def"
-#undef BUDGET
-};
-const char* budget_name(Budget b);
-std::optional<Budget> parse_budget(std::string_view name);
-std::vector<Budget> budgets();
-// How a 32-bit memory's loads and stores stay in bounds (engines.def's BOUNDS rows): check (a
-// compare per access) or guard (reserved, inaccessible address space past the memory's size, a
-// fault becoming the trap: src/guard_pages.h). memory64 and the bulk instructions always check.
-enum class Bounds : uint8_t {
-#define BOUNDS(name, enumerator, how) enumerator,
-#include "dispatchlab/interpreter/engines.def"
-#undef BOUNDS
-};
-const char* bounds_name(Bounds b);
-std::optional<Bounds> parse_bounds(std::string_view name);
-std::vector<Bounds> bounds_list();
-// "" when this platform can reserve guarded memories (Linux on a 64-bit target), else why not.
-std::string guard_pages_unavailable();
-// "" when this build has the engine, else why not ("sp_spill is about how an argument is passed; ...").
-std::string engine_unavailable(Dispatch d, Placement p, Budget b = Budget::kNone, Bounds bounds = Bounds::kCheck);
-// Every ENGINE row of engines.def, in its order.
-struct EngineRow {
-  std::string name;
-  Dispatch dispatch;
-  Placement placement;
-  Budget budget;
-  Bounds bounds;
-};
-std::vector<EngineRow> engine_rows();
-// The engine's name in engines.def ("tail_pn_fuel"), or "" when there is no such row.
-std::string engine_name(Dispatch d, Placement p, Budget b = Budget::kNone, Bounds bounds = Bounds::kCheck);
-// A tail-call handler's integer arguments in order, as `dlab probes fit --args` takes them
-// ("ptr,ptr,ptr,ptr,u64"), from the engine's placement and budget rows (placement.h, budget.h
-// write the same lists as C++ parameters); "" for switch and goto, whose handlers take none.
-std::string handler_signature(Dispatch d, Placement p, Budget b);
-
-// The lowering's speed techniques, each switchable (a lowering option, so every engine runs with
-// any set of them; interpreter/src/lowering.cc's peephole stage writes them):
-//   fold  a const or local.get followed by the binop that consumes it becomes one instruction whose
-//         second operand is its immediate / local slot (wasm3's operand-location variants)
-//   fuse  an integer comparison followed by br_if, or by the branch an `if` lowers to, becomes one
-//         compare-and-branch (the comparison's result never reaches a slot); i32.eqz before a
-//         branch flips its sense instead
-//   super a pair of consecutive instructions becomes one superinstruction (both bodies in one
-//         handler), for the pairs tools/superinstructions.py chose from measured pair frequencies
-// Named as a '+'-joined set, "plain" for none: "fold+fuse+super" is every technique (the default).
-// The techniques are the rows of lowerings.def (beside this header): a field each.
-//
-// The IR is a second axis (`--ir`): stack, the operand-stack code every placement runs, or
-// register, where each instruction names the frame slots of its operands and result (locals,
-// stack temporaries at their static heights, constants folded in), so local.get / local.set /
-// local.tee and most operand-stack traffic disappear and a result is written straight into the
-// local that consumes it (wasmi's design). Instructions without a register form run in their stack
-// form, with the stack pointer put where they expect it (lowering.cc). The register IR is built
-// for the sp placement (every dispatch mode and budget): its instructions never move the stack
-// pointer, so the other placements would differ only in the stack-form instructions between them.
-enum class Ir : uint8_t { kStack, kRegister };
-const char* ir_name(Ir ir);
-std::optional<Ir> parse_ir(std::string_view name);
-std::vector<Ir> irs();
-// "" when the placement runs `ir`, else why not; with the engine, also whether this build compiled
-// the register forms into it (a default build leaves them out of switch and goto: DLAB_ALL_ENGINES).
-std::string ir_unavailable(Ir ir, Placement p);
-std::string ir_unavailable(Ir ir, Dispatch d, Placement p, Budget b = Budget::kNone, Bounds bounds = Bounds::kCheck);
-struct Lowering {
-#define TECHNIQUE(name, help) bool name = true;
-#include "dispatchlab/interpreter/lowerings.def"
-#undef TECHNIQUE
-  Ir ir = Ir::kStack;
-  bool operator==(const Lowering&) const = default;
-  static Lowering none();  // "plain"
-};
-std::string lowering_name(Lowering l);
-std::optional<Lowering> parse_lowering(std::string_view name);
-// Every set, "plain" first: the names `--lowering` accepts.
-std::vector<Lowering> lowerings();
-// --lowering's help: every technique with what it does, and how sets are named.
-std::string lowering_help();
 
 class Trap : public std::runtime_error {
  public:
@@ -357,6 +252,8 @@ class Runtime {
   // instantiate refuses (Unsupported) an instance with a 32-bit memory that is not.
   explicit Runtime(Dispatch dispatch = Dispatch::kTail, Placement placement = Placement::kSp, Budget budget = Budget::kNone,
                    Bounds bounds = Bounds::kCheck);
+  // The engine and its lowering as one value (what the commands and result rows name).
+  explicit Runtime(const EngineConfig& engine);
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
@@ -365,6 +262,7 @@ class Runtime {
   Placement placement() const { return placement_; }
   Budget budget() const { return budget_; }
   Bounds bounds() const { return bounds_; }
+  EngineConfig engine() const { return {dispatch_, placement_, budget_, bounds_, lowering_}; }
   // Every instance, in the order instantiated (a failed instantiation's included).
   const std::deque<std::unique_ptr<Instance>>& instances() const { return instances_; }
   // The techniques the lowering applies to modules instantiated from now on.
