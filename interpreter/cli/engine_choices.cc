@@ -1,7 +1,6 @@
 #include "engine_choices.h"
 
 #include <charconv>
-#include <chrono>
 
 #include <fmt/format.h>
 
@@ -10,16 +9,6 @@
 
 namespace dlab::cli {
 
-std::unique_ptr<wasm::Runtime> bench_runtime(const wasm::EngineConfig& e) {
-  auto rt = std::make_unique<wasm::Runtime>(e);
-  if (e.budget == wasm::Budget::kDeadline) rt->set_deadline(std::chrono::hours(24));
-  return rt;
-}
-
-std::map<std::string, std::string> engine_params(const wasm::EngineConfig& e, std::map<std::string, std::string> row) {
-  for (auto& [key, value] : e.params()) row[key] = value;
-  return row;
-}
 
 std::vector<std::string> dispatch_choices(bool with_all) {
   std::vector<std::string> out;

@@ -2,8 +2,6 @@
 // from the runtime's registries (engines.def, lowerings.def): no command keeps a list of its own.
 #pragma once
 
-#include <map>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,20 +10,6 @@
 #include "dispatchlab/interpreter/runtime.h"
 
 namespace dlab::cli {
-
-// An engine of a bench (the kernels, the call path, cachegrind's cases): its configuration, the
-// suffix its cases are named by, and its ratio's pair.
-struct BenchEngine {
-  wasm::EngineConfig config;
-  std::string name;      // "tail", "tail/vec" when several placements are compared, "tail/vec/plain" with lowerings...
-  std::string baseline;  // with several budgets or bounds: the suffix of the same engine with the first built, its pair
-};
-// A runtime of `e` for timing: a budget that is counted but never reached (the bench measures what
-// counting costs), so the deadline engine gets a deadline a day away and its epoch ticker runs
-// as it would in use.
-std::unique_ptr<wasm::Runtime> bench_runtime(const wasm::EngineConfig& e);
-// A result row's params: the engine's columns (EngineConfig::params) and the row's own.
-std::map<std::string, std::string> engine_params(const wasm::EngineConfig& e, std::map<std::string, std::string> row);
 
 std::vector<std::string> dispatch_choices(bool with_all = false);   // this build's modes ("all" first when asked)
 std::vector<std::string> placement_choices(bool with_all = false);  // every placement

@@ -1,6 +1,6 @@
 // The D-binop generator: D+1 binops whose D consecutive pairs are all distinct, in a module the
 // interpreter runs to the same checksum in every engine.
-#include "../cli/dbinop.h"
+#include "../experiments/dbinop.h"
 
 #include <set>
 #include <sstream>

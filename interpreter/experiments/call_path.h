@@ -10,7 +10,7 @@
 #include "dispatchlab/harness/result_writer.h"
 #include "dispatchlab/harness/run_protocol.h"
 #include "dispatchlab/interpreter/runtime.h"
-#include "engine_choices.h"
+#include "bench_engine.h"
 
 namespace dlab::cli {
 

@@ -13,7 +13,7 @@
 // features30_native.c): one dlab_native_<name> per WORKLOAD row.
 extern "C" {
 #define WORKLOAD(suite, name, size, quick, profile, what) uint32_t dlab_native_##name(uint32_t);
-#include "../workloads/workloads.def"
+#include "workloads.def"
 #undef WORKLOAD
 }
 
@@ -27,7 +27,7 @@ struct NativeRow {
 };
 constexpr NativeRow kNative[] = {
 #define WORKLOAD(suite, name, size, quick, profile, what) {#name, &dlab_native_##name},
-#include "../workloads/workloads.def"
+#include "workloads.def"
 #undef WORKLOAD
 };
 
@@ -46,7 +46,7 @@ const std::vector<WorkloadSuite>& workload_suites() {
   static const std::vector<WorkloadSuite> suites = [] {
     std::vector<WorkloadSuite> out = {
 #define SUITE(id, name, module, command, what) {#id, name, module, command, what, {}},
-#include "../workloads/workloads.def"
+#include "workloads.def"
 #undef SUITE
     };
     auto add = [&](const std::string& suite, SuiteWorkload w) {
@@ -54,7 +54,7 @@ const std::vector<WorkloadSuite>& workload_suites() {
         if (s.id == suite) s.workloads.push_back(std::move(w));
     };
 #define WORKLOAD(suite, name, size, quick, profile, what) add(#suite, {#name, size, quick, profile, "", what});
-#include "../workloads/workloads.def"
+#include "workloads.def"
 #undef WORKLOAD
     for (const auto& w : corpus_workloads()) add("corpus", {w.name, w.size, w.quick, 0, w.role, w.what});
     return out;
