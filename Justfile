@@ -105,6 +105,26 @@ corpus:
     @[ -f {{build_dir}}/build.ninja ] || cmake --preset {{preset}}
     cmake --build {{build_dir}} --target corpus
 
+# the peer engine to beat, wasm3, into build/peers/wasm3/wasm3: built from ../shared/peers (pinned source, clang-19, seconds), or DLAB_WASM3=/path/to/wasm3 taken as it is; `just rfc` then times it beside dlab on the kernels and the corpus
+peers:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    out=build/peers/wasm3
+    if [ -n "${DLAB_WASM3:-}" ]; then
+      [ -x "$DLAB_WASM3" ] || { echo "DLAB_WASM3=$DLAB_WASM3 is not an executable file" >&2; exit 1; }
+      mkdir -p "$out"; ln -sf "$(realpath "$DLAB_WASM3")" "$out/wasm3"
+      echo "wasm3: $DLAB_WASM3 (taken as it is) -> $out/wasm3"
+    elif [ -x ../shared/peers/build-wasm3 ]; then
+      ../shared/peers/build-wasm3 "$out" >/dev/null
+      echo "wasm3: built from ../shared/peers/wasm3 (commit $(sed -n 's/.*commit \([0-9a-f]\{40\}\).*/\1/p' ../shared/peers/README.md | head -n1)) -> $out/wasm3"
+    else
+      echo "no ../shared/peers here and DLAB_WASM3 is not set: build wasm3 yourself (https://github.com/wasm3/wasm3 at commit" >&2
+      echo "c9b579d8c048db71ce2322cf68a0d88ae81684d2: cmake -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_WASI=simple" >&2
+      echo "-DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19, then ninja) and run DLAB_WASM3=/path/to/wasm3 just peers" >&2
+      exit 1
+    fi
+    "$out/wasm3" --version | head -n1
+
 # ABI register budget and the handlers' state placement for every target and convention, into results/probes
 probes *ARGS: build
     {{dlab}} probes {{ARGS}}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -91,6 +92,7 @@ def experiment_markdown(exp) -> str:
         return calls_markdown(exp)
     if exp.name.startswith("wasm") and not exp.name.endswith("_valgrind"):
         parts = []
+        pace = []  # (workload, peer, dlab ms per call, the peer's ms per call after its start-up)
         for group in exp.sidecar.get("groups", []):
             # The group's cases: those paired with its baseline, and those paired with one of them
             # (a budgeted engine records its unbudgeted case as its baseline).
@@ -101,7 +103,9 @@ def experiment_markdown(exp) -> str:
                 notes = "; ".join(f"`{name}`: {note}" for name, note in group["peers"].items())
                 hz = exp.sidecar.get("machine", {}).get("tsc", {}).get("hz")
                 after = []
-                for r in sub[(sub["metric"] == "tsc_ticks") & (sub["n"] > 0)].itertuples():
+                ticks = sub[(sub["metric"] == "tsc_ticks") & (sub["n"] > 0)]
+                in_process = ticks[ticks[CASE_COLUMN] == group["baseline"]]
+                for r in ticks.itertuples():
                     p = parse_params(r.params)
                     if p.get("dispatch") == "peer" and hz:
                         peer = p["peer"]
@@ -113,6 +117,9 @@ def experiment_markdown(exp) -> str:
                                          f"({total_ms:.3g} ms in all, {startup_ms:.3g} ms start-up; raise --peer-calls)")
                         else:
                             after.append(f"`{peer}` {(total_ms - startup_ms) / calls:.3g} ms per call after its start-up")
+                            if len(in_process):
+                                pace.append((group["workload"].removesuffix(" (peers)"), peer,
+                                             float(in_process["median"].iloc[0]) / hz * 1e3, (total_ms - startup_ms) / calls))
                 if after:
                     notes += ". Without start-up: " + ", ".join(after)
                 parts += [f"### {group['workload']} (size {group['size']}, checksum {group['checksum']} from every peer)\n",
@@ -128,6 +135,12 @@ def experiment_markdown(exp) -> str:
             gc = gc_markdown(sub)
             if gc:
                 parts += ["\nThe collector in the same calls (collections and steady-clock time inside them, per call):\n", gc]
+        if pace:
+            parts += ["### Pace against the other engines\n",
+                      "dlab's fastest engine on each workload (in process) against each peer's time per call after its "
+                      "start-up (a whole process per sample, its start-up measured apart): `x peer` is the peer's time over "
+                      "dlab's, above 1 when dlab is faster; the geometric mean is over the workloads listed.\n",
+                      peer_pace_markdown(pace)]
         return "\n".join(parts)
     if exp.name.startswith("wasm") and exp.name.endswith("_valgrind"):
         return ("Per call of the workload's export, from cachegrind runs of N and 2N calls (deterministic; decoding, "
@@ -159,6 +172,19 @@ def calls_markdown(exp) -> str:
         parts += [f"| {m['engine']} | {m['heap_bytes_per_instance']:,.0f} | {m['module_copy_bytes']:,.0f} | {resident(m)} |"
                   for m in memory]
     return "\n".join(parts)
+
+
+def peer_pace_markdown(pace: list[tuple[str, str, float, float]]) -> str:
+    """Per workload and peer, dlab's and the peer's ms per call and `x peer`, then each peer's
+    geometric mean over its workloads."""
+    rows, ratios = [], {}
+    for workload, peer, dlab_ms, peer_ms in pace:
+        ratio = peer_ms / dlab_ms
+        ratios.setdefault(peer, []).append(ratio)
+        rows.append([workload, peer, f"{dlab_ms:.3g}", f"{peer_ms:.3g}", f"{ratio:.2f}"])
+    for peer, rs in ratios.items():
+        rows.append([f"geometric mean ({len(rs)})", peer, "", "", f"{math.exp(sum(map(math.log, rs)) / len(rs)):.2f}"])
+    return markdown_table(["workload", "peer", "dlab ms/call", "peer ms/call", "x peer"], rows)
 
 
 def render(run: Run) -> str:

@@ -126,6 +126,16 @@ def test_peers_run_as_processes_with_their_start_up_said(dlab_bin, tmp_path):
     assert set(peer_rows["metric"]) == {"tsc_ticks", "cycles_tsc_estimate"}  # no per-thread metric for another process
     md = report.experiment_markdown(run.experiments["wasm"])
     assert "crc32 (peers)" in md and "start-up" in md
+    # the pace table lists the peers whose calls outlast their start-up's noise
+    assert ("ms per call after its start-up" in md) == ("### Pace against the other engines" in md)
+
+
+def test_the_pace_table_divides_the_peers_time_by_dlabs_and_takes_the_geometric_mean():
+    from dispatchlab_analysis.report import peer_pace_markdown
+    md = peer_pace_markdown([("fib", "wasm3", 2.0, 3.0), ("crc32", "wasm3", 1.0, 4.0), ("fib", "node", 2.0, 1.0)])
+    assert "| fib | wasm3 | 2 | 3 | 1.50 |" in md and "| crc32 | wasm3 | 1 | 4 | 4.00 |" in md
+    assert "| geometric mean (2) | wasm3 |  |  | 2.45 |" in md  # sqrt(1.5 * 4)
+    assert "| geometric mean (1) | node |  |  | 0.50 |" in md
 
 
 def test_a_peer_with_the_wrong_checksum_is_refused(dlab_bin, tmp_path):
