@@ -4,11 +4,11 @@
 Two steps, both deterministic from files in the repository:
 
   profile   runs `dlab wasm profile` (the counting engine, lowering fold+fuse) on every workload
-            kernel and writes the consecutive-op pair counts to interpreter/src/superinstructions.pairs.csv
+            kernel and writes the consecutive-op pair counts to interpreter/src/engines/handlers/superinstructions.pairs.csv
   generate  picks the most frequent pairs whose two ops both keep to the top-of-stack vocabulary
             (TOS-kind entries of handlers.def, including every NUM/MEM/BINOP/CMPOP/LOADOP form)
             and whose first op can go on to the second (its body has a NEXT: never unreachable),
-            and writes interpreter/src/superinstructions.def: one SUPER(name, first, second,
+            and writes interpreter/src/engines/handlers/superinstructions.def: one SUPER(name, first, second,
             (first body), (second body)) entry per pair, the bodies taken from handlers.def through
             the C preprocessor (so generated forms such as i32_add_ri have their real bodies).
             In the first body every NEXT / NEXT_KEEP becomes a step into the second body
@@ -32,9 +32,9 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-HANDLERS = ROOT / "interpreter" / "src" / "handlers.def"
-PAIRS = ROOT / "interpreter" / "src" / "superinstructions.pairs.csv"
-OUT = ROOT / "interpreter" / "src" / "superinstructions.def"
+HANDLERS = ROOT / "interpreter" / "src" / "engines" / "handlers.def"
+PAIRS = ROOT / "interpreter" / "src" / "engines" / "handlers" / "superinstructions.pairs.csv"
+OUT = ROOT / "interpreter" / "src" / "engines" / "handlers" / "superinstructions.def"
 
 # The profile's inputs: the workloads of interpreter/workloads/workloads.def with a profile size
 # (the kernels, the selection set), each at that size: pair frequencies, not timings, so the size

@@ -215,7 +215,7 @@ def test_profile_counts_no_pair_that_never_ran(dlab_bin, wat, tmp_path):
 
 
 def test_the_committed_pair_profile_has_no_pair_from_unreachable():
-    csv = Path(__file__).resolve().parents[2] / "interpreter" / "src" / "superinstructions.pairs.csv"
+    csv = Path(__file__).resolve().parents[2] / "interpreter" / "src" / "engines" / "handlers" / "superinstructions.pairs.csv"
     lines = csv.read_text().splitlines()
     assert not [line for line in lines[1:] if line.split(",")[1:2] == ["unreachable"]]
 

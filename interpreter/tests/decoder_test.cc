@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "binary_reader.h"
+#include "decode/binary_reader.h"
 #include "dispatchlab/interpreter/module.h"
 
 namespace dlab::wasm {

@@ -1,4 +1,4 @@
-// The guard engines (engines.def's BOUNDS(guard), src/guard_pages.h): their loads and stores have
+// The guard engines (engines.def's BOUNDS(guard), src/runtime/guard_pages.h): their loads and stores have
 // no bounds compare, so each out-of-bounds access here faults on a guarded memory's inaccessible
 // pages and must come back as the spec's trap, with nothing written and the runtime usable after.
 // Every guard engine of the build, with both IRs where the engine has them.

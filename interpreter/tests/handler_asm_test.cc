@@ -23,8 +23,8 @@
 #include "dispatchlab/interpreter/runtime.h"
 #include "dispatchlab/probes/asm_analysis.h"
 #include "dispatchlab/probes/register_probe.h"
-#include "machine.h"
-#include "ops.h"
+#include "engines/machine.h"
+#include "engines/ops.h"
 
 namespace dlab::probes {
 namespace {

@@ -7,7 +7,7 @@
 cmake_minimum_required(VERSION 3.25)
 file(MAKE_DIRECTORY "${OUT}")
 file(WRITE "${OUT}/before.cc" "#define OP(name, ...)\n")
-file(WRITE "${OUT}/after.cc" "#define OP(name, ...)\n#include \"handlers.def\"\n")
+file(WRITE "${OUT}/after.cc" "#define OP(name, ...)\n#include \"engines/handlers.def\"\n")
 set(_leaks "")
 foreach(_config "-DDLW_REGISTER_IR=0" "-DDLW_REGISTER_IR=1")
   foreach(_tu before after)

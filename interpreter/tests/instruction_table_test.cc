@@ -16,7 +16,7 @@
 #include "dispatchlab/interpreter/module.h"
 #include "dispatchlab/interpreter/runtime.h"
 #include "dispatchlab/interpreter/validator.h"
-#include "ops.h"
+#include "engines/ops.h"
 
 namespace dlab::wasm {
 namespace {

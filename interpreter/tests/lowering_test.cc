@@ -9,7 +9,7 @@
 
 #include "dispatchlab/interpreter/runtime.h"
 #include "dispatchlab/interpreter/validator.h"
-#include "ops.h"
+#include "engines/ops.h"
 #include "wat.h"
 
 namespace dlab::wasm {

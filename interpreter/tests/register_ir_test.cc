@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "dispatchlab/interpreter/runtime.h"
-#include "ops.h"
+#include "engines/ops.h"
 #include "wat.h"
 
 namespace dlab::wasm {

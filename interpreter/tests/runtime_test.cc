@@ -7,8 +7,8 @@
 
 #include "dispatchlab/interpreter/runtime.h"
 #include "dispatchlab/interpreter/validator.h"
-#include "machine.h"
-#include "ops.h"
+#include "engines/machine.h"
+#include "engines/ops.h"
 #include "invoke.h"
 #include "wat.h"
 

@@ -1,6 +1,6 @@
 // The .bin.wast reader (sexpr.h) and the translator into the spec runner's command model
 // (spec_script.h), checked end to end on a tiny script run by execute_commands().
-#include "sexpr.h"
+#include "spec/sexpr.h"
 
 #include <unistd.h>
 
@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "spec_execution.h"
-#include "spec_script.h"
+#include "spec/spec_execution.h"
+#include "spec/spec_script.h"
 
 namespace dlab::wasm {
 namespace {

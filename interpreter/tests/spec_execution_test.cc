@@ -6,9 +6,9 @@
 
 #include "dispatchlab/interpreter/reference_text.h"
 #include "dispatchlab/interpreter/types.h"
-#include "sexpr.h"
-#include "spec_execution.h"
-#include "spec_script.h"
+#include "spec/sexpr.h"
+#include "spec/spec_execution.h"
+#include "spec/spec_script.h"
 
 namespace dlab::wasm {
 namespace {

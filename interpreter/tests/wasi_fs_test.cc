@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "wasi_fixture.h"
-#include "wasi_path.h"
+#include "host/wasi_path.h"
 
 namespace dlab::wasm::wasi_test {
 namespace {

@@ -37,7 +37,7 @@ enum class Placement : uint8_t {
 const char* placement_name(Placement p);
 std::optional<Placement> parse_placement(std::string_view name);
 std::vector<Placement> placements();
-// How an invocation is bounded (engines.def's BUDGET rows; interpreter/src/budget.h): none, fuel
+// How an invocation is bounded (engines.def's BUDGET rows; interpreter/src/engines/budget.h): none, fuel
 // (the counter a handler argument), fuel_machine (the counter in the machine), deadline (epochs).
 enum class Budget : uint8_t {
 #define BUDGET(name, enumerator, counter) enumerator,
@@ -49,7 +49,7 @@ std::optional<Budget> parse_budget(std::string_view name);
 std::vector<Budget> budgets();
 // How a 32-bit memory's loads and stores stay in bounds (engines.def's BOUNDS rows): check (a
 // compare per access) or guard (reserved, inaccessible address space past the memory's size, a
-// fault becoming the trap: src/guard_pages.h). memory64 and the bulk instructions always check.
+// fault becoming the trap: src/runtime/guard_pages.h). memory64 and the bulk instructions always check.
 enum class Bounds : uint8_t {
 #define BOUNDS(name, enumerator, how) enumerator,
 #include "dispatchlab/interpreter/engines.def"
@@ -70,7 +70,7 @@ std::string engine_name(Dispatch d, Placement p, Budget b = Budget::kNone, Bound
 std::string handler_signature(Dispatch d, Placement p, Budget b);
 
 // The lowering's speed techniques, each switchable (a lowering option, so every engine runs with
-// any set of them; interpreter/src/lowering.cc's peephole stage writes them):
+// any set of them; interpreter/src/lower/lowering.cc's peephole stage writes them):
 //   fold  a const or local.get followed by the binop that consumes it becomes one instruction whose
 //         second operand is its immediate / local slot (wasm3's operand-location variants)
 //   fuse  an integer comparison followed by br_if, or by the branch an `if` lowers to, becomes one

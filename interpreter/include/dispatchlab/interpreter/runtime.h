@@ -4,8 +4,8 @@
 // Values live on one operand stack of 64-bit slots ("lanes"): i32 and f32 in the low 32 bits of a
 // slot, i64, f64 and references in a whole slot, v128 in two consecutive slots (low half first).
 // Function code is lowered at instantiation into an instruction stream of 64-bit words (see
-// src/lowering.h) and executed by one of the dispatch modes below, all generated from the one
-// handler definition in src/handlers.def.
+// src/lower/lowering.h) and executed by one of the dispatch modes below, all generated from the one
+// handler definition in src/engines/handlers.def.
 #pragma once
 
 #include <cstdint>
@@ -190,7 +190,7 @@ struct MemoryInst {
   std::optional<uint32_t> max;
   bool address64 = false;  // indexed by i64 (memory64): its handlers are the _a64 forms
   // calloc'd (untouched pages stay unbacked until used), or, when guarded, the start of a
-  // reservation whose first `bytes` are readable and writable (src/guard_pages.h): it never moves.
+  // reservation whose first `bytes` are readable and writable (src/runtime/guard_pages.h): it never moves.
   uint8_t* data = nullptr;
   uint64_t bytes = 0;
   bool guarded = false;

@@ -1,0 +1,538 @@
+// Decoding a module: sections in order, each parsed to its end, and every expression walked
+// instruction by instruction (so an unknown opcode or a missing `end` is caught here).
+#include <fmt/format.h>
+
+#include "decode/binary_reader.h"
+#include "engines/ops.h"
+
+namespace dlab::wasm {
+
+namespace {
+
+bool is_numtype_or_vec(uint8_t b) { return b == 0x7F || b == 0x7E || b == 0x7D || b == 0x7C || b == 0x7B; }
+// A value type's first byte: a number, v128, a shorthand reference type, or (ref null? ht).
+bool is_valtype(uint8_t b) { return is_numtype_or_vec(b) || is_abstract_heap(b) || b == 0x63 || b == 0x64; }
+
+// A heap type (s33): an abstract one as a negative code, a type index as a non-negative one.
+HeapType decode_heaptype(BinaryReader& r) {
+  int64_t h = r.s33();
+  if (h >= 0) {
+    if (h >= kHeapCanonical - kHeapTypeIndex) r.fail("type index too large");
+    return kHeapTypeIndex + static_cast<HeapType>(h);
+  }
+  uint8_t b = static_cast<uint8_t>(h & 0x7F);
+  if (!is_abstract_heap(b) || h < -64) r.fail("malformed heap type");
+  return b;
+}
+
+// A reference type after its first byte: the shorthands funcref / externref, or 0x63 / 0x64
+// (ref null ht / ref ht).
+ValType reftype_after(BinaryReader& r, uint8_t b) {
+  switch (b) {
+    case 0x70: return ValType::kFuncRef;
+    case 0x6F: return ValType::kExternRef;
+    case 0x63: return ref_type(true, decode_heaptype(r));
+    case 0x64: return ref_type(false, decode_heaptype(r));
+    default:
+      if (is_abstract_heap(b)) return ref_type(true, b);  // the shorthands: anyref, nullfuncref, exnref, ...
+      r.fail("malformed reference type");
+  }
+}
+
+ValType decode_valtype(BinaryReader& r) {
+  uint8_t b = r.u8();
+  if (is_numtype_or_vec(b)) return static_cast<ValType>(b);
+  if (b == 0x63 || b == 0x64 || is_abstract_heap(b)) return reftype_after(r, b);
+  r.fail("malformed value type");
+}
+
+ValType valtype(BinaryReader& r) { return decode_valtype(r); }
+
+ValType reftype(BinaryReader& r) {
+  uint8_t b = r.u8();
+  if (is_numtype_or_vec(b)) r.fail("malformed reference type");
+  return reftype_after(r, b);
+}
+
+Limits limits(BinaryReader& r) {
+  // Flags: bit 0 a maximum follows, bit 2 the index type is i64 (memory64). Bit 1 (shared, the
+  // threads proposal) is not in WebAssembly 3.0.
+  uint8_t flag = r.u8();
+  if (flag & ~0x05) r.fail("integer too large");  // the spec's word for an out-of-range flag
+  Limits l;
+  l.address64 = flag & 0x04;
+  l.min = r.u64();
+  if (flag & 0x01) l.max = r.u64();
+  return l;
+}
+
+// A storage type: a value type or a packed i8 (0x78) / i16 (0x77), then its mutability.
+FieldType fieldtype(BinaryReader& r) {
+  FieldType f;
+  uint8_t b = r.peek();
+  if (b == 0x78 || b == 0x77) {
+    r.u8();
+    f.packed = b == 0x78 ? Packed::kI8 : Packed::kI16;
+  } else {
+    f.type = valtype(r);
+  }
+  uint8_t m = r.u8();
+  if (m > 1) r.fail("malformed mutability");
+  f.mutable_ = m == 1;
+  return f;
+}
+
+// A subtype: `sub final? vec(typeidx) comptype` (0x4F final, 0x50 open) or a bare composite type
+// (final, no supertype); a composite type is func 0x60, struct 0x5F or array 0x5E.
+DefType subtype(BinaryReader& r) {
+  DefType t;
+  uint8_t form = r.u8();
+  if (form == 0x50 || form == 0x4F) {
+    t.final = form == 0x4F;
+    uint32_t n = r.u32();
+    if (n > 1) r.fail("malformed definition type");  // at most one supertype in 3.0
+    if (n == 1) t.super = r.u32();
+    form = r.u8();
+  }
+  switch (form) {
+    case 0x60:
+      t.kind = TypeKind::kFunc;
+      for (uint32_t k = r.u32(), j = 0; j < k; ++j) t.params.push_back(valtype(r));
+      for (uint32_t k = r.u32(), j = 0; j < k; ++j) t.results.push_back(valtype(r));
+      break;
+    case 0x5F:
+      t.kind = TypeKind::kStruct;
+      for (uint32_t k = r.u32(), j = 0; j < k; ++j) t.fields.push_back(fieldtype(r));
+      break;
+    case 0x5E:
+      t.kind = TypeKind::kArray;
+      t.fields.push_back(fieldtype(r));
+      break;
+    default: r.fail("integer representation too long");  // the spec's message for a bad form byte
+  }
+  return t;
+}
+
+GlobalType globaltype(BinaryReader& r) {
+  GlobalType g;
+  g.type = valtype(r);
+  uint8_t m = r.u8();
+  if (m > 1) r.fail("malformed mutability");
+  g.mutable_ = m == 1;
+  return g;
+}
+
+struct ExprScan {
+  bool uses_data_count = false;  // memory.init or data.drop: needs the data count section
+};
+
+// A memarg (WebAssembly 3.0): flags below 64 are the alignment, 64..127 the alignment + 64 with a
+// memory index following, anything larger malformed; the offset is a u64.
+void memarg(BinaryReader& r) {
+  uint32_t flags = r.u32();
+  if (flags >= 128) r.fail("malformed memop flags");
+  if (flags & 64) r.u32();  // memory index
+  r.u64();                  // offset
+}
+
+// A declared instruction's immediates (handlers.def through ops.h), read by their kinds.
+void declared_immediates(BinaryReader& r, const SimpleOp& s) {
+  switch (s.imm) {
+    case Imm::NONE: break;
+    case Imm::MEM: memarg(r); break;
+    case Imm::LANE: r.u8(); break;
+    case Imm::MEMLANE: memarg(r); r.u8(); break;
+    case Imm::SHUF: r.bytes(16); break;
+  }
+}
+
+// The immediates of a GC instruction (0xFB prefix), by sub-opcode.
+void gc_immediates(BinaryReader& r, ExprScan& scan) {
+  uint32_t sub = r.u32();
+  if (sub == 9 || sub == 18) scan.uses_data_count = true;  // array.new_data, array.init_data
+  switch (sub) {
+    case 0: case 1: case 6: case 7: case 11: case 12: case 13: case 14: case 16: r.u32(); break;  // a type
+    case 2: case 3: case 4: case 5: case 8: case 9: case 10: case 17: case 18: case 19:  // two indices
+      r.u32();
+      r.u32();
+      break;
+    case 15: case 26: case 27: case 28: case 29: case 30: break;
+    case 20: case 21: case 22: case 23: decode_heaptype(r); break;  // ref.test, ref.cast
+    case 24: case 25: {  // br_on_cast(_fail): flags, label, two heap types
+      if (r.u8() > 3) r.fail("malformed cast flags");
+      r.u32();
+      decode_heaptype(r);
+      decode_heaptype(r);
+      break;
+    }
+    default: r.fail("illegal opcode");
+  }
+}
+
+// Walks one expression through its final `end`, checking every opcode and immediate.
+void scan_expr(BinaryReader& r, ExprScan& scan) {
+  int depth = 0;
+  for (;;) {
+    if (r.at_end()) r.fail("END opcode expected");
+    uint8_t op = r.u8();
+    switch (op) {
+      case 0x00: case 0x01: case 0x0F: case 0x1A: case 0xD1:  // unreachable nop return drop ref.is_null
+      case 0xD4:                                                // ref.as_non_null
+        break;
+      case 0x14: case 0x15: case 0xD5: case 0xD6:  // call_ref, return_call_ref (type); br_on_null, br_on_non_null (label)
+        r.u32();
+        break;
+      case 0xD3: break;  // ref.eq
+      case 0xFB: gc_immediates(r, scan); break;
+      // The legacy exception instructions (try, catch, rethrow, delegate, catch_all) are not
+      // WebAssembly 3.0's.
+      case 0x06: case 0x07: case 0x09: case 0x18: case 0x19: r.fail("not supported: legacy exception handling (not in WebAssembly 3.0)");
+      case 0x08: r.u32(); break;  // throw tag
+      case 0x0A: break;           // throw_ref
+      case 0x1F: {                // try_table blocktype vec(catch)
+        uint8_t b = r.peek();
+        if (b == 0x40) r.u8();
+        else if (is_valtype(b)) valtype(r);
+        else if (r.s33() < 0) r.fail("malformed block type");
+        for (uint32_t n = r.u32(), i = 0; i < n; ++i) {
+          uint8_t kind = r.u8();
+          if (kind > 3) r.fail("malformed catch clause");
+          if (kind < 2) r.u32();  // catch, catch_ref: a tag
+          r.u32();                // the label
+        }
+        ++depth;
+        break;
+      }
+      case 0x1B:  // select
+        break;
+      case 0x02: case 0x03: case 0x04: {  // block loop if: blocktype
+        uint8_t b = r.peek();
+        if (b == 0x40) r.u8();
+        else if (is_valtype(b)) valtype(r);
+        else if (r.s33() < 0) r.fail("malformed block type");
+        ++depth;
+        break;
+      }
+      case 0x05:  // else
+        break;
+      case 0x0B:  // end
+        if (depth == 0) return;
+        --depth;
+        break;
+      case 0x0C: case 0x0D: case 0x10: case 0x12: case 0x20: case 0x21: case 0x22: case 0x23: case 0x24:
+      case 0x25: case 0x26: case 0xD2:
+        r.u32();
+        break;
+      case 0x0E: {  // br_table
+        uint32_t n = r.u32();
+        for (uint32_t i = 0; i <= n; ++i) r.u32();
+        break;
+      }
+      case 0x11: case 0x13:  // call_indirect, return_call_indirect: type, table
+        r.u32();
+        r.u32();
+        break;
+      case 0x1C: {  // select t*
+        uint32_t n = r.u32();
+        for (uint32_t i = 0; i < n; ++i) valtype(r);
+        break;
+      }
+      case 0x3F: case 0x40:  // memory.size, memory.grow: a memory index (3.0)
+        r.u32();
+        break;
+      case 0x41: r.s32(); break;
+      case 0x42: r.s64(); break;
+      case 0x43: r.bytes(4); break;
+      case 0x44: r.bytes(8); break;
+      case 0xD0: decode_heaptype(r); break;
+      case 0xFC: {
+        uint32_t sub = r.u32();
+        if (const SimpleOp* s = find_simple_op(0xFC00 + sub)) {  // the saturating truncations
+          declared_immediates(r, *s);
+          break;
+        }
+        switch (sub) {
+          case 8:  // memory.init: data index, memory index
+            r.u32();
+            r.u32();
+            scan.uses_data_count = true;
+            break;
+          case 9: r.u32(); scan.uses_data_count = true; break;  // data.drop
+          case 10: r.u32(); r.u32(); break;  // memory.copy: two memory indices
+          case 11: r.u32(); break;           // memory.fill: a memory index
+          case 12: case 14: r.u32(); r.u32(); break;  // table.init, table.copy
+          case 13: case 15: case 16: case 17: r.u32(); break;
+          default: r.fail("illegal opcode");
+        }
+        break;
+      }
+      case 0xFD: {  // SIMD: v128.const by hand, every other instruction by its declaration
+        uint32_t sub = r.u32();
+        if (sub == 12) r.bytes(16);
+        else if (const SimpleOp* s = find_simple_op(0xFD000 + sub)) declared_immediates(r, *s);
+        else r.fail("illegal opcode");
+        break;
+      }
+      default:  // numeric, loads and stores: by their declarations
+        if (const SimpleOp* s = find_simple_op(op)) {
+          declared_immediates(r, *s);
+          break;
+        }
+        r.fail(fmt::format("illegal opcode {:#04x}", op));
+    }
+  }
+}
+
+Expr expr(BinaryReader& r, ExprScan& scan) {
+  const uint8_t* b = r.position();
+  scan_expr(r, scan);
+  return Expr{{b, r.position()}};
+}
+
+std::vector<uint8_t> ref_func_expr(uint32_t idx) {
+  std::vector<uint8_t> e = {0xD2};
+  do {
+    uint8_t b = idx & 0x7F;
+    idx >>= 7;
+    e.push_back(idx ? (b | 0x80) : b);
+  } while (idx);
+  e.push_back(0x0B);
+  return e;
+}
+
+// Section ids in the order the binary format requires them (datacount sits between elem and code,
+// the tag section between memory and global).
+int section_rank(uint8_t id) {
+  static const int rank[] = {0, 1, 2, 3, 4, 5, 7, 8, 9, 10, 12, 13, 11, 6};
+  return id <= 13 ? rank[id] : -1;
+}
+// A tag: attribute 0 (an exception) and its type index.
+uint32_t tagtype(BinaryReader& r) {
+  if (r.u8() != 0x00) r.fail("malformed tag attribute");
+  return r.u32();
+}
+
+}  // namespace
+
+Module decode_module(const uint8_t* data, size_t size) {
+  BinaryReader r(data, size);
+  Module m;
+  static const uint8_t kMagic[4] = {0x00, 0x61, 0x73, 0x6D};
+  if (size < 4) r.fail("unexpected end");
+  for (int i = 0; i < 4; ++i)
+    if (data[i] != kMagic[i]) r.fail("magic header not detected");
+  r.bytes(4);
+  if (size < 8) r.fail("unexpected end");
+  const uint8_t* v = r.bytes(4);
+  if (v[0] != 1 || v[1] != 0 || v[2] != 0 || v[3] != 0) r.fail("unknown binary version");
+
+  ExprScan scan;
+  int last_rank = 0;
+  bool saw_function = false, saw_code = false;
+  while (!r.at_end()) {
+    uint8_t id = r.u8();
+    if (id > 13) r.fail("malformed section id");
+    uint32_t size_bytes = r.u32();
+    BinaryReader s = r.sub(size_bytes);
+    if (id != 0) {
+      if (section_rank(id) <= last_rank) r.fail("unexpected content after last section");
+      last_rank = section_rank(id);
+    }
+    auto count = [&] { return s.u32(); };
+    switch (id) {
+      case 0:
+        m.custom_sections.push_back(s.name());
+        s.bytes(s.remaining());
+        break;
+      case 1:
+        for (uint32_t n = count(), i = 0; i < n; ++i) {
+          // A recursive group (0x4E vec(subtype)) or one subtype alone in its group.
+          uint32_t begin = static_cast<uint32_t>(m.types.size()), size = 1;
+          bool group = s.peek() == 0x4E;
+          if (group) {
+            s.u8();
+            size = s.u32();
+          }
+          for (uint32_t k = 0; k < size; ++k) {
+            DefType t = subtype(s);
+            t.rec_begin = begin;
+            t.rec_size = size;
+            m.types.push_back(std::move(t));
+          }
+        }
+        break;
+      case 2:
+        for (uint32_t n = count(), i = 0; i < n; ++i) {
+          Import im;
+          im.module = s.name();
+          im.name = s.name();
+          uint8_t kind = s.u8();
+          if (kind > 4) s.fail("malformed import kind");
+          im.kind = static_cast<ExternKind>(kind);
+          if (kind == 0) im.func_type = s.u32();
+          else if (kind == 4) im.func_type = tagtype(s);
+          else if (kind == 1) im.table = {reftype(s), limits(s)};
+          else if (kind == 2) im.memory = limits(s);
+          else im.global = globaltype(s);
+          m.imports.push_back(std::move(im));
+        }
+        break;
+      case 3:
+        saw_function = true;
+        for (uint32_t n = count(), i = 0; i < n; ++i) m.functions.push_back(s.u32());
+        break;
+      case 4:
+        for (uint32_t n = count(), i = 0; i < n; ++i) {
+          // 0x40 0x00: a table with an initializer expression (typed function references).
+          Table t;
+          bool with_init = s.peek() == 0x40;
+          if (with_init) {
+            s.u8();
+            if (s.u8() != 0x00) s.fail("malformed table");
+          }
+          t.element = reftype(s);
+          t.limits = limits(s);
+          if (with_init) t.init = expr(s, scan);
+          m.tables.push_back(std::move(t));
+        }
+        break;
+      case 5:
+        for (uint32_t n = count(), i = 0; i < n; ++i) m.memories.push_back(limits(s));
+        break;
+      case 13:
+        for (uint32_t n = count(), i = 0; i < n; ++i) m.tags.push_back(tagtype(s));
+        break;
+      case 6:
+        for (uint32_t n = count(), i = 0; i < n; ++i) {
+          Global g;
+          g.type = globaltype(s);
+          g.init = expr(s, scan);
+          m.globals.push_back(std::move(g));
+        }
+        break;
+      case 7:
+        for (uint32_t n = count(), i = 0; i < n; ++i) {
+          Export e;
+          e.name = s.name();
+          uint8_t kind = s.u8();
+          if (kind > 4) s.fail("malformed export kind");
+          e.kind = static_cast<ExternKind>(kind);
+          e.index = s.u32();
+          m.exports.push_back(std::move(e));
+        }
+        break;
+      case 8:
+        m.start = s.u32();
+        break;
+      case 9:
+        for (uint32_t n = count(), i = 0; i < n; ++i) {
+          ElemSegment e;
+          uint32_t flags = s.u32();
+          if (flags > 7) s.fail("malformed elements segment kind");
+          bool passive_or_declarative = flags & 1, explicit_table = flags & 2, exprs = flags & 4;
+          if (passive_or_declarative) e.mode = explicit_table ? ElemSegment::kDeclarative : ElemSegment::kPassive;
+          else {
+            if (explicit_table) e.table = s.u32();
+            e.offset = expr(s, scan);
+          }
+          // Function indices (no expressions) are of type (ref func) in 3.0, expressions funcref
+          // unless the segment says otherwise.
+          e.type = exprs ? ValType::kFuncRef : ref_type(false, kHeapFunc);
+          if (passive_or_declarative || explicit_table) {
+            if (exprs) e.type = reftype(s);
+            else if (s.u8() != 0x00) s.fail("malformed element kind");
+          }
+          for (uint32_t k = count(), j = 0; j < k; ++j) e.init.push_back(exprs ? expr(s, scan) : Expr{ref_func_expr(s.u32())});
+          m.elements.push_back(std::move(e));
+        }
+        break;
+      case 12:
+        m.data_count = s.u32();
+        break;
+      case 10: {
+        saw_code = true;
+        uint32_t n = count();
+        if (n != m.functions.size()) s.fail("function and code section have inconsistent lengths");
+        for (uint32_t i = 0; i < n; ++i) {
+          BinaryReader body = s.sub(s.u32());
+          FunctionBody f;
+          uint64_t total = 0;
+          for (uint32_t k = body.u32(), j = 0; j < k; ++j) {
+            uint32_t c = body.u32();
+            total += c;
+            if (total > 0xFFFFFFFFull) body.fail("too many locals");
+            f.locals.emplace_back(c, valtype(body));
+          }
+          f.code = expr(body, scan);
+          if (!body.at_end()) body.fail("section size mismatch");
+          m.code.push_back(std::move(f));
+        }
+        break;
+      }
+      case 11: {
+        uint32_t n = count();
+        if (m.data_count && *m.data_count != n) s.fail("data count and data section have inconsistent lengths");
+        for (uint32_t i = 0; i < n; ++i) {
+          DataSegment d;
+          uint32_t flags = s.u32();
+          if (flags > 2) s.fail("malformed data segment kind");
+          if (flags == 1) d.mode = DataSegment::kPassive;
+          else {
+            if (flags == 2) d.memory = s.u32();
+            d.offset = expr(s, scan);
+          }
+          uint32_t len = s.u32();
+          const uint8_t* b = s.bytes(len);
+          d.bytes.assign(b, b + len);
+          m.data.push_back(std::move(d));
+        }
+        break;
+      }
+    }
+    if (!s.at_end()) s.fail("section size mismatch");
+  }
+  if (saw_function != saw_code && !m.functions.empty()) r.fail("function and code section have inconsistent lengths");
+  if (m.data_count && *m.data_count != m.data.size()) r.fail("data count and data section have inconsistent lengths");
+  // Data indices in code need the data count section, so that a one-pass decoder can check them;
+  // without data segments there is nothing to count and validation reports the unknown index.
+  if (scan.uses_data_count && !m.data_count && !m.data.empty()) r.fail("data count section required");
+  return m;
+}
+
+ValType read_valtype(BinaryReader& r) { return decode_valtype(r); }
+HeapType read_heaptype(BinaryReader& r) { return decode_heaptype(r); }
+
+std::string valtype_name(ValType t) {
+  switch (t) {
+    case ValType::kI32: return "i32";
+    case ValType::kI64: return "i64";
+    case ValType::kF32: return "f32";
+    case ValType::kF64: return "f64";
+    case ValType::kV128: return "v128";
+    case ValType::kFuncRef: return "funcref";
+    case ValType::kExternRef: return "externref";
+    default: break;
+  }
+  HeapType h = ref_heap(t);
+  std::string heap;
+  switch (h) {
+    case kHeapFunc: heap = "func"; break;
+    case kHeapExtern: heap = "extern"; break;
+    case kHeapNoFunc: heap = "nofunc"; break;
+    case kHeapNoExtern: heap = "noextern"; break;
+    case kHeapExn: heap = "exn"; break;
+    case kHeapNoExn: heap = "noexn"; break;
+    case kHeapAny: heap = "any"; break;
+    case kHeapEq: heap = "eq"; break;
+    case kHeapI31: heap = "i31"; break;
+    case kHeapStruct: heap = "struct"; break;
+    case kHeapArray: heap = "array"; break;
+    case kHeapNone: heap = "none"; break;
+    default: heap = h >= kHeapCanonical ? fmt::format("canonical {}", h - kHeapCanonical) : fmt::format("{}", h - kHeapTypeIndex);
+  }
+  return fmt::format("(ref {}{})", ref_nullable(t) ? "null " : "", heap);
+}
+
+Module decode_module(const std::vector<uint8_t>& bytes) { return decode_module(bytes.data(), bytes.size()); }
+
+}  // namespace dlab::wasm
