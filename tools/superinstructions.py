@@ -32,9 +32,10 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-HANDLERS = ROOT / "interpreter" / "src" / "engines" / "handlers.def"
-PAIRS = ROOT / "interpreter" / "src" / "engines" / "handlers" / "superinstructions.pairs.csv"
-OUT = ROOT / "interpreter" / "src" / "engines" / "handlers" / "superinstructions.def"
+SRC = ROOT / "interpreter" / "src"  # includes are written from here ("engines/handlers/numeric.def")
+HANDLERS = SRC / "engines" / "handlers.def"
+PAIRS = SRC / "engines" / "handlers" / "superinstructions.pairs.csv"
+OUT = SRC / "engines" / "handlers" / "superinstructions.def"
 
 # The profile's inputs: the workloads of interpreter/workloads/workloads.def with a profile size
 # (the kernels, the selection set), each at that size: pair frequencies, not timings, so the size
@@ -78,7 +79,7 @@ def entries(clang: str, handlers: Path) -> dict[str, tuple[str, str]]:
         f.write(probe)
         path = f.name
     try:
-        out = subprocess.run([clang, "-std=c++20", "-E", "-P", path], check=True, capture_output=True, text=True).stdout
+        out = subprocess.run([clang, "-std=c++20", "-E", "-P", f"-I{SRC}", path], check=True, capture_output=True, text=True).stdout
     except OSError as e:
         sys.exit(f"{clang}: cannot run it to read {handlers} ({e.strerror}); give --clang")
     except subprocess.CalledProcessError as e:
