@@ -1,4 +1,4 @@
-// The register IR (runtime.h's Ir, lowering.cc's register section): what it writes (the counting
+// The register IR (runtime.h's Ir, src/lower/register_ir.cc): what it writes (the counting
 // engine, where an op word is the op's number), that a pending local.get reads the value from
 // before a later local.set of that local, and which placements refuse it. Every engine's results
 // under it are checked by lowering_test.cc's agreement test and the spec suite (ctest's

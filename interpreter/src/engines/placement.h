@@ -140,7 +140,7 @@ constexpr bool kGuardPages = DLW_GUARD_PAGES;
 #define DLW_LOCAL_SP_IN
 #define DLW_LOCAL_TOP
 #endif
-// The register IR (lowering.cc; handlers.def's DLW_REGISTER_FORMS) is built where the stack pointer is
+// The register IR (lower/register_ir.cc; handlers.def's DLW_REGISTER_FORMS) is built where the stack pointer is
 // an argument and no top is cached: its instructions name frame slots and never move `sp`, so the
 // other placements would differ from `sp` only in the stack-form instructions between them.
 // A one-function engine of a default build is compiled without them (DLW_NO_REGISTER_IR: CMake,

@@ -70,7 +70,7 @@ std::string engine_name(Dispatch d, Placement p, Budget b = Budget::kNone, Bound
 std::string handler_signature(Dispatch d, Placement p, Budget b);
 
 // The lowering's speed techniques, each switchable (a lowering option, so every engine runs with
-// any set of them; interpreter/src/lower/lowering.cc's peephole stage writes them):
+// any set of them; the peephole stage, interpreter/src/lower/peephole.cc, writes them):
 //   fold  a const or local.get followed by the binop that consumes it becomes one instruction whose
 //         second operand is its immediate / local slot (wasm3's operand-location variants)
 //   fuse  an integer comparison followed by br_if, or by the branch an `if` lowers to, becomes one
@@ -86,7 +86,7 @@ std::string handler_signature(Dispatch d, Placement p, Budget b);
 // stack temporaries at their static heights, constants folded in), so local.get / local.set /
 // local.tee and most operand-stack traffic disappear and a result is written straight into the
 // local that consumes it (wasmi's design). Instructions without a register form run in their stack
-// form, with the stack pointer put where they expect it (lowering.cc). The register IR is built
+// form, with the stack pointer put where they expect it (src/lower/register_ir.cc). The register IR is built
 // for the sp placement (every dispatch mode and budget): its instructions never move the stack
 // pointer, so the other placements would differ only in the stack-form instructions between them.
 enum class Ir : uint8_t { kStack, kRegister };

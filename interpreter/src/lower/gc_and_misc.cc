@@ -1,0 +1,249 @@
+// The GC instructions (the 0xFB prefix: handlers/gc.def's field and element accesses inline,
+// allocation and the bulk array instructions out of line through gc_op, gc_ops.cc) and the 0xFC
+// ones (the saturating truncations by their declarations; bulk memory and the table instructions).
+#include <array>
+
+#include <fmt/format.h>
+
+#include "lower/lowerer.h"
+
+namespace dlab::wasm::lowering_impl {
+
+// A heap type immediate, canonical (what ref_test compares with).
+uint64_t Lowerer::canonical_heap(HeapType h) const {
+  int64_t idx = heap_type_index(h);
+  return idx < 0 ? h : TypeStore::canonical_heap(inst_.type_ids.at(static_cast<size_t>(idx)));
+}
+
+void Lowerer::gc_op(GcOpFn fn, uint64_t a, uint64_t b) {
+  emit(Op::gc_op);
+  word(reinterpret_cast<uint64_t>(fn));
+  word(a);
+  word(b);
+}
+
+// The access handler for a storage type's size (and sign, packed): get_ops[k] for size 1, 2, 4,
+// 8, 16 (k = 0..4), the packed ones signed or not.
+Op Lowerer::access(uint32_t bytes, bool is_signed, const std::array<Op, 7>& gets) {
+  switch (bytes) {
+    case 1: return is_signed ? gets[0] : gets[1];
+    case 2: return is_signed ? gets[2] : gets[3];
+    case 4: return gets[4];
+    case 8: return gets[5];
+    default: return gets[6];
+  }
+}
+
+void Lowerer::gc(BinaryReader& r) {
+  uint32_t sub = r.u32();
+  static constexpr std::array<Op, 7> kStructGets = {Op::struct_get8_s, Op::struct_get8_u, Op::struct_get16_s, Op::struct_get16_u,
+                                                    Op::struct_get32,   Op::struct_get64,  Op::struct_get128};
+  static constexpr std::array<Op, 7> kArrayGets = {Op::array_get8_s, Op::array_get8_u, Op::array_get16_s, Op::array_get16_u,
+                                                   Op::array_get32,   Op::array_get64,  Op::array_get128};
+  static constexpr std::array<Op, 7> kStructSets = {Op::struct_set8, Op::struct_set8, Op::struct_set16, Op::struct_set16,
+                                                    Op::struct_set32, Op::struct_set64, Op::struct_set128};
+  static constexpr std::array<Op, 7> kArraySets = {Op::array_set8, Op::array_set8, Op::array_set16, Op::array_set16,
+                                                   Op::array_set32, Op::array_set64, Op::array_set128};
+  auto ref_of = [&](uint32_t x) { return ref_type(false, kHeapTypeIndex + x); };
+  switch (sub) {
+    case 0: case 1: {  // struct.new(_default) x
+      uint32_t x = r.u32();
+      if (sub == 0) pop(def(x).fields.size());
+      push(ref_of(x));
+      gc_op(sub == 0 ? &gc_struct_new : &gc_struct_new_default, reinterpret_cast<uint64_t>(rtt(x)));
+      return;
+    }
+    case 2: case 3: case 4: case 5: {  // struct.get(_s|_u) x i, struct.set x i
+      uint32_t x = r.u32(), i = r.u32();
+      const FieldType& f = def(x).fields.at(i);
+      const Rtt* t = rtt(x);
+      if (sub == 5) {
+        pop(2);
+        emit(access(t->field_sizes.at(i), false, kStructSets));
+      } else {
+        pop();
+        push(unpacked(f));
+        emit(access(t->field_sizes.at(i), sub == 3, kStructGets));
+      }
+      word(t->field_offsets.at(i));
+      return;
+    }
+    case 6: case 7: {  // array.new(_default) x
+      uint32_t x = r.u32();
+      pop(sub == 6 ? 2 : 1);
+      push(ref_of(x));
+      gc_op(sub == 6 ? &gc_array_new : &gc_array_new_default, reinterpret_cast<uint64_t>(rtt(x)));
+      return;
+    }
+    case 8: {  // array.new_fixed x n
+      uint32_t x = r.u32(), n = r.u32();
+      pop(n);
+      push(ref_of(x));
+      gc_op(&gc_array_new_fixed, reinterpret_cast<uint64_t>(rtt(x)), n);
+      return;
+    }
+    case 9: case 10: {  // array.new_data x d, array.new_elem x e
+      uint32_t x = r.u32(), seg = r.u32();
+      pop(2);
+      push(ref_of(x));
+      if (sub == 9) gc_op(&gc_array_new_data, reinterpret_cast<uint64_t>(rtt(x)), reinterpret_cast<uint64_t>(&inst_.datas.at(seg)));
+      else gc_op(&gc_array_new_elem, reinterpret_cast<uint64_t>(rtt(x)), reinterpret_cast<uint64_t>(&inst_.elems.at(seg)));
+      return;
+    }
+    case 11: case 12: case 13: case 14: {  // array.get(_s|_u) x, array.set x
+      uint32_t x = r.u32();
+      const FieldType& f = def(x).fields.at(0);
+      uint32_t bytes = rtt(x)->elem_bytes;
+      if (sub == 14) {
+        pop(3);
+        emit(access(bytes, false, kArraySets));
+      } else {
+        pop(2);
+        push(unpacked(f));
+        emit(access(bytes, sub == 12, kArrayGets));
+      }
+      return;
+    }
+    case 15: pop(); push(ValType::kI32); emit(Op::array_len); return;
+    case 16: {  // array.fill x
+      uint32_t x = r.u32();
+      pop(4);
+      gc_op(&gc_array_fill, reinterpret_cast<uint64_t>(rtt(x)));
+      return;
+    }
+    case 17: {  // array.copy x y
+      uint32_t x = r.u32(), y = r.u32();
+      pop(5);
+      gc_op(&gc_array_copy, reinterpret_cast<uint64_t>(rtt(x)), reinterpret_cast<uint64_t>(rtt(y)));
+      return;
+    }
+    case 18: case 19: {  // array.init_data x d, array.init_elem x e
+      uint32_t x = r.u32(), seg = r.u32();
+      pop(4);
+      if (sub == 18) gc_op(&gc_array_init_data, reinterpret_cast<uint64_t>(rtt(x)), reinterpret_cast<uint64_t>(&inst_.datas.at(seg)));
+      else gc_op(&gc_array_init_elem, reinterpret_cast<uint64_t>(rtt(x)), reinterpret_cast<uint64_t>(&inst_.elems.at(seg)));
+      return;
+    }
+    case 20: case 21: case 22: case 23: {  // ref.test (ref null? ht), ref.cast (ref null? ht)
+      HeapType h = read_heaptype(r);
+      bool nullable = sub == 21 || sub == 23;
+      pop();
+      push(sub < 22 ? ValType::kI32 : ref_type(nullable, h));
+      emit(sub < 22 ? Op::ref_test : Op::ref_cast);
+      word(canonical_heap(h));
+      word(nullable ? 1 : 0);
+      return;
+    }
+    case 24: case 25: {  // br_on_cast(_fail) flags l ht1 ht2: the reference stays on top either way
+      uint8_t flags = r.u8();
+      uint32_t depth = r.u32();
+      read_heaptype(r);
+      HeapType h2 = read_heaptype(r);
+      if (dead()) return;
+      auto [keep, drop] = keep_drop(depth);
+      size_t at = emit(sub == 24 ? Op::br_on_cast : Op::br_on_cast_fail);
+      word(0);
+      word(keep);
+      word(drop);
+      word(canonical_heap(h2));
+      word(flags & 2 ? 1 : 0);
+      target(depth, at, at + 1);
+      return;
+    }
+    case 26: case 27: {  // any.convert_extern, extern.convert_any: the same slot (runtime.h's ref)
+      bool nullable = ref_nullable(pop());
+      push(ref_type(nullable, sub == 26 ? kHeapAny : kHeapExtern));
+      return;
+    }
+    case 28: pop(); push(ref_type(false, kHeapI31)); emit(Op::ref_i31); return;
+    case 29: case 30: pop(); push(ValType::kI32); emit(sub == 29 ? Op::i31_get_s : Op::i31_get_u); return;
+    default: throw Unsupported(fmt::format("GC instruction 0xfb {} has no handler (module not validated?)", sub));
+  }
+}
+
+void Lowerer::misc(BinaryReader& r) {
+  uint32_t sub = r.u32();
+  if (const SimpleOp* s = find_simple_op(0xFC00 + sub)) return simple(*s);
+  switch (sub) {
+    case 8: {
+      uint32_t seg = r.u32(), mem = r.u32();
+      pop(3);
+      on_memory(mem, [&] {
+        emit(memory64(mem) ? Op::memory_init_a64 : Op::memory_init);
+        word(reinterpret_cast<uint64_t>(&inst_.datas.at(seg)));
+      });
+      return;
+    }
+    case 9: emit(Op::data_drop); word(reinterpret_cast<uint64_t>(&inst_.datas.at(r.u32()))); return;
+    case 10: {
+      uint32_t dst = r.u32(), src = r.u32();
+      pop(3);
+      if (dst == 0 && src == 0) {
+        emit(memory64() ? Op::memory_copy_a64 : Op::memory_copy);
+        return;
+      }
+      // Between two memories (or within one other than memory 0): one handler that reads both.
+      emit(Op::memory_copy_between);
+      word(reinterpret_cast<uint64_t>(memory(dst)));
+      word(reinterpret_cast<uint64_t>(memory(src)));
+      return;
+    }
+    case 11: {
+      uint32_t mem = r.u32();
+      pop(3);
+      on_memory(mem, [&] { emit(memory64(mem) ? Op::memory_fill_a64 : Op::memory_fill); });
+      return;
+    }
+    case 12: {
+      uint32_t seg = r.u32(), table = r.u32();
+      pop(3);
+      index64(table, {3});
+      emit(Op::table_init);
+      word(reinterpret_cast<uint64_t>(inst_.tables.at(table)));
+      word(reinterpret_cast<uint64_t>(&inst_.elems.at(seg)));
+      return;
+    }
+    case 13: emit(Op::elem_drop); word(reinterpret_cast<uint64_t>(&inst_.elems.at(r.u32()))); return;
+    case 14: {
+      uint32_t dst = r.u32(), src = r.u32();
+      pop(3);
+      if (table64(dst)) index64(dst, {3});
+      if (table64(src)) index64(src, {2});
+      if (table64(dst) && table64(src)) index64(dst, {1});
+      emit(Op::table_copy);
+      word(reinterpret_cast<uint64_t>(inst_.tables.at(dst)));
+      word(reinterpret_cast<uint64_t>(inst_.tables.at(src)));
+      return;
+    }
+    case 15: {
+      uint32_t idx = r.u32();
+      pop(2);
+      push(table64(idx) ? ValType::kI64 : ValType::kI32);
+      index64(idx, {1});
+      emit(Op::table_grow);
+      word(reinterpret_cast<uint64_t>(inst_.tables.at(idx)));
+      // A table64's "cannot grow" is i64 -1: the handler's 32-bit -1 sign-extended (a size it
+      // returns is below 2^31, Runtime::kMaxTableElements).
+      if (table64(idx)) emit(Op::i64_extend_i32_s);
+      return;
+    }
+    case 16: {
+      uint32_t idx = r.u32();
+      push(table64(idx) ? ValType::kI64 : ValType::kI32);
+      emit(Op::table_size);
+      word(reinterpret_cast<uint64_t>(inst_.tables.at(idx)));
+      return;
+    }
+    case 17: {
+      uint32_t idx = r.u32();
+      pop(3);
+      index64(idx, {3, 1});
+      emit(Op::table_fill);
+      word(reinterpret_cast<uint64_t>(inst_.tables.at(idx)));
+      return;
+    }
+    default: throw Unsupported(fmt::format("0xfc {} has no handler", sub));
+  }
+}
+
+}  // namespace dlab::wasm::lowering_impl

@@ -1,0 +1,119 @@
+// The lowering's peephole stage (runtime.h's Lowering techniques, lowerer.h's window): fold
+// (an operand's const or local.get into the instruction that consumes it), fuse (a compare into
+// the branch on its result), and super (a pair of consecutive instructions into one
+// superinstruction, when the window is emptied at a label).
+#include "lower/lowerer.h"
+
+namespace dlab::wasm::lowering_impl {
+
+void Lowerer::label() {
+  if (lowering_.super) superinstructions();
+  // The window holds every instruction written since the last label, with rewrites applied
+  // (a folded instruction is gone from it): its starts are the code's.
+  if (record_starts_)
+    for (const Written& w : window_) f_.instruction_starts.push_back(static_cast<uint32_t>(w.at));
+  window_.clear();
+  // Branches may arrive here from anywhere: where the stack pointer is, is not known (register IR).
+  sp_at_ = kUnknownHeight;
+  last_result_ = SIZE_MAX;
+}
+
+// super: left to right, each pair of consecutive instructions with a superinstruction becomes it
+// (the first's op word rewritten; the second's words stay in place, skipped by the handler, so no
+// offset moves); an instruction takes part in one pair at most.
+void Lowerer::superinstructions() {
+  for (size_t i = 0; i + 1 < window_.size(); ++i) {
+    Op first = window_[i].op, second = window_[i + 1].op;
+    for (const SuperOf& s : kSupers)
+      if (s.first == first && s.second == second) {
+        rewrite(window_[i], s.op);
+        ++i;
+        break;
+      }
+  }
+}
+
+// The window's last instruction, if it is `words` long and ends where the stream does.
+const Lowerer::Written* Lowerer::last(size_t words) const {
+  if (window_.empty() || dead() || window_.back().at + words != code_.size()) return nullptr;
+  return &window_.back();
+}
+
+// fold, for a binop about to be written:
+//   `const c; binop` -> `binop_ri c`          `local.get x; binop` -> `binop_rl x`
+//   `local.get x; const c; binop` -> `binop_li x c`
+//   `local.get x; local.get y; binop` (already `local_get_get x y`) -> `binop_ll x y`
+bool Lowerer::fold(Op op) {
+  const Rewrites& r = kRewrites[op];
+  if (!lowering_.fold || r.ri == Op::kCount) return false;
+  if (last(3) != nullptr && window_.back().op == Op::local_get_get) {
+    rewrite(window_.back(), r.ll);
+    return true;
+  }
+  const Written* w = last(2);
+  if (w == nullptr) return false;
+  if (w->op == Op::const_) {
+    size_t n = window_.size();
+    if (n >= 2 && window_[n - 2].op == Op::local_get && window_[n - 2].at + 2 == w->at) {
+      code_[w->at] = code_[w->at + 1];  // [local_get x const c] -> [binop_li x c]
+      code_.pop_back();
+      window_.pop_back();
+      rewrite(window_.back(), r.li);
+      return true;
+    }
+    rewrite(window_.back(), r.ri);
+    return true;
+  }
+  if (w->op == Op::local_get) {
+    rewrite(window_.back(), r.rl);
+    return true;
+  }
+  return false;
+}
+
+// fold, for a load about to be written: `local.get x; load off` -> `load_l x off`.
+bool Lowerer::fold_load(Op op, uint64_t offset) {
+  Op to = kRewrites[op].local_address;
+  const Written* w = last(2);
+  if (!lowering_.fold || to == Op::kCount || w == nullptr || w->op != Op::local_get) return false;
+  rewrite(window_.back(), to);
+  word(offset);
+  return true;
+}
+
+// fold, for a local.get about to be written (superinstructions from the most frequent pairs):
+// `local.get x; local.get y` -> `local_get_get x y`, `local.set x; local.get y` -> `local_set_get x y`.
+bool Lowerer::fold_local_get(uint32_t slot) {
+  const Written* w = last(2);
+  if (!lowering_.fold || w == nullptr || (w->op != Op::local_get && w->op != Op::local_set)) return false;
+  rewrite(window_.back(), w->op == Op::local_get ? Op::local_get_get : Op::local_set_get);
+  word(slot);
+  return true;
+}
+
+// A conditional branch on the top of stack (br_if, or br_unless for `if`) with its offset word
+// still 0: (instruction start, offset word). fuse: `cmp; br` -> `cmp_br`, `cmp_ri c; br` ->
+// `cmp_ri_br c`, and `i32.eqz; br_if` -> `br_unless` (and the reverse), then perhaps fused.
+std::pair<size_t, size_t> Lowerer::branch_on_top(bool when_true) {
+  if (reg_) return register_branch(popped_, when_true);
+  if (lowering_.fuse) {
+    if (last(1) != nullptr && window_.back().op == Op::i32_eqz) {
+      window_.pop_back();
+      code_.pop_back();
+      when_true = !when_true;
+    }
+    for (size_t words : {1, 2}) {
+      const Written* w = last(words);
+      if (w == nullptr || kRewrites[w->op].words != words) continue;
+      const Rewrites& r = kRewrites[w->op];
+      rewrite(window_.back(), when_true ? r.br_if : r.br_unless);
+      word(0);
+      return {window_.back().at, code_.size() - 1};
+    }
+  }
+  size_t at = emit(when_true ? Op::br_if : Op::br_unless);
+  word(0);
+  return {at, at + 1};
+}
+
+}  // namespace dlab::wasm::lowering_impl

@@ -1,0 +1,387 @@
+// The register IR (Lowering::ir; handlers.def's register forms): operands read from the frame
+// slots an instruction names, and values kept pending (a local, a constant) until something needs
+// them in their own slot. lowerer.h's register IR section says how; what has no register form is
+// written in its stack form (stack_ir.cc) with its operands materialised first.
+#include <cstring>
+#include <optional>
+
+#include "lower/lowerer.h"
+
+namespace dlab::wasm::lowering_impl {
+
+namespace {
+
+// The register IR's compare-and-branch for a register compare just written: per op, the fused
+// forms its `_r` or `_k` form becomes when a branch on its result follows (i32.eqz's `_r` form
+// becomes br_unless_r / br_if_r, the sense flipped).
+struct RegisterBranches {
+  struct Pair {
+    Op when_true = Op::kCount, when_false = Op::kCount;
+  };
+  std::array<Pair, static_cast<size_t>(Op::kCount)> of{};
+  constexpr RegisterBranches() {
+    for (const FormsOf& e : kForms) {
+      if (e.forms.rr_br_if == Op::kCount) continue;
+      for (const SimpleOp& s : kSimpleOps)
+        if (s.op == e.op) {
+          of[static_cast<size_t>(s.reg)] = {e.forms.rr_br_if, e.forms.rr_br_unless};
+          of[static_cast<size_t>(s.reg_k)] = {e.forms.rk_br_if, e.forms.rk_br_unless};
+        }
+    }
+    of[static_cast<size_t>(Op::i32_eqz_r)] = {Op::br_unless_r, Op::br_if_r};
+    of[static_cast<size_t>(Op::i32_and_k)] = {Op::i32_and_k_br_if, Op::i32_and_k_br_unless};
+  }
+  const Pair& operator[](Op op) const { return of[static_cast<size_t>(op)]; }
+};
+constexpr RegisterBranches kRegisterBranches;
+
+// A signature all of whose operands and results take one slot (no v128): the register forms'.
+constexpr bool one_slot_signature(const char* sig) {
+  for (const char* p = sig; *p; ++p)
+    if (*p == 'v') return false;
+  return true;
+}
+
+}  // namespace
+
+void Lowerer::materialize(Loc& l) {
+  if (l.kind == Loc::kHome) return;
+  emit(l.kind == Loc::kLocal ? Op::copy_r : Op::const_r);
+  word(l.home);
+  word(l.value);
+  l.kind = Loc::kHome;
+}
+
+// An operand's slot: a local's own, or its own slot (a constant is written there first).
+uint32_t Lowerer::operand_slot(Loc& l) {
+  if (l.kind == Loc::kConst) materialize(l);
+  return slot_of(l);
+}
+
+void Lowerer::materialize_all() {
+  for (Loc& l : locs_) materialize(l);
+}
+
+void Lowerer::sync_sp(uint32_t height) {
+  if (sp_at_ == height) return;
+  emit(Op::sp_at);
+  word(height);
+  sp_at_ = height;
+}
+
+// Before a stack-form instruction: its operands in their slots, the stack pointer above them.
+void Lowerer::stack_form() {
+  materialize_all();
+  sync_sp(height_);
+  last_result_ = SIZE_MAX;
+}
+
+// The result word of a register instruction just written, if the value `l` is what it wrote.
+bool Lowerer::just_written(const Loc& l) const {
+  return l.kind == Loc::kHome && last_result_ != SIZE_MAX && last_result_ + 1 == code_.size() && code_[last_result_] == l.home &&
+         !window_.empty();
+}
+
+// A branch on condition `c` (popped): a compare (or i32.eqz) just written becomes the compare and
+// branch, its result word the offset; otherwise br_if_r / br_unless_r on the condition's slot.
+std::pair<size_t, size_t> Lowerer::register_branch(Loc c, bool when_true) {
+  materialize_all();
+  if (lowering_.fuse && just_written(c)) {
+    const RegisterBranches::Pair& fused = kRegisterBranches[window_.back().op];
+    if (fused.when_true != Op::kCount) {
+      rewrite(window_.back(), when_true ? fused.when_true : fused.when_false);
+      code_.back() = 0;
+      last_result_ = SIZE_MAX;
+      return {window_.back().at, code_.size() - 1};
+    }
+  }
+  uint32_t condition = operand_slot(c);
+  size_t at = emit(when_true ? Op::br_if_r : Op::br_unless_r);
+  word(condition);
+  word(0);
+  last_result_ = SIZE_MAX;
+  return {at, at + 2};
+}
+
+// return, or the function's end label (`at_label`: its values at the function's height `base`,
+// where every path left them): no result, or one from any slot, without the stack pointer; more
+// through the stack form.
+void Lowerer::register_return(uint32_t base, bool at_label) {
+  if (f_.result_slots == 0) {
+    emit(Op::return_);
+    word(0);
+  } else if (f_.type.results.size() == 1 && f_.result_slots == 1) {
+    uint32_t from = base;
+    if (!at_label) {
+      if (locs_.back().kind == Loc::kConst) materialize(locs_.back());
+      from = slot_of(locs_.back());
+    }
+    emit(Op::return_r1);
+    word(from);
+  } else {
+    if (!at_label) materialize_all();
+    sync_sp(at_label ? base + f_.result_slots : height_);
+    emit(Op::return_);
+    word(f_.result_slots);
+  }
+  last_result_ = SIZE_MAX;
+}
+
+// The instructions the register IR writes in its own forms; false (nothing read) for the rest.
+bool Lowerer::register_body(uint8_t op, BinaryReader& r) {
+  switch (op) {
+    case 0x0C: case 0x0D: {  // br, br_if: without values to move, no stack pointer either
+      BinaryReader probe = r;
+      uint32_t depth = probe.u32();
+      if (op == 0x0C) {
+        if (keep_drop(depth).second) return false;
+        r = probe;
+        materialize_all();
+        size_t at = emit(Op::br);
+        word(0);
+        target(depth, at, at + 1);
+        mark_dead();
+        return true;
+      }
+      ValType t = pop();
+      Loc c = popped_;
+      if (keep_drop(depth).second) {
+        push(t);
+        locs_.back() = c;
+        return false;
+      }
+      r = probe;
+      auto [at, w] = register_branch(c, true);
+      target(depth, at, w);
+      return true;
+    }
+    case 0x0F:
+      register_return(ctls_.front().height_base, false);
+      mark_dead();
+      return true;
+    case 0x1A: pop(); return true;  // drop: nothing to move
+    case 0x1B: case 0x1C: {  // select [a, b, condition, to]
+      if (types_.size() < 3 || slots_of(types_[types_.size() - 2]) != 1) return false;
+      if (op == 0x1C) {
+        r.u32();
+        read_valtype(r);
+      }
+      pop();
+      Loc c = popped_;
+      ValType t = pop();
+      Loc b = popped_;
+      pop();
+      Loc a = popped_;
+      uint32_t sa = operand_slot(a), sb = operand_slot(b), sc = operand_slot(c);
+      uint32_t to = height_;
+      push(t);
+      emit(Op::select_r);
+      word(sa);
+      word(sb);
+      word(sc);
+      last_result_ = code_.size();
+      word(to);
+      return true;
+    }
+    case 0x10: case 0x11: {  // call, call_indirect: the arguments in their slots, sp put there in the call
+      BinaryReader probe = r;
+      uint32_t index = probe.u32(), table = op == 0x11 ? probe.u32() : 0;
+      if (op == 0x11 && table64(table)) return false;
+      r = probe;
+      materialize_all();
+      const bool move_sp = sp_at_ != height_;
+      const uint32_t at_height = height_;
+      const FuncType* ft = nullptr;
+      if (op == 0x10) ft = &inst_.funcs.at(index)->type;
+      else {
+        const FuncType& t = inst_.module.types.at(index);
+        ft = &t;
+        pop();
+      }
+      pop(ft->params.size());
+      if (op == 0x10) {
+        emit(move_sp ? Op::call_at : Op::call);
+        word(reinterpret_cast<uint64_t>(inst_.funcs.at(index)));
+      } else {
+        emit(move_sp ? Op::call_indirect_at : Op::call_indirect);
+        word(reinterpret_cast<uint64_t>(inst_.tables.at(table)));
+        word(inst_.type_ids.at(index));
+      }
+      if (move_sp) word(at_height);
+      push(ft->results);
+      sp_at_ = height_;
+      last_result_ = SIZE_MAX;
+      return true;
+    }
+    case 0x0E: {  // br_table whose targets take no values along: the index from its slot
+      BinaryReader probe = r;
+      std::vector<uint32_t> depths(probe.u32() + 1);
+      for (auto& d : depths) d = probe.u32();
+      ValType t = pop();
+      Loc index = popped_;
+      bool moves = false;
+      for (uint32_t d : depths) moves |= keep_drop(d).second != 0;
+      if (moves) {
+        push(t);
+        locs_.back() = index;
+        return false;
+      }
+      r = probe;
+      materialize_all();
+      uint32_t slot = operand_slot(index);
+      size_t at = emit(Op::br_table_r);
+      word(slot);
+      word(depths.size() - 1);
+      for (uint32_t d : depths) {
+        size_t w = code_.size();
+        word(0);
+        target(d, at, w);
+      }
+      mark_dead();
+      return true;
+    }
+    case 0x20: case 0x21: case 0x22: return register_local(op, r);
+    case 0x23: case 0x24: {  // global.get [global, to], global.set [global, from]
+      BinaryReader probe = r;
+      GlobalInst* g = inst_.globals.at(probe.u32());
+      if (slots_of(g->type.type) != 1) return false;
+      r = probe;
+      if (op == 0x23) {
+        uint32_t to = height_;
+        push(g->type.type);
+        emit(Op::global_get_r);
+        word(reinterpret_cast<uint64_t>(g));
+        last_result_ = code_.size();
+        word(to);
+        return true;
+      }
+      pop();
+      Loc v = popped_;
+      uint32_t from = operand_slot(v);
+      emit(Op::global_set_r);
+      word(reinterpret_cast<uint64_t>(g));
+      word(from);
+      last_result_ = SIZE_MAX;
+      return true;
+    }
+    case 0x41: case 0x42: case 0x43: case 0x44: {
+      uint64_t bits;
+      ValType t;
+      if (op == 0x41) bits = static_cast<uint32_t>(r.s32()), t = ValType::kI32;
+      else if (op == 0x42) bits = static_cast<uint64_t>(r.s64()), t = ValType::kI64;
+      else if (op == 0x43) {
+        uint32_t b32;
+        std::memcpy(&b32, r.bytes(4), 4);
+        bits = b32, t = ValType::kF32;
+      } else {
+        std::memcpy(&bits, r.bytes(8), 8);
+        t = ValType::kF64;
+      }
+      push(t);
+      locs_.back().kind = Loc::kConst;
+      locs_.back().value = bits;
+      if (!lowering_.fold) materialize(locs_.back());  // plain: written to its own slot; no _k forms
+      return true;
+    }
+    default: break;
+  }
+  if (op >= 0xFB) return false;  // prefixed instructions: their stack forms
+  const SimpleOp* s = find_simple_op(op);
+  if (!s || s->reg == Op::kCount || !one_slot_signature(s->signature)) return false;
+  if (s->imm == Imm::MEM && (inst_.memories.empty() || memory64(0) || (r.peek() & 0xC0) != 0)) return false;
+  return register_table_op(r, *s);
+}
+
+bool Lowerer::register_local(uint8_t op, BinaryReader& r) {
+  BinaryReader probe = r;
+  uint32_t i = probe.u32();
+  if (slots_of(local_type_.at(i)) != 1) return false;
+  r = probe;
+  uint32_t x = local_slot_[i];
+  if (op == 0x20) {
+    push(local_type_[i]);
+    locs_.back().kind = Loc::kLocal;
+    locs_.back().value = x;
+    if (!lowering_.fold) materialize(locs_.back());  // plain: copied to its own slot, as a stack machine would
+    return true;
+  }
+  ValType t = pop();
+  Loc v = popped_;
+  bool aliased = false;
+  for (const Loc& l : locs_) aliased |= l.kind == Loc::kLocal && l.value == x;
+  if (lowering_.fold && just_written(v)) {
+    // The result written straight into the local; values still reading the local's old value
+    // are copied out first, before the instruction (the stream's last: nothing points into it).
+    if (aliased) {
+      const size_t at = window_.back().at;
+      const Op producer = window_.back().op;
+      std::vector<uint64_t> words(code_.begin() + static_cast<std::ptrdiff_t>(at) + 1, code_.end());
+      code_.resize(at);
+      window_.pop_back();
+      for (Loc& l : locs_)
+        if (l.kind == Loc::kLocal && l.value == x) materialize(l);
+      emit(producer);
+      for (uint64_t w : words) word(w);
+      last_result_ = code_.size() - 1;
+    }
+    code_[last_result_] = x;
+  } else {
+    for (Loc& l : locs_)
+      if (l.kind == Loc::kLocal && l.value == x) materialize(l);  // they read the old value
+    if (!(v.kind == Loc::kLocal && v.value == x)) {
+      emit(v.kind == Loc::kConst ? Op::const_r : Op::copy_r);
+      word(x);
+      word(v.kind == Loc::kConst ? v.value : slot_of(v));
+    }
+  }
+  last_result_ = SIZE_MAX;
+  if (op == 0x22) {  // local.tee: the value stays, now the local's
+    push(t);
+    locs_.back().kind = Loc::kLocal;
+    locs_.back().value = x;
+    if (!lowering_.fold) materialize(locs_.back());
+  }
+  return true;
+}
+
+// A declared numeric or memory instruction in its register form: [op, immediates, operand
+// slots (the last one the constant itself in the _k form), result slot].
+bool Lowerer::register_table_op(BinaryReader& r, const SimpleOp& s) {
+  const int pops = sig_pops(s.signature), pushes = sig_pushes(s.signature);
+  if (pops < 1 || pops > 2 || pushes > 1 || locs_.size() < static_cast<size_t>(pops)) return false;
+  uint64_t offset = 0;
+  if (s.imm == Imm::MEM) offset = memarg(r).offset;
+  Loc a = locs_[locs_.size() - pops], b = locs_.back();
+  // The last operand a constant: the _k form (for one operand, only a load's address: a unop
+  // on a constant is rare enough to take its constant from a slot).
+  const bool k = pops == 2 ? b.kind == Loc::kConst : a.kind == Loc::kConst && s.imm == Imm::MEM;
+  // An address just computed by `i32.add` of a constant: the add folded into the access (_a).
+  std::optional<std::pair<uint64_t, uint64_t>> address;
+  if (lowering_.fold && s.reg_a != Op::kCount && !k && just_written(a) && window_.back().op == Op::i32_add_k) {
+    const size_t at = window_.back().at;
+    address = {{code_[at + 1], code_[at + 2]}};
+    code_.resize(at);
+    window_.pop_back();
+    last_result_ = SIZE_MAX;
+  }
+  uint64_t first = address ? 0 : pops == 1 && k ? a.value : operand_slot(a);
+  uint64_t second = pops == 2 ? (k ? b.value : operand_slot(b)) : 0;
+  for (int i = 0; i < pops; ++i) pop();
+  uint32_t result = height_;
+  for (const char* p = std::strchr(s.signature, ':') + 1; *p; ++p) push(type_letter(*p));
+  emit(address ? s.reg_a : k ? s.reg_k : s.reg);
+  if (s.imm == Imm::MEM) word(offset);
+  if (address) {
+    word(address->first);
+    word(address->second);
+  } else word(first);
+  if (pops == 2) word(second);
+  last_result_ = SIZE_MAX;
+  if (pushes) {
+    last_result_ = code_.size();
+    word(result);
+  }
+  return true;
+}
+
+}  // namespace dlab::wasm::lowering_impl

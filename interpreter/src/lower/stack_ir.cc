@@ -1,0 +1,309 @@
+// The stack IR's instructions: each wasm instruction (but the control structure, lowering.cc, and
+// the GC and 0xFC ones, gc_and_misc.cc) as its handler's op word and immediates, its operands on
+// the operand stack; the table's numeric, memory and SIMD instructions by their declarations.
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "lower/lowerer.h"
+
+namespace dlab::wasm::lowering_impl {
+
+// multi-memory: an instruction on a memory other than memory 0 runs between two memory_use
+// instructions (that memory, then memory 0 again), so memory 0's instructions stay one handler.
+void Lowerer::use_memory(uint32_t idx) {
+  emit(Op::memory_use);
+  word(reinterpret_cast<uint64_t>(memory(idx)));
+}
+
+// An instruction from the table, with its immediates read and emitted by kind.
+void Lowerer::table_op(BinaryReader& r, const SimpleOp& s) {
+  uint64_t imm[2] = {0, 0};
+  uint32_t mem = 0;
+  switch (s.imm) {
+    case Imm::NONE: break;
+    case Imm::MEM: { MemArg a = memarg(r); mem = a.memory; imm[0] = a.offset; break; }
+    case Imm::LANE: imm[0] = r.u8(); break;
+    case Imm::MEMLANE: { MemArg a = memarg(r); mem = a.memory; imm[0] = a.offset; imm[1] = r.u8(); break; }
+    case Imm::SHUF: std::memcpy(imm, r.bytes(16), 16); break;
+  }
+  pop_push(s);
+  // A memory64 memory's instructions are their _a64 forms (64-bit address arithmetic), and an
+  // instruction on another memory than memory 0 is bracketed by memory_use: both written as
+  // they are, never folded or paired.
+  bool on_memory_op = s.imm == Imm::MEM || s.imm == Imm::MEMLANE;
+  if (on_memory_op && (memory64(mem) || mem != 0)) {
+    on_memory(mem, [&] {
+      emit(memory64(mem) ? kRewrites[s.op].a64 : s.op);
+      for (int i = 0; i < imm_words(s.imm); ++i) word(imm[i]);
+    });
+    return;
+  }
+  if (s.imm == Imm::MEM && fold_load(s.op, imm[0])) return;
+  if (!fold(s.op)) emit(s.op);
+  for (int i = 0; i < imm_words(s.imm); ++i) word(imm[i]);
+}
+
+// The operand types' effect of a table instruction's signature.
+void Lowerer::pop_push(const SimpleOp& s) {
+  const char* sig = s.signature;
+  const char* colon = sig;
+  while (*colon != ':') ++colon;
+  pop(static_cast<size_t>(colon - sig));
+  for (const char* p = colon + 1; *p; ++p) push(type_letter(*p));
+}
+
+void Lowerer::simple(const SimpleOp& s) {
+  pop_push(s);
+  if (!fold(s.op)) emit(s.op);
+}
+
+void Lowerer::call(const FuncInst* callee, bool tail) {
+  pop(callee->type.params.size());
+  emit(tail ? Op::return_call : Op::call);
+  word(reinterpret_cast<uint64_t>(callee));
+  if (tail) mark_dead();
+  else push(callee->type.results);
+}
+
+void Lowerer::call_indirect(uint32_t type_idx, uint32_t table, bool tail) {
+  pop();
+  const FuncType& ft = inst_.module.types.at(type_idx);
+  pop(ft.params.size());
+  index64(table, {1});
+  emit(tail ? Op::return_call_indirect : Op::call_indirect);
+  word(reinterpret_cast<uint64_t>(inst_.tables.at(table)));
+  word(inst_.type_ids.at(type_idx));
+  if (tail) mark_dead();
+  else push(ft.results);
+}
+
+void Lowerer::call_ref(uint32_t type_idx, bool tail) {
+  pop();
+  const FuncType& ft = inst_.module.types.at(type_idx);
+  pop(ft.params.size());
+  emit(tail ? Op::return_call_ref : Op::call_ref);
+  if (tail) mark_dead();
+  else push(ft.results);
+}
+
+// br_on_null / br_on_non_null l: [offset, keep, drop] for the label, the reference counted as
+// its handler does (dropped before the branch by br_on_null, carried by br_on_non_null).
+void Lowerer::branch_on_null(uint32_t depth, bool on_null) {
+  if (dead()) return;
+  if (on_null) {
+    ValType t = pop();
+    auto [keep, drop] = keep_drop(depth);
+    push(t);
+    size_t at = emit(Op::br_on_null);
+    word(0); word(keep); word(drop);
+    target(depth, at, at + 1);
+    return;
+  }
+  auto [keep, drop] = keep_drop(depth);
+  size_t at = emit(Op::br_on_non_null);
+  word(0); word(keep); word(drop);
+  target(depth, at, at + 1);
+  pop();
+}
+
+// table64: the i64 operands of an instruction on a 64-bit table (slots from the top) saturated
+// to 32 bits first (handlers.def's table_index64).
+void Lowerer::index64(uint32_t table, std::initializer_list<uint64_t> slots) {
+  if (!inst_.tables.at(table)->type.limits.address64) return;
+  for (uint64_t k : slots) {
+    emit(Op::table_index64);
+    word(k);
+  }
+}
+
+void Lowerer::stack_body(uint8_t op, BinaryReader& r) {
+  const bool live = !dead();
+  switch (op) {
+    case 0x00: emit(Op::unreachable); mark_dead(); return;
+    case 0x01: return;
+    case 0x0C: {
+      uint32_t depth = r.u32();
+      if (!live) return;
+      auto [keep, drop] = keep_drop(depth);
+      size_t at = emit(drop ? Op::br_drop : Op::br);
+      word(0);
+      if (drop) { word(keep); word(drop); }
+      target(depth, at, at + 1);
+      mark_dead();
+      return;
+    }
+    case 0x0D: {
+      uint32_t depth = r.u32();
+      pop();
+      if (!live) return;
+      auto [keep, drop] = keep_drop(depth);
+      if (!drop) {
+        auto [at, w] = branch_on_top(true);
+        target(depth, at, w);
+        return;
+      }
+      size_t at = emit(Op::br_if_drop);
+      word(0);
+      word(keep);
+      word(drop);
+      target(depth, at, at + 1);
+      return;
+    }
+    case 0x0E: {
+      uint32_t n = r.u32();
+      std::vector<uint32_t> depths(n + 1);
+      for (auto& d : depths) d = r.u32();
+      pop();
+      if (!live) return;
+      size_t at = emit(Op::br_table);
+      word(n);
+      for (uint32_t d : depths) {
+        auto [keep, drop] = keep_drop(d);
+        size_t w = code_.size();
+        word(0);
+        word(keep);
+        word(drop);
+        target(d, at, w);
+      }
+      mark_dead();
+      return;
+    }
+    case 0x0F: emit(Op::return_); word(f_.result_slots); mark_dead(); return;
+    case 0x08: {  // throw: the payload is the tag's parameters on top
+      const TagInst* tag = inst_.tags.at(r.u32());
+      pop(tag->type.params.size());
+      emit(Op::throw_);
+      word(reinterpret_cast<uint64_t>(tag));
+      mark_dead();
+      return;
+    }
+    case 0x0A: pop(); emit(Op::throw_ref); mark_dead(); return;
+    case 0x10: call(inst_.funcs.at(r.u32()), false); return;
+    case 0x12: call(inst_.funcs.at(r.u32()), true); return;
+    case 0x11: case 0x13: {
+      uint32_t type_idx = r.u32(), table = r.u32();
+      call_indirect(type_idx, table, op == 0x13);
+      return;
+    }
+    case 0x14: case 0x15: call_ref(r.u32(), op == 0x15); return;
+    case 0x1A: emit(slots_of(pop()) == 2 ? Op::drop2 : Op::drop); return;
+    case 0x1B: case 0x1C: {
+      if (op == 0x1C) {
+        r.u32();
+        read_valtype(r);
+      }
+      pop();
+      ValType t = pop();
+      pop();
+      push(t);
+      emit(slots_of(t) == 2 ? Op::select2 : Op::select);
+      return;
+    }
+    case 0x20: case 0x21: case 0x22: {
+      uint32_t i = r.u32();
+      ValType t = local_type_.at(i);
+      bool wide = slots_of(t) == 2;
+      if (op == 0x20) {
+        push(t);
+        if (!wide && fold_local_get(local_slot_[i])) return;
+        emit(wide ? Op::local_get2 : Op::local_get);
+      } else if (op == 0x21) {
+        pop();
+        emit(wide ? Op::local_set2 : Op::local_set);
+      } else {
+        emit(wide ? Op::local_tee2 : Op::local_tee);
+      }
+      word(local_slot_[i]);
+      return;
+    }
+    case 0x23: case 0x24: {
+      GlobalInst* g = inst_.globals.at(r.u32());
+      bool wide = slots_of(g->type.type) == 2;
+      if (op == 0x23) {
+        push(g->type.type);
+        emit(wide ? Op::global_get2 : Op::global_get);
+      } else {
+        pop();
+        emit(wide ? Op::global_set2 : Op::global_set);
+      }
+      word(reinterpret_cast<uint64_t>(g));
+      return;
+    }
+    case 0x25: case 0x26: {
+      uint32_t idx = r.u32();
+      TableInst* t = inst_.tables.at(idx);
+      if (op == 0x25) {
+        pop();
+        push(t->type.element);
+        index64(idx, {1});
+        emit(Op::table_get);
+      } else {
+        pop(2);
+        index64(idx, {2});
+        emit(Op::table_set);
+      }
+      word(reinterpret_cast<uint64_t>(t));
+      return;
+    }
+    case 0x3F: {
+      uint32_t mem = r.u32();
+      push(memory64(mem) ? ValType::kI64 : ValType::kI32);
+      on_memory(mem, [&] { emit(Op::memory_size); });
+      return;
+    }
+    case 0x40: {
+      uint32_t mem = r.u32();
+      on_memory(mem, [&] { emit(memory64(mem) ? Op::memory_grow_a64 : Op::memory_grow); });
+      return;
+    }
+    case 0x41: push(ValType::kI32); emit(Op::const_); word(static_cast<uint32_t>(r.s32())); return;
+    case 0x42: push(ValType::kI64); emit(Op::const_); word(static_cast<uint64_t>(r.s64())); return;
+    case 0x43: {
+      uint32_t bits;
+      std::memcpy(&bits, r.bytes(4), 4);
+      push(ValType::kF32);
+      emit(Op::const_);
+      word(bits);
+      return;
+    }
+    case 0x44: {
+      uint64_t bits;
+      std::memcpy(&bits, r.bytes(8), 8);
+      push(ValType::kF64);
+      emit(Op::const_);
+      word(bits);
+      return;
+    }
+    case 0xD0: push(ref_type(true, read_heaptype(r))); emit(Op::const_); word(0); return;
+    case 0xD1: pop(); push(ValType::kI32); emit(Op::ref_is_null); return;
+    case 0xD4: emit(Op::ref_as_non_null); return;
+    case 0xD5: case 0xD6: branch_on_null(r.u32(), op == 0xD5); return;
+    case 0xD2: push(ValType::kFuncRef); emit(Op::const_); word(reinterpret_cast<uint64_t>(inst_.funcs.at(r.u32()))); return;
+    case 0xFC: misc(r); return;
+    case 0xFB: gc(r); return;
+    case 0xD3: pop(2); push(ValType::kI32); emit(Op::ref_eq); return;
+    case 0xFD: {
+      uint32_t sub = r.u32();
+      if (sub == 12) {  // v128.const: two words, low half first
+        uint64_t lo, hi;
+        std::memcpy(&lo, r.bytes(8), 8);
+        std::memcpy(&hi, r.bytes(8), 8);
+        push(ValType::kV128);
+        emit(Op::const2);
+        word(lo);
+        word(hi);
+        return;
+      }
+      const SimpleOp* s = find_simple_op(0xFD000 + sub);
+      if (!s) throw Unsupported(fmt::format("SIMD instruction 0xfd {} has no handler (module not validated?)", sub));
+      return table_op(r, *s);
+    }
+    default: break;
+  }
+  const SimpleOp* s = find_simple_op(op);
+  if (!s) throw Unsupported(fmt::format("opcode {:#04x} has no handler (module not validated?)", op));
+  table_op(r, *s);
+}
+
+}  // namespace dlab::wasm::lowering_impl
