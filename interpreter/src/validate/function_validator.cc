@@ -1,0 +1,739 @@
+// The validation algorithm of the WebAssembly spec's appendix: an operand stack of value types
+// (Unknown below an unreachable point) and a control stack of frames with their label types, over
+// one function body or constant expression (validation.h's context; validator.cc the module).
+#include <cstring>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "decode/binary_reader.h"
+#include "engines/ops.h"
+#include "validate/validation.h"
+
+namespace dlab::wasm::validate_impl {
+
+namespace {
+
+struct Frame {
+  uint8_t opcode;
+  std::vector<T> start, end;
+  size_t height;
+  bool unreachable = false;
+  size_t inits = 0;  // non-defaultable locals set before this frame began (FunctionValidator::set_locals_)
+};
+
+class FunctionValidator {
+ public:
+  // locals: run-length (count, type), parameters first; a function may declare up to 2^32 - 1.
+  FunctionValidator(const Ctx& c, const FuncType& ft, const std::vector<std::pair<uint32_t, ValType>>& locals) : c_(c) {
+    for (auto r : ft.results) results_.push_back(static_cast<T>(r));
+    uint64_t end = 0;
+    for (const auto& [n, t] : locals) {
+      end += n;
+      local_runs_.emplace_back(end, static_cast<T>(t));
+    }
+    params_ = ft.params.size();
+  }
+
+  // Validates an expression whose result must be `results`. const_expr: only constant instructions.
+  void run(const Expr& e, const std::vector<T>& results, bool const_expr) {
+    const_ = const_expr;
+    BinaryReader r(e.bytes.data(), e.bytes.size());
+    push_ctrl(0x02, {}, results);
+    while (!ctrls_.empty()) {
+      if (r.at_end()) invalid("END opcode expected");
+      instruction(r);
+    }
+  }
+
+ private:
+  // ---- operand and control stacks ----
+  void push(T t) { vals_.push_back(t); }
+  T pop() {
+    if (vals_.size() == ctrls_.back().height) {
+      if (ctrls_.back().unreachable) return kUnknown;
+      invalid("type mismatch");
+    }
+    T t = vals_.back();
+    vals_.pop_back();
+    return t;
+  }
+  T pop(T expect) {
+    T t = pop_keep(expect);
+    return t == kUnknown ? expect : t;
+  }
+  // As pop(expect), but an unknown operand stays unknown (br_table re-pushes what it popped).
+  T pop_keep(T expect) {
+    T t = pop();
+    if (!matches(c_, t, expect)) invalid("type mismatch");
+    return t;
+  }
+  // A reference operand of any type: its type (kUnknown below an unreachable point).
+  T pop_ref() {
+    T t = pop();
+    if (t != kUnknown && !is_ref_t(t)) invalid("type mismatch");
+    return t;
+  }
+  void push(const std::vector<T>& ts) {
+    for (auto t : ts) push(t);
+  }
+  void pop(const std::vector<T>& ts) {
+    for (size_t i = ts.size(); i-- > 0;) pop(ts[i]);
+  }
+  void push_ctrl(uint8_t op, std::vector<T> in, std::vector<T> out) {
+    ctrls_.push_back({op, in, std::move(out), vals_.size(), false, set_locals_.size()});
+    push(in);
+  }
+  // Leaving a block forgets the non-defaultable locals it set (the spec's "set before get" is per
+  // block: after `end` or `else` they count as unset again).
+  Frame pop_ctrl() {
+    if (ctrls_.empty()) invalid("type mismatch");
+    Frame f = ctrls_.back();
+    pop(f.end);
+    if (vals_.size() != f.height) invalid("type mismatch");
+    for (size_t k = f.inits; k < set_locals_.size(); ++k) initialised_.erase(set_locals_[k]);
+    set_locals_.resize(f.inits);
+    ctrls_.pop_back();
+    return f;
+  }
+  const std::vector<T>& label_types(const Frame& f) { return f.opcode == 0x03 ? f.start : f.end; }
+  void unreachable() {
+    vals_.resize(ctrls_.back().height);
+    ctrls_.back().unreachable = true;
+  }
+  const Frame& label(uint32_t depth) {
+    if (depth >= ctrls_.size()) invalid("unknown label");
+    return ctrls_[ctrls_.size() - 1 - depth];
+  }
+
+  // ---- helpers ----
+  std::pair<std::vector<T>, std::vector<T>> block_type(BinaryReader& r) {
+    uint8_t b = r.peek();
+    if (b == 0x40) {
+      r.u8();
+      return {};
+    }
+    if (b == 0x7F || b == 0x7E || b == 0x7D || b == 0x7C || b == 0x7B || b == 0x63 || b == 0x64 || is_abstract_heap(b))
+      return {{}, {value_type(r)}};
+    int64_t idx = r.s33();
+    if (idx < 0) invalid("malformed block type");
+    const FuncType& ft = func_type_at(c_, static_cast<uint32_t>(idx));
+    return {types(ft.params), types(ft.results)};
+  }
+  static std::vector<T> types(const std::vector<VT>& ts) {
+    std::vector<T> out;
+    for (auto t : ts) out.push_back(static_cast<T>(t));
+    return out;
+  }
+  // A value type immediate (block types, typed select), its type index checked.
+  T value_type(BinaryReader& r) {
+    VT t = read_valtype(r);
+    check_valtype(t, c_.m.types.size());
+    return static_cast<T>(t);
+  }
+  // A heap type immediate (ref.null), its type index checked.
+  HeapType heap_type(BinaryReader& r) {
+    int64_t h = r.s33();
+    if (h >= 0) {
+      type_at(c_, static_cast<uint32_t>(h));
+      return kHeapTypeIndex + static_cast<HeapType>(h);
+    }
+    uint8_t b = static_cast<uint8_t>(h & 0x7F);
+    if (!is_abstract_heap(b)) invalid("malformed heap type");
+    return b;
+  }
+  void memory_needed() {
+    if (c_.memories == 0) invalid("unknown memory");
+  }
+  // A memory index immediate (WebAssembly 3.0: memory.size, grow, fill, copy, init name theirs).
+  uint32_t memory_index(BinaryReader& r) {
+    uint32_t idx = r.u32();
+    if (idx >= c_.memories) invalid(fmt::format("unknown memory {}", idx));
+    return idx;
+  }
+  // The address type of a memory or table: i64 when it is indexed by i64 (memory64, table64).
+  T memory_at(uint32_t idx) const { return c_.memory64[idx] ? 0x7E : 0x7F; }
+  static T table_at(const TableType& t) { return t.limits.address64 ? 0x7E : 0x7F; }
+  // A memarg (3.0): flags below 64 are the alignment; 64..127 the alignment + 64 with a memory
+  // index following; larger is malformed. The offset is a u64, in range for the memory's index
+  // type (a 32-bit memory's offset fits in 32 bits).
+  uint32_t memarg(BinaryReader& r, uint32_t natural_log2) {
+    uint32_t flags = r.u32();
+    if (flags >= 128) r.fail("malformed memop flags");
+    uint32_t idx = 0;
+    if (flags & 64) idx = r.u32();
+    uint64_t offset = r.u64();
+    memory_needed();
+    if (idx >= c_.memories) invalid(fmt::format("unknown memory {}", idx));
+    if ((flags & 63) > natural_log2) invalid("alignment must not be larger than natural");
+    if (!c_.memory64[idx] && offset > 0xFFFFFFFFull) invalid("offset out of range");
+    return idx;
+  }
+  // A tag index immediate: its type index.
+  uint32_t tag(uint32_t idx) {
+    if (idx >= c_.tags.size()) invalid(fmt::format("unknown tag {}", idx));
+    return c_.tags[idx];
+  }
+  const TableType& table(uint32_t idx) {
+    if (idx >= c_.tables.size()) invalid(fmt::format("unknown table {}", idx));
+    return c_.tables[idx];
+  }
+  void need_nonconst() {
+    if (const_) invalid("constant expression required");
+  }
+  // A call's operands and results; a tail call's callee must return what this function returns
+  // (each result a subtype of this function's).
+  void call_type(uint32_t type_idx, bool tail) {
+    const FuncType& ft = func_type_at(c_, type_idx);
+    for (size_t i = ft.params.size(); i-- > 0;) pop(static_cast<T>(ft.params[i]));
+    if (tail) {
+      if (ft.results.size() != results_.size()) invalid("type mismatch");
+      for (size_t i = 0; i < results_.size(); ++i)
+        if (!matches(c_, static_cast<T>(ft.results[i]), results_[i])) invalid("type mismatch");
+      unreachable();
+    } else {
+      for (auto t : ft.results) push(static_cast<T>(t));
+    }
+  }
+
+  void instruction(BinaryReader& r) {
+    uint8_t op = r.u8();
+    constexpr T I32 = 0x7F, I64 = 0x7E, F32 = 0x7D, F64 = 0x7C;
+    // Constant instructions (WebAssembly 3.0): the consts, ref.null / ref.func, global.get of an
+    // immutable global, and extended-const's i32/i64 add, sub and mul (0xFD: only v128.const,
+    // checked below).
+    bool is_const_instr = op == 0x41 || op == 0x42 || op == 0x43 || op == 0x44 || op == 0xD0 || op == 0xD2 || op == 0x23 ||
+                          op == 0x0B || op == 0xFD || op == 0x6A || op == 0x6B || op == 0x6C || op == 0x7C || op == 0x7D ||
+                          op == 0x7E || op == 0xFB;
+    if (const_ && !is_const_instr) invalid("constant expression required");
+    if (const_ && op == 0xFD) {
+      if (r.u32() != 12) invalid("constant expression required");
+      r.bytes(16);
+      push(0x7B);
+      return;
+    }
+    switch (op) {
+      case 0x00: unreachable(); return;
+      case 0x01: return;
+      case 0x02: case 0x03: {
+        auto [in, out] = block_type(r);
+        pop(in);
+        push_ctrl(op, in, out);
+        return;
+      }
+      case 0x04: {
+        auto [in, out] = block_type(r);
+        pop(I32);
+        pop(in);
+        push_ctrl(op, in, out);
+        return;
+      }
+      case 0x05: {
+        Frame f = pop_ctrl();
+        if (f.opcode != 0x04) invalid("else without if");
+        push_ctrl(0x05, f.start, f.end);
+        return;
+      }
+      case 0x0B: {
+        Frame f = pop_ctrl();
+        // An `if` without `else` must leave its parameters as its results.
+        if (f.opcode == 0x04 && f.start != f.end) invalid("type mismatch");
+        push(f.end);
+        return;
+      }
+      case 0x0C: {
+        const Frame& l = label(r.u32());
+        pop(label_types(l));
+        unreachable();
+        return;
+      }
+      case 0x0D: {
+        const Frame& l = label(r.u32());
+        pop(I32);
+        auto ts = label_types(l);
+        pop(ts);
+        push(ts);
+        return;
+      }
+      case 0x0E: {
+        uint32_t n = r.u32();
+        std::vector<uint32_t> targets(n);
+        for (auto& t : targets) t = r.u32();
+        uint32_t def = r.u32();
+        pop(I32);
+        size_t arity = label_types(label(def)).size();
+        for (uint32_t t : targets) {
+          const auto& ts = label_types(label(t));
+          if (ts.size() != arity) invalid("type mismatch");
+          // Each target takes the same operands; check them without consuming.
+          std::vector<T> popped;
+          for (size_t i = ts.size(); i-- > 0;) popped.push_back(pop_keep(ts[i]));
+          for (size_t i = popped.size(); i-- > 0;) push(popped[i]);
+        }
+        pop(label_types(label(def)));
+        unreachable();
+        return;
+      }
+      case 0x0F: pop(results_); unreachable(); return;
+      case 0x08: {  // throw tag: [t*] -> [], t* the tag's parameters
+        const FuncType& ft = func_type_at(c_, tag(r.u32()));
+        for (size_t i = ft.params.size(); i-- > 0;) pop(static_cast<T>(ft.params[i]));
+        unreachable();
+        return;
+      }
+      case 0x0A:  // throw_ref: [exnref] -> []
+        pop(static_cast<T>(ref_type(true, kHeapExn)));
+        unreachable();
+        return;
+      case 0x1F: {  // try_table bt catch*: a block whose catches branch to labels outside it
+        auto [in, out] = block_type(r);
+        for (uint32_t n = r.u32(), i = 0; i < n; ++i) {
+          uint8_t kind = r.u8();
+          if (kind > 3) r.fail("malformed catch clause");
+          std::vector<T> values;
+          if (kind < 2)
+            for (auto p : type_at(c_, tag(r.u32())).params) values.push_back(static_cast<T>(p));
+          if (kind & 1) values.push_back(static_cast<T>(ref_type(false, kHeapExn)));  // catch_ref, catch_all_ref
+          const auto& want = label_types(label(r.u32()));
+          if (want.size() != values.size()) invalid("type mismatch");
+          for (size_t k = 0; k < values.size(); ++k)
+            if (!matches(c_, values[k], want[k])) invalid("type mismatch");
+        }
+        pop(in);
+        push_ctrl(op, in, out);
+        return;
+      }
+      case 0x10: case 0x12: {
+        uint32_t f = r.u32();
+        if (f >= c_.func_types.size()) invalid("unknown function");
+        call_type(c_.func_types[f], op == 0x12);
+        return;
+      }
+      case 0x11: case 0x13: {
+        uint32_t type_idx = r.u32();
+        const TableType& t = table(r.u32());
+        if (!matches(c_, t.element, VT::kFuncRef)) invalid("type mismatch");
+        func_type_at(c_, type_idx);
+        pop(table_at(t));
+        call_type(type_idx, op == 0x13);
+        return;
+      }
+      case 0x14: case 0x15: {  // call_ref, return_call_ref $t: [t1* (ref null $t)] -> [t2*]
+        uint32_t type_idx = r.u32();
+        func_type_at(c_, type_idx);
+        pop(static_cast<T>(ref_type(true, kHeapTypeIndex + type_idx)));
+        call_type(type_idx, op == 0x15);
+        return;
+      }
+      case 0x1A: pop(); return;
+      case 0x1B: {
+        pop(I32);
+        T a = pop(), b = pop();
+        auto plain = [](T t) { return t == kUnknown || is_num(t) || is_vec(t); };
+        if (!plain(a) || !plain(b)) invalid("type mismatch");
+        if (a != b && a != kUnknown && b != kUnknown) invalid("type mismatch");
+        push(a == kUnknown ? b : a);
+        return;
+      }
+      case 0x1C: {
+        uint32_t n = r.u32();
+        if (n != 1) invalid("invalid result arity");
+        T t = value_type(r);
+        pop(I32);
+        pop(t);
+        pop(t);
+        push(t);
+        return;
+      }
+      case 0x20: case 0x21: case 0x22: {
+        uint32_t i = r.u32();
+        T t = local_type(i);
+        bool needs_set = i >= params_ && !defaultable(static_cast<VT>(t));
+        if (op == 0x20) {
+          if (needs_set && !initialised_.count(i)) invalid("uninitialized local");
+          push(t);
+          return;
+        }
+        pop(t);
+        if (op == 0x22) push(t);
+        if (needs_set && initialised_.insert(i).second) set_locals_.push_back(i);
+        return;
+      }
+      case 0x23: case 0x24: {
+        uint32_t g = r.u32();
+        if (g >= c_.globals.size()) invalid("unknown global");
+        // A global's initialiser sees the imported globals and the globals defined before it (Ctx
+        // grows as they are validated); segment offsets see them all.
+        if (const_ && c_.globals[g].mutable_) invalid("constant expression required");
+        T t = static_cast<T>(c_.globals[g].type);
+        if (op == 0x23) push(t);
+        else {
+          if (!c_.globals[g].mutable_) invalid("global is immutable");
+          pop(t);
+        }
+        return;
+      }
+      case 0x25: case 0x26: {
+        const TableType& tt = table(r.u32());
+        T t = static_cast<T>(tt.element);
+        if (op == 0x25) { pop(table_at(tt)); push(t); }
+        else { pop(t); pop(table_at(tt)); }
+        return;
+      }
+      case 0x3F: { memory_needed(); T at = memory_at(memory_index(r)); push(at); return; }
+      case 0x40: { memory_needed(); T at = memory_at(memory_index(r)); pop(at); push(at); return; }
+      case 0x41: r.s32(); push(I32); return;
+      case 0x42: r.s64(); push(I64); return;
+      case 0x43: r.bytes(4); push(F32); return;
+      case 0x44: r.bytes(8); push(F64); return;
+      case 0xD0: push(static_cast<T>(ref_type(true, heap_type(r)))); return;
+      case 0xD1: pop_ref(); push(I32); return;
+      case 0xD2: {
+        uint32_t f = r.u32();
+        if (f >= c_.func_types.size()) invalid("unknown function");
+        if (!const_ && !c_.refs.count(f)) invalid("undeclared function reference");
+        push(static_cast<T>(ref_type(false, kHeapTypeIndex + c_.func_types[f])));  // (ref $t): typed function references
+        return;
+      }
+      case 0xD4: {  // ref.as_non_null: [(ref null ht)] -> [(ref ht)]
+        T t = pop_ref();
+        push(t == kUnknown ? kUnknown : static_cast<T>(ref_type(false, ref_heap(static_cast<VT>(t)))));
+        return;
+      }
+      case 0xD5: {  // br_on_null l: [t* (ref null ht)] -> [t* (ref ht)], l of type [t*]
+        const Frame& l = label(r.u32());
+        T t = pop_ref();
+        auto ts = label_types(l);
+        pop(ts);
+        push(ts);
+        push(t == kUnknown ? kUnknown : static_cast<T>(ref_type(false, ref_heap(static_cast<VT>(t)))));
+        return;
+      }
+      case 0xD6: {  // br_on_non_null l: [t* (ref null ht)] -> [t*], l of type [t* (ref ht)]
+        const Frame& l = label(r.u32());
+        auto ts = label_types(l);
+        if (ts.empty() || (!is_ref_t(ts.back()) && ts.back() != kUnknown)) invalid("type mismatch");
+        T t = pop_ref();
+        if (t != kUnknown && !matches(c_, static_cast<T>(ref_type(false, ref_heap(static_cast<VT>(t)))), ts.back()))
+          invalid("type mismatch");
+        ts.pop_back();
+        pop(ts);
+        push(ts);
+        return;
+      }
+      case 0xD3: {  // ref.eq: [eqref eqref] -> [i32]
+        T eq = static_cast<T>(ref_type(true, kHeapEq));
+        pop(eq);
+        pop(eq);
+        push(I32);
+        return;
+      }
+      case 0xFB: gc(r); return;
+      case 0xFC: misc(r); return;
+      case 0xFD: simd(r); return;
+      default: break;
+    }
+    // Numeric and memory instructions: typed by their declaration (handlers.def through ops.h).
+    if (const SimpleOp* s = find_simple_op(op)) return declared(r, *s);
+    invalid(fmt::format("illegal opcode {:#04x}", op));
+  }
+
+  // GC (0xFB prefix).
+  T ref_of(uint32_t x, bool nullable) const { return static_cast<T>(ref_type(nullable, kHeapTypeIndex + x)); }
+  const ElemSegment& elem_segment(uint32_t i) const {
+    if (i >= c_.m.elements.size()) invalid("unknown elem segment");
+    return c_.m.elements[i];
+  }
+  void data_segment(uint32_t i) const {
+    size_t n = c_.m.data_count ? *c_.m.data_count : c_.m.data.size();
+    if (i >= n) invalid("unknown data segment");
+  }
+  // The reference operand of ref.test / ref.cast / br_on_cast: in the same hierarchy as `ht`.
+  T pop_in_hierarchy(HeapType ht) {
+    T t = pop_ref();
+    if (t != kUnknown && top_of(c_, ref_heap(static_cast<VT>(t))) != top_of(c_, ht)) invalid("type mismatch");
+    return t;
+  }
+  void gc(BinaryReader& r) {
+    constexpr T I32 = 0x7F;
+    uint32_t sub = r.u32();
+    // Constant instructions: the allocations without segments, ref.i31 and the conversions.
+    if (const_ && !(sub <= 1 || (sub >= 6 && sub <= 8) || sub == 26 || sub == 27 || sub == 28)) invalid("constant expression required");
+    switch (sub) {
+      case 0: case 1: {  // struct.new(_default) x
+        uint32_t x = r.u32();
+        const DefType& t = struct_at(c_, x);
+        if (sub == 0) {
+          for (size_t k = t.fields.size(); k-- > 0;) pop(static_cast<T>(unpacked(t.fields[k])));
+        } else {
+          for (const FieldType& f : t.fields)
+            if (!defaultable(f.type)) invalid("type mismatch: a field without a default");
+        }
+        push(ref_of(x, false));
+        return;
+      }
+      case 2: case 3: case 4: case 5: {  // struct.get(_s|_u) x i, struct.set x i
+        uint32_t x = r.u32(), i = r.u32();
+        const DefType& t = struct_at(c_, x);
+        if (i >= t.fields.size()) invalid("unknown field");
+        const FieldType& f = t.fields[i];
+        if (sub == 5) {
+          if (!f.mutable_) invalid("field is immutable");
+          pop(static_cast<T>(unpacked(f)));
+          pop(ref_of(x, true));
+          return;
+        }
+        if ((sub == 2) != (f.packed == Packed::kNone)) invalid("type mismatch: packed field access");
+        pop(ref_of(x, true));
+        push(static_cast<T>(unpacked(f)));
+        return;
+      }
+      case 6: case 7: case 8: case 9: case 10: {  // array.new(_default|_fixed|_data|_elem) x
+        uint32_t x = r.u32();
+        const FieldType& f = array_at(c_, x).fields.at(0);
+        if (sub == 6) {
+          pop(I32);
+          pop(static_cast<T>(unpacked(f)));
+        } else if (sub == 7) {
+          if (!defaultable(f.type)) invalid("type mismatch: an element without a default");
+          pop(I32);
+        } else if (sub == 8) {
+          uint32_t n = r.u32();
+          for (uint32_t k = 0; k < n; ++k) pop(static_cast<T>(unpacked(f)));
+        } else if (sub == 9) {
+          data_segment(r.u32());
+          if (is_ref(f.type)) invalid("type mismatch: array.new_data of references");
+          pop(I32);
+          pop(I32);
+        } else {
+          const ElemSegment& e = elem_segment(r.u32());
+          if (!matches(c_, e.type, f.type)) invalid("type mismatch");
+          pop(I32);
+          pop(I32);
+        }
+        push(ref_of(x, false));
+        return;
+      }
+      case 11: case 12: case 13: case 14: {  // array.get(_s|_u) x, array.set x
+        uint32_t x = r.u32();
+        const FieldType& f = array_at(c_, x).fields.at(0);
+        if (sub == 14) {
+          if (!f.mutable_) invalid("array is immutable");
+          pop(static_cast<T>(unpacked(f)));
+          pop(I32);
+          pop(ref_of(x, true));
+          return;
+        }
+        if ((sub == 11) != (f.packed == Packed::kNone)) invalid("type mismatch: packed element access");
+        pop(I32);
+        pop(ref_of(x, true));
+        push(static_cast<T>(unpacked(f)));
+        return;
+      }
+      case 15: pop(static_cast<T>(ref_type(true, kHeapArray))); push(I32); return;  // array.len
+      case 16: {  // array.fill x: [ref i32 t i32] -> []
+        uint32_t x = r.u32();
+        const FieldType& f = array_at(c_, x).fields.at(0);
+        if (!f.mutable_) invalid("array is immutable");
+        pop(I32);
+        pop(static_cast<T>(unpacked(f)));
+        pop(I32);
+        pop(ref_of(x, true));
+        return;
+      }
+      case 17: {  // array.copy x y: [ref x, i32, ref y, i32, i32] -> []
+        uint32_t x = r.u32(), y = r.u32();
+        const FieldType& fx = array_at(c_, x).fields.at(0);
+        const FieldType& fy = array_at(c_, y).fields.at(0);
+        if (!fx.mutable_) invalid("array is immutable");
+        if (fx.packed != fy.packed || !matches(c_, fy.type, fx.type)) invalid("type mismatch");
+        pop(I32);
+        pop(I32);
+        pop(ref_of(y, true));
+        pop(I32);
+        pop(ref_of(x, true));
+        return;
+      }
+      case 18: case 19: {  // array.init_data x d, array.init_elem x e: [ref i32 i32 i32] -> []
+        uint32_t x = r.u32(), seg = r.u32();
+        const FieldType& f = array_at(c_, x).fields.at(0);
+        if (!f.mutable_) invalid("array is immutable");
+        if (sub == 18) {
+          data_segment(seg);
+          if (is_ref(f.type)) invalid("type mismatch: array.init_data of references");
+        } else if (!matches(c_, elem_segment(seg).type, f.type)) {
+          invalid("type mismatch");
+        }
+        pop(I32);
+        pop(I32);
+        pop(I32);
+        pop(ref_of(x, true));
+        return;
+      }
+      case 20: case 21: case 22: case 23: {  // ref.test, ref.cast (ref null? ht)
+        HeapType h = heap_type(r);
+        pop_in_hierarchy(h);
+        bool nullable = sub == 21 || sub == 23;
+        push(sub < 22 ? I32 : static_cast<T>(ref_type(nullable, h)));
+        return;
+      }
+      case 24: case 25: {  // br_on_cast(_fail) flags l ht1 ht2
+        uint8_t flags = r.u8();
+        if (flags > 3) r.fail("malformed cast flags");
+        const Frame& l = label(r.u32());
+        HeapType h1 = heap_type(r), h2 = heap_type(r);
+        T rt1 = static_cast<T>(ref_type(flags & 1, h1)), rt2 = static_cast<T>(ref_type(flags & 2, h2));
+        if (!matches(c_, rt2, rt1)) invalid("type mismatch");
+        // What stays when the cast fails (br_on_cast) or succeeds (br_on_cast_fail).
+        T diff = static_cast<T>(ref_type((flags & 1) && !(flags & 2), h1));
+        T branched = sub == 24 ? rt2 : diff, stays = sub == 24 ? diff : rt2;
+        auto ts = label_types(l);
+        if (ts.empty() || !matches(c_, branched, ts.back())) invalid("type mismatch");
+        pop(rt1);
+        ts.pop_back();
+        pop(ts);
+        push(ts);
+        push(stays);
+        return;
+      }
+      case 26: case 27: {  // any.convert_extern, extern.convert_any: the nullability kept
+        HeapType from = sub == 26 ? kHeapExtern : kHeapAny, to = sub == 26 ? kHeapAny : kHeapExtern;
+        T t = pop(static_cast<T>(ref_type(true, from)));
+        push(static_cast<T>(ref_type(t == kUnknown || ref_nullable(static_cast<VT>(t)), to)));
+        return;
+      }
+      case 28: pop(I32); push(static_cast<T>(ref_type(false, kHeapI31))); return;
+      case 29: case 30: pop(static_cast<T>(ref_type(true, kHeapI31))); push(I32); return;
+      default: invalid("illegal opcode");
+    }
+  }
+
+  // SIMD (0xFD prefix): every instruction but v128.const is typed by its declaration.
+  void simd(BinaryReader& r) {
+    uint32_t op = r.u32();
+    if (op == 12) {  // v128.const: 16 immediate bytes
+      r.bytes(16);
+      push(0x7B);
+      return;
+    }
+    if (const SimpleOp* s = find_simple_op(0xFD000 + op)) return declared(r, *s);
+    invalid("illegal opcode");
+  }
+
+  // The value type a declaration's signature letter stands for ('a': the address operand, of the
+  // instruction's memory's address type).
+  static T letter_type(char c, T address) {
+    switch (c) {
+      case 'a': return address;
+      case 'i': return 0x7F;
+      case 'l': return 0x7E;
+      case 'f': return 0x7D;
+      case 'd': return 0x7C;
+      default: return 0x7B;
+    }
+  }
+  // An instruction with a declared effect: its immediates checked by their declared type (a
+  // memarg's alignment against the natural one, a lane index against the lane count), then its
+  // operands popped (last first) and its results pushed by its signature.
+  void declared(BinaryReader& r, const SimpleOp& s) {
+    auto lane = [&] {
+      if (r.u8() >= s.lanes) invalid("invalid lane index");
+    };
+    T address = 0x7F;
+    switch (s.imm) {
+      case Imm::NONE: break;
+      case Imm::MEM: address = memory_at(memarg(r, s.align)); break;
+      case Imm::LANE: lane(); break;
+      case Imm::MEMLANE: address = memory_at(memarg(r, s.align)); lane(); break;
+      case Imm::SHUF: for (int i = 0; i < 16; ++i) lane(); break;
+    }
+    const char* colon = std::strchr(s.signature, ':');
+    for (const char* p = colon; p-- != s.signature;) pop(letter_type(*p, address));
+    for (const char* p = colon + 1; *p; ++p) push(letter_type(*p, address));
+  }
+
+  void misc(BinaryReader& r) {
+    constexpr T I32 = 0x7F;
+    uint32_t sub = r.u32();
+    auto elem = [&](uint32_t i) -> const ElemSegment& {
+      if (i >= c_.m.elements.size()) invalid("unknown elem segment");
+      return c_.m.elements[i];
+    };
+    auto data = [&](uint32_t i) {
+      size_t n = c_.m.data_count ? *c_.m.data_count : c_.m.data.size();
+      if (i >= n) invalid("unknown data segment");
+    };
+    if (const SimpleOp* s = find_simple_op(0xFC00 + sub)) return declared(r, *s);  // the saturating truncations
+    switch (sub) {
+      // memory.init d s n: d of the memory's address type, s and n i32 (a data segment's offsets).
+      case 8: { data(r.u32()); memory_needed(); T at = memory_at(memory_index(r)); pop(I32); pop(I32); pop(at); return; }
+      case 9: data(r.u32()); return;
+      // memory.copy d s n: d and s of their memories' address types, n of the narrower one.
+      case 10: {
+        memory_needed();
+        T d = memory_at(memory_index(r)), s = memory_at(memory_index(r));
+        pop(d == 0x7E && s == 0x7E ? 0x7E : I32);
+        pop(s);
+        pop(d);
+        return;
+      }
+      // memory.fill d v n: d and n of the memory's address type, v i32.
+      case 11: { memory_needed(); T at = memory_at(memory_index(r)); pop(at); pop(I32); pop(at); return; }
+      case 12: {
+        const ElemSegment& e = elem(r.u32());
+        const TableType& t = table(r.u32());
+        if (!matches(c_, e.type, t.element)) invalid("type mismatch");
+        pop(I32); pop(I32); pop(table_at(t));
+        return;
+      }
+      case 13: elem(r.u32()); return;
+      case 14: {
+        const TableType& dst = table(r.u32());
+        const TableType& src = table(r.u32());
+        if (!matches(c_, src.element, dst.element)) invalid("type mismatch");
+        pop(table_at(dst) == 0x7E && table_at(src) == 0x7E ? 0x7E : I32);
+        pop(table_at(src));
+        pop(table_at(dst));
+        return;
+      }
+      case 15: { const TableType& tt = table(r.u32()); pop(table_at(tt)); pop(static_cast<T>(tt.element)); push(table_at(tt)); return; }
+      case 16: push(table_at(table(r.u32()))); return;
+      case 17: { const TableType& tt = table(r.u32()); pop(table_at(tt)); pop(static_cast<T>(tt.element)); pop(table_at(tt)); return; }
+      default: invalid("illegal opcode");
+    }
+  }
+
+  T local_type(uint32_t i) const {
+    for (const auto& [end, t] : local_runs_)
+      if (i < end) return t;
+    invalid("unknown local");
+  }
+
+  const Ctx& c_;
+  std::vector<std::pair<uint64_t, T>> local_runs_;
+  std::vector<T> results_, vals_;
+  std::vector<Frame> ctrls_;
+  uint64_t params_ = 0;
+  // Non-defaultable locals (typed function references) set so far, and the order they were set
+  // in, so that leaving a block can forget those it set.
+  std::set<uint32_t> initialised_;
+  std::vector<uint32_t> set_locals_;
+  bool const_ = false;
+};
+
+}  // namespace
+
+void const_expr(const Ctx& c, const Expr& e, ValType t) {
+  FunctionValidator v(c, FuncType{}, {});
+  v.run(e, {static_cast<T>(t)}, true);
+}
+
+void validate_function(const Ctx& c, const FuncType& ft, const std::vector<std::pair<uint32_t, ValType>>& locals, const Expr& body) {
+  std::vector<T> results;
+  for (auto r : ft.results) results.push_back(static_cast<T>(r));
+  FunctionValidator v(c, ft, locals);
+  v.run(body, results, false);
+}
+
+}  // namespace dlab::wasm::validate_impl
