@@ -22,7 +22,7 @@
 
 namespace dlab::wasm {
 
-// The process's epoch (budget.h): a host timer thread (runtime.cc) adds one every
+// The process's epoch (budget.h): a host timer thread (runtime/invocation.cc) adds one every
 // Runtime::kEpochTickNs while a deadline is pending; a deadline engine compares it with
 // Machine::deadline_epoch. One relaxed load of a line that changes once a millisecond: no fence
 // and no system call on the handlers' path.
@@ -88,10 +88,10 @@ struct Machine {
   void load_memory() { use_memory(instance && !instance->memories.empty() ? instance->memories[0] : nullptr); }
 };
 
-// Exception handling's two steps, out of line (runtime.cc): an exception of `tag` whose payload
-// ends at `sp` (null when it cannot be allocated), and where a thrown exception lands: the catch
-// clause's code, stack and frame, the frames above it popped; ip null when nothing in this
-// invocation catches it (then Machine::exception holds it).
+// Exception handling's two steps, out of line (runtime/invocation.cc): an exception of `tag`
+// whose payload ends at `sp` (null when it cannot be allocated), and where a thrown exception
+// lands: the catch clause's code, stack and frame, the frames above it popped; ip null when
+// nothing in this invocation catches it (then Machine::exception holds it).
 struct Landing {
   const uint64_t* ip;
   uint64_t* sp;
