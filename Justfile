@@ -25,7 +25,9 @@ test: build
     parallel=()
     if {{python}} -c 'import xdist' 2>/dev/null; then parallel=(-n 4)
     else echo "(pytest-xdist is not installed: pytest runs in one process; ./tools/bootstrap installs it)"; fi
-    DLAB_BIN="$PWD/{{dlab}}" {{python}} -m pytest -q "${parallel[@]}" analysis; pytest_rc=$?
+    # The folders are pytest.ini's testpaths: analysis (the analysis package's own tests),
+    # interpreter/tests/cli and harness/tests/cli (dlab's command line); conftest.py has their fixtures.
+    DLAB_BIN="$PWD/{{dlab}}" {{python}} -m pytest -q "${parallel[@]}"; pytest_rc=$?
     echo "ctest exit $ctest_rc, pytest exit $pytest_rc"
     [ "$ctest_rc" -eq 0 ] && [ "$pytest_rc" -eq 0 ]
 

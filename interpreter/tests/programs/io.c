@@ -2,7 +2,7 @@
 // and bytes of its standard input (as wc); `io cat FILE...` copies files to stdout; `io ls DIR`
 // lists a folder's names sorted; `io write FILE TEXT` creates FILE with TEXT and reads it back;
 // `io seek FILE` reads a file from the end backwards. Its output is compared with the same source
-// built natively (analysis/tests/test_wasi_programs.py).
+// built natively (interpreter/tests/cli/test_wasm_run_wasi.py).
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>

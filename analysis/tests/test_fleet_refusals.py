@@ -1,9 +1,9 @@
-"""Hostile input to the Python tools, table-driven (issue 23): `dlab fleet` (dispatchlab_analysis.fleet)
-and tools/superinstructions.py refuse a wrong command line, inventory or pairs file with one line
-naming what is wrong (exit status 2 for a wrong command line or inventory, 1 for a failed command),
-before anything is run or written, and never with a traceback. No row runs a playbook: the fleet
-rows that need Ansible only ask ansible-inventory to parse, and every row runs in about a second."""
-import importlib.util
+"""Hostile input to `dlab fleet` (dispatchlab_analysis.fleet), table-driven (issue 23): a wrong
+command line or inventory is refused with one line naming what is wrong (exit status 2; 1 for a
+failed command), before anything is run or written, and never with a traceback; any failure leaves
+no working folder; and dlab hands the module's refusal over. No row runs a playbook: the rows that
+need Ansible only ask ansible-inventory to parse, and every row runs in about a second.
+(tools/superinstructions.py's refusals: test_superinstructions_tool.py.)"""
 import os
 import shutil
 import subprocess
@@ -14,13 +14,9 @@ import pytest
 
 from dispatchlab_analysis import fleet
 
-REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 60  # seconds: a hang is a failure, not a stuck CI
 HAVE_ANSIBLE = shutil.which("ansible-inventory") is not None
 needs_ansible = pytest.mark.skipif(not HAVE_ANSIBLE, reason="needs ansible-core (./tools/bootstrap installs it)")
-
-# ---------------------------------------------------------------------------------------------
-# dlab fleet
 
 GOOD_HOST = "alpha ansible_host=127.0.0.1\n"
 
@@ -254,120 +250,3 @@ def test_dlab_fleet_hands_the_refusal_over(dlab_bin, tmp_path, args, status, tex
     assert out.returncode == status and text in out.stderr, out.stderr
     assert "did not complete on every host" not in out.stderr
     assert not (tmp_path / "r").exists()
-
-
-# ---------------------------------------------------------------------------------------------
-# tools/superinstructions.py generate
-
-
-@pytest.fixture
-def superinstructions(tmp_path, monkeypatch):
-    """tools/superinstructions.py with its files in tmp_path and handlers.def replaced by a few
-    entries (no compiler needed): returns (module, pairs CSV, generated file)."""
-    spec = importlib.util.spec_from_file_location("superinstructions_under_test", REPO / "tools" / "superinstructions.py")
-    tool = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tool)
-    pairs, out = tmp_path / "pairs.csv", tmp_path / "superinstructions.def"
-    monkeypatch.setattr(tool, "PAIRS", pairs)
-    monkeypatch.setattr(tool, "OUT", out)
-    ops = {
-        "local_get": ("TOS", "PUSH_VALUE(fp[(ip[1])]); NEXT_KEEP(2);"),
-        "i32_add": ("TOS", "{ SET_TOP(TOP_VALUE + sp[-2]); --sp; NEXT_KEEP(1); }"),
-        "call": ("OP", "{ GOTO(callee); }"),
-        # A top-of-stack entry here on purpose: a pair starting with it must be left out for what
-        # its body does (it never steps on), not only because handlers.def makes it an OP.
-        "unreachable": ("TOS", 'TRAP("unreachable");'),
-    }
-    monkeypatch.setattr(tool, "entries", lambda clang, handlers: ops)
-    return tool, pairs, out
-
-
-def run_tool(tool, argv):
-    """main in this process: (exit status, message). sys.exit("text") is status 1 with text on stderr."""
-    try:
-        return tool.main(argv), ""
-    except SystemExit as e:
-        return (1, e.code) if isinstance(e.code, str) else (e.code, "")
-
-
-HEADER = "workload,first,second,count,dispatches\n"
-GOOD_ROW = "fib,local_get,i32_add,50,1000\n"
-
-# (pairs file content, text the error must contain, after "<file>:")
-PAIRS_REFUSALS = [
-    (HEADER + "fib,local_get,i32_add,5\n", "2: malformed row (4 fields, the header has 5)"),
-    (HEADER + "fib,local_get,i32_add,5,100,9\n", "2: malformed row (6 fields, the header has 5)"),
-    (HEADER + "fib\n", "2: malformed row (1 fields, the header has 5)"),
-    (HEADER + "fib,local_get,i32_add,five,100\n", "2: malformed row (count 'five' is not an integer)"),
-    (HEADER + "fib,local_get,i32_add,5,1e3\n", "2: malformed row (dispatches '1e3' is not an integer)"),
-    (HEADER + "fib,local_get,i32_add, 5,100\n", "count ' 5' is not an integer"),
-    (HEADER + "fib,local_get,i32_add,-5,100\n", "2: malformed row (count -5 of 100 dispatches)"),
-    (HEADER + "fib,local_get,i32_add,5,0\n", "2: malformed row (count 5 of 0 dispatches)"),
-    (HEADER + "fib,local_get,i32_add,500,100\n", "2: malformed row (count 500 of 100 dispatches)"),
-    (HEADER + "fib,local_get,nope,5,100\n", "2: malformed row (op 'nope' is not in handlers.def"),
-    (HEADER + "fib,,i32_add,5,100\n", "2: malformed row (first is empty)"),
-    (HEADER + ",local_get,i32_add,5,100\n", "2: malformed row (workload is empty)"),
-    (HEADER + "fib,local_get,i32_add,,100\n", "2: malformed row (count is empty)"),
-    (HEADER + GOOD_ROW + "\n" + "fib,local_get,i32_add,5\n", "4: malformed row (4 fields"),  # the line, blank ones counted
-    (HEADER + GOOD_ROW * 200 + "fib,call,nope,1,1000\n", "202: malformed row (op 'nope'"),  # a row never chosen is checked too
-    ("", "1: the header is missing (empty file)"),
-    ("first,second,count\n" + GOOD_ROW, "1: the header is first,second,count, expected workload,first,second,count,dispatches"),
-    (HEADER, "no pairs"),
-    (HEADER + "\n\n", "no pairs"),
-    (HEADER + "fib,call,local_get,5,100\n", "none of its 1 pairs is two top-of-stack ops"),
-    (HEADER + "fib,unreachable,local_get,5,100\n", "none of its 1 pairs is two top-of-stack ops"),
-]
-
-
-@pytest.mark.parametrize("check", [False, True], ids=["generate", "generate --check"])
-@pytest.mark.parametrize("content,text", PAIRS_REFUSALS, ids=[t[:40] for _, t in PAIRS_REFUSALS])
-def test_generate_refuses_a_malformed_or_empty_pairs_file_with_file_and_line(superinstructions, content, text, check):
-    tool, pairs, out = superinstructions
-    pairs.write_text(content)
-    if check:
-        out.write_text("the committed file\n")
-    status, message = run_tool(tool, ["generate"] + (["--check"] if check else []))
-    assert status == 1 and message.startswith(f"{pairs}:") and text in message, message
-    assert "\n" not in message
-    assert (out.read_text() == "the committed file\n") if check else not out.exists()  # nothing written
-
-
-def test_generate_refuses_a_file_that_is_not_text(superinstructions):
-    tool, pairs, out = superinstructions
-    pairs.write_bytes(HEADER.encode() + b"fib,\xff\xfe,i32_add,1,2\n")
-    status, message = run_tool(tool, ["generate"])
-    assert status == 1 and "cannot read it" in message and not out.exists(), message
-
-
-def test_a_pair_that_starts_with_unreachable_is_never_chosen(superinstructions):
-    tool, pairs, out = superinstructions
-    # The profiler has counted unreachable -> call (a pair that never ran); here it is even the
-    # most frequent pair, and its second op a top-of-stack one.
-    pairs.write_text(HEADER + "fib,unreachable,local_get,900,1000\nfib,unreachable,call,900,1000\n" + GOOD_ROW)
-    assert run_tool(tool, ["generate", "--count", "8"]) == (0, "")
-    text = out.read_text()
-    assert "SUPER(local_get__i32_add," in text and "unreachable" not in text
-
-
-@pytest.mark.skipif(shutil.which("clang++-19") is None, reason="needs clang++-19 (./tools/bootstrap installs it)")
-def test_the_committed_profile_passes_the_checks_and_generates_the_committed_file():
-    # The committed pairs CSV holds `unreachable,call` rows; the generated file must not change for them.
-    out = subprocess.run([sys.executable, str(REPO / "tools" / "superinstructions.py"), "generate", "--check"],
-                         capture_output=True, text=True, timeout=TIMEOUT)
-    assert out.returncode == 0, out.stderr
-    assert "unreachable" not in (REPO / "interpreter" / "src" / "engines" / "handlers" / "superinstructions.def").read_text()
-
-
-# (arguments, exit status, text the error must contain): the tool run as a program
-TOOL_REFUSALS = [
-    (["generate", "--count", "0"], 2, "--count must be 1..200"),
-    (["generate", "--count", "x"], 2, "invalid int value"),
-    (["generate", "--check", "--clang", "/nonexistent/clang++"], 1, "/nonexistent/clang++: cannot run it"),
-]
-
-
-@pytest.mark.parametrize("args,status,text", TOOL_REFUSALS, ids=[" ".join(a) for a, _, _ in TOOL_REFUSALS])
-def test_the_tool_refuses_a_wrong_command_line_without_a_traceback(args, status, text):
-    out = subprocess.run([sys.executable, str(REPO / "tools" / "superinstructions.py"), *args],
-                         capture_output=True, text=True, timeout=TIMEOUT)
-    assert out.returncode == status and text in out.stderr and "Traceback" not in out.stderr, out.stderr

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SUITE = Path(os.environ.get("DLAB_WASI_TESTSUITE", REPO.parent / "shared" / "wasi-testsuite"))
 LANGUAGES = ("c", "rust", "assemblyscript")
 

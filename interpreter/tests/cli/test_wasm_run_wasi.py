@@ -1,8 +1,10 @@
 """WASI as real programs use it, through `dlab wasm run`: a C program (interpreter/tests/programs/io.c)
 that reads standard input, files named on its command line and folders, and writes and seeks
 files, gives the output of the same source built natively, in the default engine and a stack-IR
-one; a module importing the older `wasi_unstable` name links and runs; and a guest cannot leave
-its preopened folder (.., absolute paths, symbolic links, hard links), nor write in a read-only one."""
+one; a module importing the older `wasi_unstable` name links and runs; a guest cannot leave
+its preopened folder (.., absolute paths, symbolic links, hard links), nor write in a read-only one;
+fd_write takes more iovecs than a 16-bit count; and a command's proc_exit status is dlab's exit
+status, one outside 0..255 a failure."""
 import os
 import time
 import subprocess
@@ -10,9 +12,13 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from dlab_cli import run_dlab
+
+REPO = Path(__file__).resolve().parents[3]
 SOURCE = REPO / "interpreter" / "tests" / "programs" / "io.c"
 ENGINES = {"default": [], "tail-stack": ["--dispatch", "tail", "--ir", "stack"]}
+EXIT_WITH = ('(module (import "wasi_snapshot_preview1" "proc_exit" (func $e (param i32))) (memory (export "memory") 1)'
+             ' (func (export "_start") (call $e (i32.const {code}))))')
 
 
 @pytest.fixture(scope="module")
@@ -115,3 +121,29 @@ def test_a_deadline_stops_a_guest_blocked_reading_stdin(dlab_bin, io_programs):
     assert got.returncode == 1, got.stderr
     assert b"deadline reached" in got.stderr
     assert took < 10, took
+
+
+def test_fd_write_with_65537_iovecs_writes_them_all(dlab_bin, wat):
+    # 65,537 iovecs of one byte each (one more than a 16-bit count), all pointing at "x".
+    module = wat('''(module
+      (import "wasi_snapshot_preview1" "fd_write" (func $w (param i32 i32 i32 i32) (result i32)))
+      (memory (export "memory") 9)
+      (data (i32.const 0) "x")
+      (func (export "_start") (local $i i32)
+        (loop $l
+          (i32.store (i32.add (i32.const 16) (i32.shl (local.get $i) (i32.const 3))) (i32.const 0))
+          (i32.store (i32.add (i32.const 20) (i32.shl (local.get $i) (i32.const 3))) (i32.const 1))
+          (br_if $l (i32.lt_u (local.tee $i (i32.add (local.get $i) (i32.const 1))) (i32.const 65537))))
+        (if (call $w (i32.const 1) (i32.const 16) (i32.const 65537) (i32.const 8)) (then unreachable))
+        (if (i32.ne (i32.load (i32.const 8)) (i32.const 65537)) (then unreachable))))''')
+    r = subprocess.run([str(dlab_bin), "wasm", "run", str(module)], capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == b"x" * 65537
+
+
+@pytest.mark.parametrize("code,status,text", [(0, 0, ""), (3, 3, ""), (255, 255, ""), (256, 1, "outside 0..255"),
+                                              (4294967295, 1, "exited with code 4294967295")])
+def test_proc_exit_statuses_outside_a_byte_are_a_failure(dlab_bin, wat, code, status, text):
+    out = run_dlab(dlab_bin, ["wasm", "run", str(wat(EXIT_WITH.format(code=code)))])
+    assert out.returncode == status, (out.returncode, out.stderr)
+    assert text in out.stderr

@@ -1,0 +1,76 @@
+"""Hostile command lines, table-driven: every bad option gets a clear one-line error naming what
+is wrong, with exit status 2 for a wrong command line; a value outside an option's range says the
+option, the value and the range, and an unknown name in a list is quoted escaped
+(harness/cli/run_directory_options.cc's command_line_error, quote.h). Nothing hangs, crashes, or
+writes a partial result; each case runs in well under a second. (The table's wasm bench rows are
+the same rule for the interpreter's bench; its own refusals: interpreter/tests/cli/test_wasm_bench_refusals.py.)"""
+import pytest
+
+from dlab_cli import RAW_ONE_ERROR, run_dlab
+
+
+# (arguments, exit status, text the error must contain)
+USAGE_ERRORS = [
+    (["calibrate", "--iterations", "0", "--no-save"], 2, "--iterations"),
+    (["calibrate", "--iterations", "-1", "--no-save"], 2, "--iterations"),
+    (["calibrate", "--iterations", "18446744073709551615", "--no-save"], 2, "--iterations"),
+    (["calibrate", "--warmup", "-1", "--no-save"], 2, "--warmup"),
+    (["calibrate", "--pin", "9999", "--no-save"], 2, "is not one this process may run on"),
+    (["calibrate", "--results", ""], 2, "needs a directory"),
+    (["new-run", "--results", ""], 2, "needs a directory"),
+    (["models", "--dispatches", "-1", "--no-save"], 2, "--dispatches"),
+    (["models", "--dispatches", "0", "--no-save"], 2, "--dispatches"),
+    (["models", "--valgrind", "--valgrind-reps", "0", "--no-save"], 2, "--valgrind-reps"),
+    (["models", "--copies", "abc", "--no-save"], 2, "'abc' is not an integer"),
+    (["models", "--copies", "513", "--no-save"], 2, "--copies"),
+    (["models", "--orders", "block8x", "--no-save"], 2, "block size must be a number"),
+    (["models", "--dispatch", "tail,tail", "--model", "kcopy", "--no-save"], 2, "listed twice"),
+    (["models", "--dispatch", "nope", "--model", "kcopy", "--no-save"], 2, "valid: tail, tail_pn, goto, goto_nodup, switch"),
+    (["models", "--model", "stack", "--dispatch", "switch", "--no-save"], 2, "applies to the K-copy models"),
+    (["models", "--model", "kcopy", "--statements", "64", "--no-save"], 2, "applies to the stack model"),
+    (["models", "--model", "nope", "--no-save"], 2, "unknown 'nope'"),
+    (["models", "--variants", "foo", "--model", "stack", "--no-save"], 2, "unknown 'foo'"),
+    (["probes", "--conventions", "foo", "--no-save"], 2, "unknown 'foo' (valid: default"),
+    (["probes", "--variants", "foo", "--no-save"], 2, "unknown 'foo'"),
+    (["probes", "--count", "0", "--no-save"], 2, "--count"),
+    (["probes", "--count", "-1", "--no-save"], 2, "--count"),
+    (["probes", "--count", "100000", "--no-save"], 2, "--count"),
+    (["probes", "fit", "--args", ",".join(["u64"] * 5000)], 2, "at most 256"),
+    (["wasm", "bench", "--workloads", "fib,foo", "--no-save"], 2, "unknown 'foo'"),
+    (["wasm", "bench", "--dispatch", "tail,tail", "--no-save"], 2, "listed twice"),
+    (["wasm", "bench", "--valgrind-calls", "9" * 300, "--no-save"], 2, "--valgrind-calls"),
+    (["calibrate", "--samples", "9" * 300, "--no-save"], 2, "--samples"),
+]
+
+
+@pytest.mark.parametrize("args,status,text", USAGE_ERRORS, ids=[" ".join(a)[:60] for a, _, _ in USAGE_ERRORS])
+def test_bad_options_get_a_clear_error_and_the_usage_status(dlab_bin, args, status, text):
+    out = run_dlab(dlab_bin, args)
+    assert out.returncode == status, (out.returncode, out.stderr[-500:])
+    assert text in out.stderr, out.stderr[-500:]
+    assert len(out.stderr.splitlines()) == 1, out.stderr[-500:]  # every error is one line (docs/errors.md)
+    for raw in ("stoi", "stod", "basic_filebuf", "terminate called", "json.exception", "not in range", "Could not convert"):
+        assert raw not in out.stderr
+
+
+@pytest.mark.parametrize("args,text", [
+    (["calibrate", "--samples", "abc", "--no-save"], "--samples: 'abc' is not an integer in 1..100000"),
+    (["calibrate", "--warmup", "10001", "--no-save"], "--warmup: '10001' is not an integer in 0..10000"),
+    (["calibrate", "--samples", "1e3", "--no-save"], "--samples: '1e3' is not an integer in 1..100000"),
+    (["wasm", "bench", "--peer-timeout", "0", "--no-save"], "--peer-timeout: '0' is not a number in 1..86400"),
+    (["fleet", __file__, "--forks", "0"], "--forks: '0' is not an integer in 1..1000"),
+    (["knee", "--csv", "k.csv", "--seed", "abc"], "--seed: 'abc' is not a whole number (0 or more)"),
+    (["calibrate", "--samples", "a\x1bb", "--no-save"], r"--samples: 'a\x1bb' is not an integer in 1..100000"),
+])
+def test_an_option_value_out_of_range_says_option_value_and_range(dlab_bin, args, text):
+    out = run_dlab(dlab_bin, args)
+    assert out.returncode == 2, out.stderr
+    assert out.stderr == text + " (--help lists the options)\n", out.stderr  # one line, as every error
+    for raw in RAW_ONE_ERROR:
+        assert raw not in out.stderr, out.stderr
+
+
+def test_an_unknown_name_in_an_option_is_quoted_escaped(dlab_bin):
+    out = run_dlab(dlab_bin, ["wasm", "bench", "--workloads", "fib,f\x1bo", "--no-save"])
+    assert out.returncode == 2, out.stderr
+    assert r"unknown 'f\x1bo'" in out.stderr and "\x1b" not in out.stderr, out.stderr

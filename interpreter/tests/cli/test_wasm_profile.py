@@ -1,0 +1,29 @@
+"""`dlab wasm profile`'s pair counts: no pair is counted that never ran (the first op of an
+invocation pairs with nothing), and the committed pair profile, which tools/superinstructions.py
+chooses the superinstructions from, has no pair from `unreachable`. (Its --json output file:
+harness/tests/cli/test_files.py; its op and pair counts on a kernel:
+test_wasm_bench.py::test_profile_counts_ops_and_pairs_in_the_counting_engine.)"""
+from pathlib import Path
+
+from dlab_cli import run_dlab
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def test_profile_counts_no_pair_that_never_ran(dlab_bin, wat, tmp_path):
+    # A call from _start: the first op of an invocation pairs with nothing (it used to pair with
+    # op 0, `unreachable`).
+    module = wat('(module (func $g (result i32) (i32.const 1)) (func (export "f") (result i32) (call $g)))')
+    j = tmp_path / "p.json"
+    out = run_dlab(dlab_bin, ["wasm", "profile", str(module), "--invoke", "f", "--repeat", "3", "--lowering", "plain",
+                              "--json", str(j)])
+    assert out.returncode == 0, out.stderr
+    import json
+    pairs = json.loads(j.read_text())["pairs"]
+    assert pairs and not [p for p in pairs if p["from"] == "unreachable"], pairs
+
+
+def test_the_committed_pair_profile_has_no_pair_from_unreachable():
+    csv = REPO / "interpreter" / "src" / "engines" / "handlers" / "superinstructions.pairs.csv"
+    lines = csv.read_text().splitlines()
+    assert not [line for line in lines[1:] if line.split(",")[1:2] == ["unreachable"]]

@@ -1,0 +1,59 @@
+"""`dlab wasm run --invoke`: its arguments are checked against the export's parameter types (exit
+status 2, one line), its results printed as the spec's scripts write them (a reference never as an
+address), and the limits a module meets at instantiation and when it grows a table are said or kept
+(docs/errors.md, *The rules* and *The spec runner*). Each case runs in well under a second."""
+import subprocess
+
+import pytest
+
+from dlab_cli import run, run_dlab
+
+ADD = '(module (func (export "add") (param i32 f32) (result i32) (i32.add (local.get 0) (i32.trunc_f32_s (local.get 1)))))'
+
+
+@pytest.mark.parametrize("args,text", [
+    (["4294967296", "1"], "out of range for i32"),
+    (["1", "1e40"], "out of range for f32"),
+    (["10.0abc", "1"], "is not an integer"),
+    (["1", "abc"], "is not a number"),
+])
+def test_invoke_arguments_are_checked_against_their_type(dlab_bin, wat, args, text):
+    out = run_dlab(dlab_bin, ["wasm", "run", str(wat(ADD)), "--invoke", "add", "--", *args])
+    assert out.returncode == 2, out.stderr
+    assert text in out.stderr
+
+
+def test_invoke_accepts_both_spellings_of_a_32_bit_value(dlab_bin, wat):
+    out = run_dlab(dlab_bin, ["wasm", "run", str(wat(ADD)), "--invoke", "add", "--", "4294967295", "1"])
+    assert out.returncode == 0 and out.stdout.strip() == "0", (out.stdout, out.stderr)
+
+
+def test_env_needs_key_value(dlab_bin, wat):
+    out = run_dlab(dlab_bin, ["wasm", "run", str(wat(ADD)), "--env", "FOO", "--invoke", "add", "--", "1", "2"])
+    assert out.returncode == 2 and "is not KEY=VALUE" in out.stderr
+
+
+def test_a_reference_result_prints_no_address(dlab_bin, tmp_path):
+    # (module (table 1 funcref) (func $f) (elem declare func $f)
+    #   (func (export "r") (result funcref) ref.func $f))
+    wat = tmp_path / "r.wat"
+    wat.write_text('(module (func $f) (elem declare func $f) (func (export "r") (result funcref) ref.func $f))')
+    wasm = tmp_path / "r.wasm"
+    subprocess.run(["wat2wasm", str(wat), "-o", str(wasm)], check=True)
+    outs = {run(dlab_bin, "wasm", "run", "--invoke", "r", "--dispatch", d, str(wasm)).stdout for d in ("tail", "switch", "tail")}
+    assert outs == {"ref.func\n"}
+
+
+def test_table_grow_past_any_limit_returns_minus_one_and_the_runtime_stays_usable(dlab_bin, wat):
+    source = """(module (table $t 0 funcref)
+      (func (export "grow") (param i32) (result i32) (table.grow $t (ref.null func) (local.get 0))))"""
+    out = run_dlab(dlab_bin, ["wasm", "run", str(wat(source)), "--invoke", "grow", "--repeat", "3", "--", "4294967295"])
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "-1"
+
+
+def test_a_table_past_the_implementation_limit_is_refused_at_instantiation(dlab_bin, wat):
+    out = run_dlab(dlab_bin, ["wasm", "run", str(wat("(module (table 4294967295 funcref) (func (export \"f\")))")),
+                              "--invoke", "f"])
+    assert out.returncode == 1
+    assert "implementation limit" in out.stderr and "10000000" in out.stderr
