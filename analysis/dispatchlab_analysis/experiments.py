@@ -236,10 +236,10 @@ def command_line(p: Planned) -> str:
 def print_plan(steps: list[Planned], recipe: str, run: str, registry: Registry, out: TextIO) -> None:
     running = [p for p in steps if p.left_out is None]
     total = sum(p.seconds for p in running)
-    measured = registry.measured
-    print(f"== plan of `just {recipe}`: {plural(len(running), 'step')}, about {duration(total)} "
-          f"(expected times from {registry.path.name}: {measured.get('cpu', 'an unnamed CPU')}, "
-          f"at {measured.get('commit', 'an unnamed commit')})" + ("" if run == "$run" else f"; $run is {run}"), file=out)
+    source = "tools/experiments.toml" if registry.path == REGISTRY else str(registry.path)
+    print(f"== plan of `just {recipe}`: {plural(len(running), 'step')}, about {duration(total)}; times from {source}, "
+          f"measured once on {registry.measured.get('cpu', 'an unnamed CPU')}"
+          + ("" if run == "$run" else f"; $run is {run}"), file=out)
     i = 0
     for p in steps:
         if p.left_out is not None:
