@@ -127,27 +127,6 @@ TEST(SpecScript, Literals) {
   EXPECT_THROW(parse_float_literal("nan:canonical", 32, false), std::invalid_argument);
 }
 
-std::vector<uint8_t> bytes(const std::string& s) { return {s.begin(), s.end()}; }
-
-TEST(SpecScript, FeatureScan) {
-  const std::string h("\0asm\1\0\0\0", 8);
-  EXPECT_EQ(needed_feature(bytes(h)), "");
-  EXPECT_EQ(needed_feature(bytes(h + std::string("\x05\x03\x01\x04\x01", 5))), "");  // memory64: implemented
-  EXPECT_EQ(needed_feature(bytes(h + std::string("\x04\x04\x01\x70\x04\x01", 6))), "");  // table64: implemented
-  EXPECT_EQ(needed_feature(bytes(h + std::string("\x05\x05\x02\x00\x01\x00\x01", 7))), "");  // multi-memory: implemented
-  EXPECT_EQ(needed_feature(bytes(h + std::string("\x01\x03\x01\x5f\x00", 5))), "");  // a struct type: GC, implemented
-  EXPECT_EQ(needed_feature(bytes(h + std::string("\x0d\x03\x01\x00\x00", 5))), "");  // a tag: implemented
-  // A function whose body is the legacy `try` (0x06): not WebAssembly 3.0's exception handling.
-  EXPECT_EQ(needed_feature(bytes(h + std::string("\x01\x04\x01\x60\x00\x00\x03\x02\x01\x00\x0a\x07\x01\x05\x00\x06\x40\x0b\x0b", 19))),
-            "legacy exceptions (not in WebAssembly 3.0)");
-  // Functions of type [] -> [(ref null 0)] (typed function references) and [] -> [(ref null any)]
-  // (GC's heap types): implemented.
-  EXPECT_EQ(needed_feature(bytes(h + std::string("\x01\x06\x01\x60\x00\x01\x63\x00", 8))), "");
-  EXPECT_EQ(needed_feature(bytes(h + std::string("\x01\x06\x01\x60\x00\x01\x63\x6e", 8))), "");
-  // A global i32 initialised by i32.const 1 i32.const 2 i32.add: extended-const, implemented.
-  EXPECT_EQ(needed_feature(bytes(h + std::string("\x06\x09\x01\x7f\x00\x41\x01\x41\x02\x6a\x0b", 11))), "");
-}
-
 // A module exporting f: [] -> [i32] (42) and n: [] -> [externref] (null).
 const char* kModule =
     "\"\\00asm\\01\\00\\00\\00\" \"\\01\\09\\02\\60\\00\\01\\7f\\60\\00\\01\\6f\" \"\\03\\03\\02\\00\\01\" "
@@ -185,7 +164,6 @@ TEST_F(TranslatedScript, RunsModuleInvokeAssertReturnEitherRefNull) {
   EXPECT_FALSE(cmds[8].contains("skip"));  // assert_exception runs
   EXPECT_EQ(cmds[9].at("module_type"), "text");
   EXPECT_EQ(cmds[10].at("type"), "module_definition");
-  EXPECT_FALSE(cmds[10].contains("needs"));  // memory64 is implemented
 
   SpecFileResult res;
   execute_commands(doc, modules_, Dispatch::kTail, Placement::kSp, Lowering{}, Budget::kNone, Bounds::kCheck, res);

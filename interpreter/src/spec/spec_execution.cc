@@ -2,8 +2,8 @@
 // checks assert_return (NaN patterns included), assert_trap, assert_exhaustion,
 // assert_uninstantiable, assert_unlinkable, assert_invalid and assert_malformed (binary).
 // Commands from the 3.0 translator (spec_script.h) may carry "skip" (counted as skipped with that
-// reason) or "needs" (the module uses a 3.0 feature this interpreter lacks: if it is rejected, the
-// command and everything that depends on the module are skipped as "needs <feature>").
+// reason). A module this build cannot run (Unsupported at instantiation) is skipped, with the
+// commands that depend on it.
 #include "spec/spec_execution.h"
 
 #include <bit>
@@ -182,23 +182,12 @@ void execute_commands(const json& doc, const ScriptModules& modules, Dispatch di
   rt.register_module("spectest", spectest_module(rt));
   Instance* last = nullptr;
   std::map<std::string, Instance*> named;
-  // Modules this build cannot run (Unsupported, or a 3.0 feature it lacks): their commands are
-  // skipped with the reason kept here. Registered names of such modules: modules importing from
-  // them fail to link and are skipped with the same reason.
+  // Modules this build cannot run (Unsupported): their commands are skipped with the reason kept
+  // here. Registered names of such modules: modules importing from them fail to link and are
+  // skipped with the same reason.
   std::string last_unsupported;
   std::map<std::string, std::string> unsupported;
   std::map<std::string, std::string> unsupported_registered;
-  // Instances by registered name, and those that share a table, memory or global with a skipped
-  // module (it imported from them): what that module's instantiation or code would have changed
-  // in them is unknown, so later actions on them are skipped, with why.
-  std::map<std::string, Instance*> registered;
-  std::map<const Instance*, std::string> tainted;
-  auto taint = [&](const json& c, const std::string& why) {
-    if (!c.contains("imports")) return;
-    for (const auto& m : c.at("imports"))
-      if (auto it = registered.find(m.get<std::string>()); it != registered.end() && !tainted.count(it->second))
-        tainted[it->second] = "state shared with a skipped module (" + why + ")";
-  };
 
   auto load = [&](const json& c) -> Module {
     Module m = decode_module(modules.bytes(c.at("filename").get<std::string>()));
@@ -217,9 +206,8 @@ void execute_commands(const json& doc, const ScriptModules& modules, Dispatch di
     res.failures.push_back(fmt::format("{}:{}: {}", res.file.empty() ? "script" : res.file, line, why));
   };
   const std::string kUnsupportedSkip = "needs an instruction this build cannot execute";
-  auto feature_skip = [](const json& c) { return c.contains("needs") ? "needs " + c.at("needs").get<std::string>() : std::string(); };
-  // Why a module that did not instantiate is skipped rather than failed ("" if it is not): the
-  // 3.0 feature it uses, or an import from a registered module that was itself skipped.
+  // Why a module that did not instantiate is skipped rather than failed ("" if it is not): what
+  // this build cannot run in it, or an import from a registered module that was itself skipped.
   auto skip_reason = [&](const json& c, const std::string& r) -> std::string {
     if (r.rfind("unsupported", 0) == 0) {
       // "unsupported: not supported yet: multi-memory (this module has 2 memories)": the feature,
@@ -228,7 +216,6 @@ void execute_commands(const json& doc, const ScriptModules& modules, Dispatch di
       if (r.rfind(yet, 0) == 0) return "needs " + r.substr(yet.size(), r.find(" (") == std::string::npos ? std::string::npos : r.find(" (") - yet.size());
       return kUnsupportedSkip;
     }
-    if (std::string f = feature_skip(c); !f.empty()) return f;
     if (unsupported_registered.empty() || r.rfind("unlinkable", 0) != 0) return "";
     try {
       Module m = decode_module(modules.bytes(c.at("filename").get<std::string>()));
@@ -256,9 +243,7 @@ void execute_commands(const json& doc, const ScriptModules& modules, Dispatch di
       }
       if (type == "module_definition") {  // a definition never instantiated: decoded and validated
         std::string r = outcome_of([&] { load(c); });
-        std::string f = feature_skip(c);
         if (r == "ok") ++res.passed;
-        else if (!f.empty()) ++res.skipped[f];
         else fail(line, "module should validate: " + r);
         continue;
       }
@@ -276,7 +261,6 @@ void execute_commands(const json& doc, const ScriptModules& modules, Dispatch di
           }
         } else if (std::string why = skip_reason(c, r); !why.empty()) {
           ++res.skipped[why];
-          taint(c, why);
           last = nullptr;
           last_unsupported = why;
           if (!name.empty()) unsupported[name] = why;
@@ -298,7 +282,6 @@ void execute_commands(const json& doc, const ScriptModules& modules, Dispatch di
           unsupported_registered[c.at("as").get<std::string>()] = why;
         } else if (inst) {
           rt.register_module(c.at("as"), inst->exports);
-          registered[c.at("as").get<std::string>()] = inst;
           ++res.passed;
         } else {
           fail(line, "register of a module that did not instantiate");
@@ -308,12 +291,11 @@ void execute_commands(const json& doc, const ScriptModules& modules, Dispatch di
       if (type == "assert_malformed" || type == "assert_invalid" || type == "assert_unlinkable" || type == "assert_uninstantiable") {
         std::string r = instantiate(c, nullptr);
         std::string want = type == "assert_malformed" ? "malformed" : type == "assert_invalid" ? "invalid" : type == "assert_unlinkable" ? "unlinkable" : "trap";
-        // A module using a missing 3.0 feature that is rejected is skipped, even with the expected
-        // kind of error: the rejection may be for the feature, not for what the test checks.
+        // A module this build cannot run is skipped, even with the expected kind of error: the
+        // rejection may be for what it cannot run, not for what the test checks.
         std::string why = r == "ok" ? "" : skip_reason(c, r);
         if (!why.empty()) {
           ++res.skipped[why];
-          taint(c, why);
         } else if (r.rfind(want, 0) == 0) {
           ++res.passed;
         } else {
@@ -332,10 +314,6 @@ void execute_commands(const json& doc, const ScriptModules& modules, Dispatch di
       }
       if (!inst) {
         fail(line, "action on a module that did not instantiate");
-        continue;
-      }
-      if (auto t = tainted.find(inst); t != tainted.end()) {
-        ++res.skipped[t->second];
         continue;
       }
       std::string field = action.at("field");

@@ -172,10 +172,6 @@ void check_commands(const nlohmann::json& doc, const ScriptModules& modules, Spe
   bool executed = false;
   bool last_undetermined = false;
   std::set<std::string> undetermined_modules, undetermined_registered;
-  // Modules rejected for a 3.0 feature this interpreter lacks ("needs" from the translator): the
-  // reason, for the last module, named ones and the names they were registered as.
-  std::string last_needs;
-  std::map<std::string, std::string> needs_modules, needs_registered;
   for (const auto& c : doc.at("commands")) {
     if (c.contains("skip")) {
       ++res.skipped[c.at("skip").get<std::string>()];
@@ -184,7 +180,6 @@ void check_commands(const nlohmann::json& doc, const ScriptModules& modules, Spe
     std::string type = c.at("type");
     const bool definition = type == "module_definition";  // decoded and validated, never linked
     if (definition) type = "module";
-    std::string needs = c.contains("needs") ? "needs " + c.at("needs").get<std::string>() : "";
     std::string module_type = c.value("module_type", "binary");
     int line = c.value("line", 0);
     auto decodes = [&](std::string& why) {
@@ -216,27 +211,8 @@ void check_commands(const nlohmann::json& doc, const ScriptModules& modules, Spe
         if (r.find(" " + reg + ".") != std::string::npos || r.find("named " + reg + ")") != std::string::npos) return true;
       return false;
     };
-    // Why a rejected module is skipped as needing a 3.0 feature ("" if it is not): its own
-    // feature, or an import from a registered module that was skipped for one.
-    auto needs_reason = [&](const std::string& r) -> std::string {
-      if (r == "ok") return "";
-      if (!needs.empty()) return needs;
-      if (needs_registered.empty() || r.rfind("unlinkable", 0) != 0) return "";
-      try {
-        for (const auto& im : decode_module(modules.bytes(c.at("filename").get<std::string>())).imports)
-          if (auto it = needs_registered.find(im.module); it != needs_registered.end()) return it->second;
-      } catch (const DecodeError&) {
-      }
-      return "";
-    };
     if (linking && type == "register") {
       std::string from = c.value("name", "");
-      std::string from_needs = from.empty() ? last_needs : (needs_modules.count(from) ? needs_modules[from] : "");
-      if (!from_needs.empty()) {
-        needs_registered[c.at("as").get<std::string>()] = from_needs;
-        ++res.skipped[from_needs];
-        continue;
-      }
       bool from_undetermined = from.empty() ? last_undetermined : undetermined_modules.count(from) > 0;
       if (from_undetermined) {
         undetermined_registered.insert(c.at("as").get<std::string>());
@@ -253,23 +229,15 @@ void check_commands(const nlohmann::json& doc, const ScriptModules& modules, Spe
       }
     } else if (linking && type == "assert_unlinkable" && module_type == "binary") {
       std::string r = check();
-      if (std::string skip_why = needs_reason(r); !skip_why.empty()) ++res.skipped[skip_why];
-      else if (r.rfind("unlinkable", 0) == 0) ++res.passed;
+      if (r.rfind("unlinkable", 0) == 0) ++res.passed;
       else {
         ++res.failed;
         res.failures.push_back(fmt::format("{}:{}: expected unlinkable (\"{}\"), got {}", res.file, line, c.value("text", ""), r));
       }
     } else if (validating && type == "module" && module_type == "binary" && c.contains("filename")) {
       std::string r = check();
-      std::string skip_why = needs_reason(r);
-      if (!definition) {
-        last_undetermined = false;
-        last_needs = skip_why;
-        if (c.contains("name")) needs_modules[c.at("name").get<std::string>()] = skip_why;
-      }
-      if (!skip_why.empty()) {
-        ++res.skipped[skip_why];
-      } else if (r == "ok") {
+      if (!definition) last_undetermined = false;
+      if (r == "ok") {
         ++res.passed;
         if (linking && !definition) {
           last = exports;
@@ -285,24 +253,20 @@ void check_commands(const nlohmann::json& doc, const ScriptModules& modules, Spe
       }
     } else if (validating && type == "assert_invalid" && module_type == "binary") {
       std::string r = check();
-      if (std::string skip_why = needs_reason(r); !skip_why.empty()) ++res.skipped[skip_why];
-      else if (r.rfind("invalid", 0) == 0) ++res.passed;
+      if (r.rfind("invalid", 0) == 0) ++res.passed;
       else {
         ++res.failed;
         res.failures.push_back(fmt::format("{}:{}: expected invalid (\"{}\"), got {}", res.file, line, c.value("text", ""), r));
       }
     } else if (type == "module" && module_type == "binary" && c.contains("filename")) {
       if (decodes(why)) ++res.passed;
-      else if (!needs.empty()) ++res.skipped[needs];
       else {
         ++res.failed;
         res.failures.push_back(fmt::format("{}:{}: module should decode: {}", res.file, line, why));
       }
     } else if (type == "assert_malformed" && module_type == "binary") {
-      if (!decodes(why)) {
-        if (!needs.empty()) ++res.skipped[needs];
-        else ++res.passed;
-      } else {
+      if (!decodes(why)) ++res.passed;
+      else {
         ++res.failed;
         res.failures.push_back(fmt::format("{}:{}: accepted a malformed module (expected \"{}\")", res.file, line, c.value("text", "")));
       }

@@ -1,6 +1,5 @@
 #include "spec/spec_script.h"
 
-#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -19,374 +18,6 @@ namespace dlab::wasm {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
-
-// ---------------------------------------------------------------------------------------------
-// Feature detection. A cheap scan of the module's bytes, not the decoder's messages: the decoder
-// rejects every unknown byte with the same words ("malformed value type", "illegal opcode"), so
-// only the bytes say which feature they are. The scan walks the sections and the code like the
-// decoder, knowing the 2.0 immediates, and stops at the first byte that is a 3.0 feature:
-//   legacy exceptions (not WebAssembly 3.0's): try, catch, rethrow, delegate, catch_all;
-// (memory64 and table64, multi-memory, extended-const, relaxed SIMD, typed function references,
-// exception handling and GC are implemented: the scan reads past the first four and stops, as
-// "nothing needed", at the first GC byte.)
-// Bytes the scan cannot read end it with "" (the module is malformed for another reason).
-namespace {
-
-struct Found {
-  std::string what;
-};
-struct Stop {};
-
-class Scan {
- public:
-  Scan(const uint8_t* p, const uint8_t* e) : p_(p), e_(e) {}
-  bool at_end() const { return p_ >= e_; }
-  uint8_t u8() {
-    if (p_ >= e_) throw Stop{};
-    return *p_++;
-  }
-  uint8_t peek() const {
-    if (p_ >= e_) throw Stop{};
-    return *p_;
-  }
-  uint64_t leb() {
-    uint64_t v = 0;
-    for (int shift = 0; shift < 70; shift += 7) {
-      uint8_t b = u8();
-      if (shift < 64) v |= static_cast<uint64_t>(b & 0x7F) << shift;
-      if (!(b & 0x80)) return v;
-    }
-    throw Stop{};
-  }
-  int64_t sleb() {
-    int64_t v = 0;
-    int shift = 0;
-    uint8_t b;
-    do {
-      b = u8();
-      if (shift < 64) v |= static_cast<int64_t>(b & 0x7F) << shift;
-      shift += 7;
-      if (shift > 70) throw Stop{};
-    } while (b & 0x80);
-    if (shift < 64 && (b & 0x40)) v |= -(static_cast<int64_t>(1) << shift);
-    return v;
-  }
-  void skip(uint64_t n) {
-    if (n > static_cast<uint64_t>(e_ - p_)) throw Stop{};
-    p_ += n;
-  }
-  const uint8_t* pos() const { return p_; }
-
- private:
-  const uint8_t* p_;
-  const uint8_t* e_;
-};
-
-class FeatureScan {
- public:
-  std::string run(const std::vector<uint8_t>& b) {
-    try {
-      module(b);
-    } catch (const Found& f) {
-      return f.what;
-    } catch (const Stop&) {
-    }
-    return "";
-  }
-
- private:
-  std::vector<bool> func_types_;  // per type index: a function type
-  uint64_t imported_globals_ = 0, defined_globals_ = 0;
-
-  [[noreturn]] static void found(const char* what) { throw Found{what}; }
-
-  // A heap type after 0x63 / 0x64, or after ref.null: a function type index, func, extern and
-  // their bottoms nofunc and noextern are implemented.
-  void heaptype(Scan& s) {
-    int64_t h = s.sleb();
-    if (h >= 0) {
-      if (static_cast<size_t>(h) < func_types_.size() && !func_types_[h]) throw Stop{};
-      return;
-    }
-    uint8_t b = static_cast<uint8_t>(h & 0x7F);
-    if (b == 0x70 || b == 0x6F || b == 0x73 || b == 0x72 || b == 0x69 || b == 0x74) return;
-    if (b == 0x71 || b == 0x6E || b == 0x6D || b == 0x6C || b == 0x6B || b == 0x6A) throw Stop{};
-    throw Stop{};
-  }
-  void valtype(Scan& s) {
-    uint8_t b = s.u8();
-    if (b == 0x7F || b == 0x7E || b == 0x7D || b == 0x7C || b == 0x7B || b == 0x70 || b == 0x6F || b == 0x73 || b == 0x72 ||
-        b == 0x69 || b == 0x74)
-      return;
-    if (b == 0x63 || b == 0x64) return heaptype(s);
-    if (b == 0x71 || b == 0x6E || b == 0x6D || b == 0x6C || b == 0x6B || b == 0x6A) throw Stop{};
-    throw Stop{};
-  }
-  void blocktype(Scan& s) {
-    uint8_t b = s.peek();
-    if (b == 0x40) s.u8();
-    else if (b == 0x7F || b == 0x7E || b == 0x7D || b == 0x7C || b == 0x7B || b == 0x70 || b == 0x6F || b == 0x63 || b == 0x64 ||
-             (b >= 0x69 && b <= 0x74))
-      valtype(s);
-    else if (s.sleb() < 0) throw Stop{};
-  }
-  void limits(Scan& s, bool memory) {
-    uint8_t flags = s.u8();
-    if (flags > 0x07) throw Stop{};
-    s.leb();
-    if (flags & 0x01) s.leb();
-  }
-  void memarg(Scan& s) {
-    uint64_t align = s.leb();
-    if (align & 0x40) s.leb();
-    s.leb();
-  }
-  void memidx_byte(Scan& s) { s.leb(); }
-  // Instructions until the end of `s` (a function body) or, for a constant expression, its `end`.
-  void code(Scan& s, bool constant) {
-    while (!s.at_end()) {
-      uint8_t op = s.u8();
-      if (constant) {
-        if (op == 0x0B) return;
-        // extended-const's add/sub/mul and global.get of an earlier defined global are implemented.
-        if (op == 0x6A || op == 0x6B || op == 0x6C || op == 0x7C || op == 0x7D || op == 0x7E) continue;
-        if (op == 0x23) {
-          s.leb();
-          continue;
-        }
-      }
-      switch (op) {
-        case 0x00: case 0x01: case 0x05: case 0x0B: case 0x0F: case 0x1A: case 0x1B: case 0xD1: break;
-        case 0x02: case 0x03: case 0x04: blocktype(s); break;
-        case 0x06: case 0x07: case 0x09: case 0x18: case 0x19: found("legacy exceptions (not in WebAssembly 3.0)");
-        case 0x08: s.leb(); break;  // throw
-        case 0x0A: break;           // throw_ref
-        case 0x1F: {                // try_table
-          blocktype(s);
-          uint64_t n = s.leb();
-          for (uint64_t i = 0; i < n; ++i) {
-            uint8_t kind = s.u8();
-            if (kind > 3) throw Stop{};
-            if (kind < 2) s.leb();
-            s.leb();
-          }
-          break;
-        }
-        case 0xD4: break;
-        case 0xD3: case 0xFB: throw Stop{};
-        case 0x14: case 0x15: case 0xD5: case 0xD6:
-        case 0x0C: case 0x0D: case 0x10: case 0x12: case 0x20: case 0x21: case 0x22: case 0x23: case 0x24: case 0x25: case 0x26:
-        case 0xD2:
-          s.leb();
-          break;
-        case 0x0E: {
-          uint64_t n = s.leb();
-          for (uint64_t i = 0; i <= n; ++i) s.leb();
-          break;
-        }
-        case 0x11: case 0x13: s.leb(); s.leb(); break;
-        case 0x1C: {
-          uint64_t n = s.leb();
-          for (uint64_t i = 0; i < n; ++i) valtype(s);
-          break;
-        }
-        case 0x3F: case 0x40: memidx_byte(s); break;
-        case 0x41: case 0x42: s.sleb(); break;
-        case 0x43: s.skip(4); break;
-        case 0x44: s.skip(8); break;
-        case 0xD0: heaptype(s); break;
-        case 0xFC: {
-          uint64_t sub = s.leb();
-          if (sub <= 7) break;
-          if (sub == 8) { s.leb(); memidx_byte(s); }
-          else if (sub == 9) s.leb();
-          else if (sub == 10) { memidx_byte(s); memidx_byte(s); }
-          else if (sub == 11) memidx_byte(s);
-          else if (sub == 12 || sub == 14) { s.leb(); s.leb(); }
-          else if (sub >= 13 && sub <= 17) s.leb();
-          else throw Stop{};
-          break;
-        }
-        case 0xFD: {
-          uint64_t sub = s.leb();
-          // relaxed SIMD (0x100..0x113) is implemented
-          if (sub <= 11 || sub == 92 || sub == 93) memarg(s);
-          else if (sub == 12 || sub == 13) s.skip(16);
-          else if (sub >= 21 && sub <= 34) s.u8();
-          else if (sub >= 84 && sub <= 91) { memarg(s); s.u8(); }
-          else if (sub > 0x113) throw Stop{};  // 0x100..0x113: relaxed SIMD, no immediates
-          break;
-        }
-        default:
-          if (op >= 0x28 && op <= 0x3E) { memarg(s); break; }
-          if (op >= 0x45 && op <= 0xC4) break;
-          throw Stop{};
-      }
-    }
-    if (constant) throw Stop{};
-  }
-  void name(Scan& s) { s.skip(s.leb()); }
-
-  void module(const std::vector<uint8_t>& b) {
-    if (b.size() < 8 || std::memcmp(b.data(), "\0asm\1\0\0\0", 8) != 0) return;
-    Scan r(b.data() + 8, b.data() + b.size());
-    while (!r.at_end()) {
-      uint8_t id = r.u8();
-      uint64_t size = r.leb();
-      const uint8_t* start = r.pos();
-      r.skip(size);
-      Scan s(start, start + size);
-      if (id == 0) continue;
-      if (id > 13) throw Stop{};
-      if (id == 8 || id == 12 || id == 3) continue;
-      uint64_t n = s.leb();
-      for (uint64_t i = 0; i < n; ++i) entry(s, id);
-    }
-  }
-  void entry(Scan& s, uint8_t id) {
-    switch (id) {
-      case 1: {
-        uint8_t form = s.u8();
-        if (form == 0x4E || form == 0x50 || form == 0x4F || form == 0x5E || form == 0x5F) throw Stop{};
-        if (form != 0x60) throw Stop{};
-        func_types_.push_back(true);
-        for (int k = 0; k < 2; ++k) {
-          uint64_t m = s.leb();
-          for (uint64_t j = 0; j < m; ++j) valtype(s);
-        }
-        break;
-      }
-      case 2: {
-        name(s);
-        name(s);
-        uint8_t kind = s.u8();
-        if (kind == 0) s.leb();
-        else if (kind == 1) { valtype(s); limits(s, false); }
-        else if (kind == 2) limits(s, true);
-        else if (kind == 3) { valtype(s); s.u8(); ++imported_globals_; }
-        else if (kind == 4) { s.u8(); s.leb(); }  // a tag: attribute, type
-        else throw Stop{};
-        break;
-      }
-      case 4: {
-        bool init = s.peek() == 0x40;  // a table with an initializer
-        if (init) {
-          s.u8();
-          s.u8();
-        }
-        valtype(s);
-        limits(s, false);
-        if (init) code(s, true);
-        break;
-      }
-      case 5: limits(s, true); break;
-      case 13: s.u8(); s.leb(); break;  // a tag: attribute, type
-      case 6:
-        valtype(s);
-        s.u8();
-        code(s, true);
-        ++defined_globals_;
-        break;
-      case 7: {
-        name(s);
-        s.u8();
-        s.leb();
-        break;
-      }
-      case 9: {
-        uint64_t flags = s.leb();
-        if (flags > 7) throw Stop{};
-        if (flags & 2 && !(flags & 1)) s.leb();        // table index (2, 6)
-        if (!(flags & 1)) code(s, true);                // offset (0, 2, 4, 6)
-        if (flags & 3) {                                // elemkind or reftype (1, 2, 3, 5, 6, 7)
-          if (flags & 4) valtype(s);
-          else s.u8();
-        }
-        uint64_t m = s.leb();
-        for (uint64_t j = 0; j < m; ++j) {
-          if (flags & 4) code(s, true);
-          else s.leb();
-        }
-        break;
-      }
-      case 10: {
-        uint64_t size = s.leb();
-        const uint8_t* start = s.pos();
-        s.skip(size);
-        Scan body(start, start + size);
-        uint64_t groups = body.leb();
-        for (uint64_t j = 0; j < groups; ++j) {
-          body.leb();
-          valtype(body);
-        }
-        code(body, false);
-        break;
-      }
-      case 11: {
-        uint64_t flags = s.leb();
-        if (flags == 2) {
-          s.leb();
-        } else if (flags > 2) {
-          throw Stop{};
-        }
-        if (flags != 1) code(s, true);
-        name(s);
-        break;
-      }
-      default: throw Stop{};
-    }
-  }
-};
-
-}  // namespace
-
-std::string needed_feature(const std::vector<uint8_t>& bytes) { return FeatureScan().run(bytes); }
-
-std::vector<std::string> import_module_names(const std::vector<uint8_t>& b) {
-  std::vector<std::string> out;
-  if (b.size() < 8 || std::memcmp(b.data(), "\0asm\1\0\0\0", 8) != 0) return out;
-  try {
-    Scan r(b.data() + 8, b.data() + b.size());
-    while (!r.at_end()) {
-      uint8_t id = r.u8();
-      uint64_t size = r.leb();
-      const uint8_t* start = r.pos();
-      r.skip(size);
-      if (id != 2) continue;
-      Scan s(start, start + size);
-      auto name = [&] {
-        uint64_t n = s.leb();
-        const uint8_t* p = s.pos();
-        s.skip(n);
-        return std::string(reinterpret_cast<const char*>(p), n);
-      };
-      auto valtype = [&] {
-        uint8_t t = s.u8();
-        if (t == 0x63 || t == 0x64) s.sleb();
-      };
-      auto limits = [&] {
-        uint8_t flags = s.u8();
-        s.leb();
-        if (flags & 1) s.leb();
-      };
-      for (uint64_t i = 0, n = s.leb(); i < n; ++i) {
-        std::string module = name();
-        name();
-        if (std::find(out.begin(), out.end(), module) == out.end()) out.push_back(module);
-        uint8_t kind = s.u8();
-        if (kind == 0) s.leb();
-        else if (kind == 1) { valtype(); limits(); }
-        else if (kind == 2) limits();
-        else if (kind == 3) { valtype(); s.u8(); }
-        else if (kind == 4) { s.u8(); s.leb(); }
-        else break;
-      }
-      break;
-    }
-  } catch (const Stop&) {
-  }
-  return out;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Literals.
@@ -482,8 +113,7 @@ std::string parse_float_literal(const std::string& text, int bits, bool patterns
 namespace {
 
 struct Def {
-  std::string filename, needs;
-  std::vector<std::string> imports;
+  std::string filename;
   int line = 0;
   size_t placeholder = 0;  // index of its module_definition command, erased once it is referenced
 };
@@ -527,8 +157,7 @@ class Translator {
   // text module: fills `c` with filename / module_type; returns the name ("" if none).
   struct ModuleForm {
     bool definition = false, text = false;
-    std::string name, filename, needs;
-    std::vector<std::string> imports;  // with needs: the modules it imports from
+    std::string name, filename;
   };
   ModuleForm module_form(const sexpr::Node& n) {
     ModuleForm m;
@@ -542,9 +171,6 @@ class Translator {
       std::string bytes;
       for (++i; i < n.size(); ++i) bytes += str(n[i], "module bytes");
       m.filename = write_module(bytes);
-      std::vector<uint8_t> b(bytes.begin(), bytes.end());
-      m.needs = needed_feature(b);
-      if (!m.needs.empty()) m.imports = import_module_names(b);
     } else {
       m.text = true;  // (module quote ...) or the text format's fields
     }
@@ -577,15 +203,13 @@ class Translator {
   }
   static bool is_instance(const sexpr::Node& n) { return n.head() == "module" && n.size() >= 2 && n[1].is_atom("instance"); }
 
-  // The module of an assertion: filename / module_type / needs into `c`.
+  // The module of an assertion: filename / module_type into `c`.
   void assertion_module(const sexpr::Node& n, json& c) {
     if (n.head() != "module") fail(n, "a module expected");
     if (is_instance(n)) {
       const Def* d = instance_form(n).first;
       c["filename"] = d->filename;
       c["module_type"] = "binary";
-      if (!d->needs.empty()) c["needs"] = d->needs;
-      if (!d->imports.empty()) c["imports"] = d->imports;
       return;
     }
     ModuleForm m = module_form(n);
@@ -595,8 +219,6 @@ class Translator {
     }
     c["filename"] = m.filename;
     c["module_type"] = "binary";
-    if (!m.needs.empty()) c["needs"] = m.needs;
-    if (!m.imports.empty()) c["imports"] = m.imports;
   }
 
   json number(const sexpr::Node& v, const std::string& type, bool pattern) {
@@ -721,8 +343,6 @@ class Translator {
           c["type"] = "module";
           c["filename"] = d->filename;
           if (!inst.empty()) c["name"] = inst;
-          if (!d->needs.empty()) c["needs"] = d->needs;
-          if (!d->imports.empty()) c["imports"] = d->imports;
           push(std::move(c));
           return;
         }
@@ -732,12 +352,10 @@ class Translator {
           push(std::move(c));
           return;
         }
-        if (!m.needs.empty()) c["needs"] = m.needs;
-        if (!m.imports.empty()) c["imports"] = m.imports;
         c["filename"] = m.filename;
         if (m.definition) {
           c["type"] = "module_definition";
-          Def d{m.filename, m.needs, m.imports, n.line, cmds_.size()};
+          Def d{m.filename, n.line, cmds_.size()};
           last_def_ = d;
           if (!m.name.empty()) defs_[m.name] = d;
           push(std::move(c));

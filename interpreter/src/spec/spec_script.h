@@ -42,12 +42,6 @@ class ScriptModules {
 };
 
 // {"commands": [...]} in wast2json's model, plus what wast2json never writes:
-//   "needs": "<feature>" on a command whose module uses a WebAssembly 3.0 feature this interpreter
-//            does not have (needed_feature()); if that module is rejected, the command and those
-//            that depend on it are skipped with the reason "needs <feature>", never failed or passed;
-//            "imports": [module names] with it: instances registered under those names share state
-//            (tables, memories, globals) with the skipped module, so their later results are
-//            undetermined and skipped too;
 //   "skip": "<reason>" on a command no stage can check yet (assert_exception, GC reference values):
 //            counted as skipped with that reason;
 //   {"type": "module_definition", "filename"} for a `module definition` never instantiated
@@ -59,13 +53,6 @@ class ScriptModules {
 // The modules go into `modules`.
 nlohmann::json translate_script(const std::vector<sexpr::Node>& script, const std::string& file, ScriptModules& modules);
 nlohmann::json translate_script_file(const std::string& path, ScriptModules& modules);
-
-// What the module's bytes use that this interpreter lacks: "legacy exceptions (not in WebAssembly
-// 3.0)" (try, catch, rethrow, delegate), or "" (none found, or bytes too malformed to tell). Every
-// WebAssembly 3.0 feature is implemented.
-std::string needed_feature(const std::vector<uint8_t>& bytes);
-// The module names the module's imports name, in order, each once (as far as the bytes read).
-std::vector<std::string> import_module_names(const std::vector<uint8_t>& bytes);
 
 // Literal bits as the JSON model writes them (decimal), or "nan:canonical" / "nan:arithmetic".
 // Throws std::invalid_argument on a literal that is not one.
