@@ -3,6 +3,8 @@
 // engine table (engine_registry.h), and why an engine or IR is not available in this build.
 #include "runtime/engine_registry.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "runtime/guard_pages.h"
@@ -14,7 +16,7 @@ using runtime_impl::find_engine;
 
 const char* dispatch_name(Dispatch d) {
   switch (d) {
-#define DISPATCH(name, enumerator, file) \
+#define DISPATCH(name, enumerator, file, form, convention) \
   case Dispatch::enumerator: return #name;
 #include "dispatchlab/interpreter/engines.def"
 #undef DISPATCH
@@ -23,21 +25,13 @@ const char* dispatch_name(Dispatch d) {
 }
 
 std::optional<Dispatch> parse_dispatch(std::string_view name) {
-#define DISPATCH(n, enumerator, file) \
+#define DISPATCH(n, enumerator, file, form, convention) \
   if (name == #n) return Dispatch::enumerator;
 #include "dispatchlab/interpreter/engines.def"
 #undef DISPATCH
   return std::nullopt;
 }
 
-std::vector<Dispatch> dispatch_modes() {
-  std::vector<Dispatch> out;
-#define DISPATCH(name, enumerator, file) \
-  if (Dispatch::enumerator != Dispatch::kTailPreserveNone || tail_pn_op_words()) out.push_back(Dispatch::enumerator);
-#include "dispatchlab/interpreter/engines.def"
-#undef DISPATCH
-  return out;
-}
 
 const char* placement_name(Placement p) {
   switch (p) {
@@ -208,6 +202,18 @@ constexpr Missing kNotGenerated[] = {
 };
 
 }  // namespace
+
+std::vector<Dispatch> dispatch_modes() {
+  std::vector<Dispatch> out;
+  // A mode is in this build when one of its engines is (tail_pn needs preserve_none; CMake's stubs
+  // of the engines a default build leaves out have no op words).
+#define DISPATCH(name, enumerator, file, form, convention) \
+  if (std::any_of(std::begin(kEngines), std::end(kEngines), [](const Engine& e) { return e.dispatch == Dispatch::enumerator && e.op_words(); })) \
+    out.push_back(Dispatch::enumerator);
+#include "dispatchlab/interpreter/engines.def"
+#undef DISPATCH
+  return out;
+}
 
 const Engine* runtime_impl::find_engine(Dispatch d, Placement p, Budget b, Bounds bounds) {
   for (const auto& e : kEngines)

@@ -20,7 +20,7 @@ namespace dlab::wasm {
 // each mode and placement is, which pairs exist and why the others cannot. Axis names match the
 // models' dispatch and state-placement axes (models/spec).
 enum class Dispatch : uint8_t {
-#define DISPATCH(name, enumerator, file) enumerator,
+#define DISPATCH(name, enumerator, file, form, convention) enumerator,
 #include "dispatchlab/interpreter/engines.def"
 #undef DISPATCH
 };
