@@ -35,10 +35,12 @@ class RegistryError(ValueError):
 
 @dataclass(frozen=True)
 class Extra:
-    """Arguments added when a program is on PATH (the node peer)."""
-    if_on_path: str
+    """Arguments added when a program is on PATH (the node peer) or a file exists (wasm3, built by
+    `just peers`): exactly one of the two conditions."""
+    if_on_path: str | None
     argv: tuple[str, ...]
     unless: str
+    if_exists: str | None = None
 
 
 @dataclass(frozen=True)
@@ -114,10 +116,12 @@ def parse_registry(text: str, path: Path = REGISTRY) -> Registry:
                 raise RegistryError(f"{rwhere}: `seconds` (the expected time) must be a number >= 0")
             extras = []
             for e in r.get("extra", []):
-                _check_keys(e, {"if_on_path", "argv", "unless"}, f"{rwhere} extra")
-                if not all(isinstance(e.get(k), str) for k in ("if_on_path", "unless")):
-                    raise RegistryError(f"{rwhere} extra: needs `if_on_path` and `unless`")
-                extras.append(Extra(e["if_on_path"], _strings(e.get("argv"), f"{rwhere} extra"), e["unless"]))
+                _check_keys(e, {"if_on_path", "if_exists", "argv", "unless"}, f"{rwhere} extra")
+                conditions = [k for k in ("if_on_path", "if_exists") if isinstance(e.get(k), str)]
+                if len(conditions) != 1 or not isinstance(e.get("unless"), str):
+                    raise RegistryError(f"{rwhere} extra: needs one of `if_on_path` / `if_exists`, and `unless`")
+                extras.append(Extra(e.get("if_on_path"), _strings(e.get("argv"), f"{rwhere} extra"), e["unless"],
+                                    e.get("if_exists")))
             recipes[recipe] = RecipeStep(_strings(r.get("argv"), rwhere), float(r["seconds"]), r.get("stdout"), tuple(extras))
         if not recipes:
             raise RegistryError(f"{where}: no recipe runs it (a [step.rfc] or [step.models] table)")
@@ -194,7 +198,7 @@ def plan(registry: Registry, recipe: str, dlab: str, run: str, build_dir: str,
         r = step.recipes[recipe]
         template, notes = list(r.argv), []
         for e in r.extra:
-            if which(e.if_on_path):
+            if (which(e.if_on_path) if e.if_on_path else exists(substitute(e.if_exists, values))):
                 template += e.argv
             else:
                 notes.append(e.unless)

@@ -64,8 +64,8 @@ def test_the_corpus_steps_and_the_node_peer_are_conditional():
     reg = load_registry()
     corpus = [s.name for s in reg.steps if "corpus" in s.name]
     assert corpus and all(reg.step(n).if_exists == "{build_dir}/interpreter/corpus/corpus.wasm" for n in corpus)
-    extras = [(s.name, e.if_on_path) for s in reg.steps for r in s.recipes.values() for e in r.extra]
-    assert extras == [("wasm", "node")]
+    extras = [(s.name, e.if_on_path or e.if_exists) for s in reg.steps for r in s.recipes.values() for e in r.extra]
+    assert extras == [("wasm", "node"), ("wasm", "build/peers/wasm3/wasm3"), ("wasm", "build/peers/wasm3/wasm3")]
 
 
 @pytest.mark.parametrize("text, message", [
@@ -101,3 +101,12 @@ def test_justfile_recipe_runs_the_registry_through_the_runner(recipe):
                         "--dlab {{dlab}} --build-dir {{build_dir}}")
     assert steps[2] == 'DLAB_BIN="$PWD/{{dlab}}" {{python}} -m dispatchlab_analysis.report "$run"'
     assert len(steps) == 3, "an experiment run outside the registry: add it to tools/experiments.toml"
+
+
+def test_an_extra_needs_exactly_one_condition(tmp_path):
+    base = '[[step]]\nname = "a"\nwhat = "x"\n[step.rfc]\nargv = ["{dlab}"]\nseconds = 1\n[[step.rfc.extra]]\nargv = ["--x"]\nunless = "u"\n'
+    for extra in ("", 'if_on_path = "node"\nif_exists = "f"\n'):
+        f = tmp_path / "experiments.toml"
+        f.write_text(base + extra)
+        with pytest.raises(RegistryError, match="one of `if_on_path` / `if_exists`"):
+            load_registry(f)

@@ -187,7 +187,9 @@ def test_plan_of_the_real_registry_keeps_the_justfile_conditions(tmp_path):
     wasm_absent = next(p for p in absent if p.step.name == "wasm")
     wasm_present = next(p for p in present if p.step.name == "wasm")
     assert "--peer" not in wasm_absent.argv and wasm_absent.notes
-    assert wasm_present.argv[-2] == "--peer" and wasm_present.argv[-1].startswith("node=node ")
+    assert wasm_present.argv[-4] == "--peer" and wasm_present.argv[-3].startswith("node=node ")
+    assert wasm_present.argv[-2] == "--peer" and wasm_present.argv[-1].startswith("wasm3=build/peers/wasm3/wasm3 ")
+    assert len(wasm_absent.notes) == 2 and "just peers" in wasm_absent.notes[1]
     assert all(a == "D" for p in present for a in p.argv[:1])
     assert not any("{dlab}" in a or "{run}" in a or "{build_dir}" in a for p in present for a in p.argv)
 
