@@ -153,3 +153,16 @@ def test_wasm_run_under_qemu_user_says_it_is_emulated(dlab_bin):
     assert got.stdout.startswith("checksum ")  # the guest's output is its own
     native = run([dlab_bin, "wasm", "run", kernels, "--", "fib", "10", "1"])
     assert native.stderr == "" and native.stdout == got.stdout
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed (./tools/bootstrap installs it)")
+def test_valgrind_is_named_as_itself_and_its_cachegrind_children_print_no_note(dlab_bin):
+    # valgrind answers CPUID with a made-up CPU and maps no vDSO, which alone would read as qemu-user
+    got = run(["valgrind", "-q", "--tool=none", dlab_bin, "machine", "--json"])
+    assert got.returncode == 0, got.stderr
+    emulation = json.loads(got.stdout)["emulation"]
+    assert emulation["emulated"] and emulation["emulator"] == "valgrind", emulation
+    assert any(e["method"] == "maps" and "vgpreload" in e["detail"] for e in emulation["evidence"])
+    kernels = str(Path(dlab_bin).parent / "interpreter" / "workloads" / "kernels_cmd.wasm")
+    child = run(["valgrind", "-q", "--tool=none", dlab_bin, "wasm", "run", kernels, "--", "fib", "5", "1"])
+    assert child.returncode == 0 and child.stderr == "", child.stderr  # how the cachegrind cases run it

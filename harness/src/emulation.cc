@@ -115,7 +115,7 @@ constexpr const char* kBinaryArch = "unknown";
 // process (not of a whole machine, as qemu-system's is).
 struct Sign {
   EmulationEvidence evidence;
-  std::string emulator;  // "qemu", "qemu-user", "FEX-Emu", "box64", "Rosetta 2", ""
+  std::string emulator;  // "qemu", "qemu-user", "FEX-Emu", "box64", "Rosetta 2", "valgrind", ""
   bool user_mode = false;
 };
 
@@ -317,6 +317,9 @@ Emulation detect_emulation(const EmulationView& v) {
       else if (base.starts_with("FEXInterpreter") || base.starts_with("FEXLoader") || base.starts_with("libFEXCore")) named.insert("FEX-Emu\n" + path);
       else if (base == "box64") named.insert("box64\n" + path);
       else if (base == "rosetta" || path.find("/rosetta/") != std::string::npos) named.insert("Rosetta 2\n" + path);
+      // valgrind's preloaded core (vgpreload_core-amd64-linux.so ...): it translates this process
+      // and answers CPUID itself (a made-up CPU), so its signs would otherwise read as qemu's.
+      else if (base.starts_with("vgpreload_")) named.insert("valgrind\n" + path);
     }
     for (const auto& n : named) {
       std::string emulator = n.substr(0, n.find('\n')), path = n.substr(n.find('\n') + 1);

@@ -257,7 +257,9 @@ void add_run_command(CLI::App& cmd, bool profile) {
   run->callback([o, profile] {
     // Under an emulator or binary translator nothing this run takes (the guest's clocks, --gc-stats'
     // times) is a core's: said once, before the program runs, on stderr (its stdout stays the guest's).
-    if (const auto& em = this_process_emulation(); em.emulated)
+    // Not under valgrind: that is how the cachegrind cases run every engine (they count
+    // instructions and claim no time), and a note per child would bury their progress.
+    if (const auto& em = this_process_emulation(); em.emulated && em.emulator != "valgrind")
       fmt::print(stderr, "dlab: note: running under emulation ({}): times here are the translator's, not a core's; nothing is a measurement\n",
                  em.emulator);
     // Checked before the program runs, so a refused output costs no run.
