@@ -18,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import tomllib
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from typing import Callable, TextIO
 
 REGISTRY = Path(__file__).resolve().parents[2] / "tools" / "experiments.toml"
 RECIPES = ("rfc", "models")
-PLACEHOLDERS = ("{dlab}", "{run}", "{build_dir}")
+PLACEHOLDERS = ("{dlab}", "{run}", "{build_dir}", "{scratch}")
 
 
 class RegistryError(ValueError):
@@ -167,9 +168,10 @@ def describe(name: str) -> str | None:
 
 
 def substitute(arg: str, values: dict[str, str]) -> str:
-    """Replaces {dlab}, {run} and {build_dir} only: any other {...} (a peer command's {module}) stays."""
+    """Replaces {dlab}, {run}, {build_dir} and {scratch} only: any other {...} (a peer command's {module}) stays."""
     for key in PLACEHOLDERS:
-        arg = arg.replace(key, values[key])
+        if key in values:
+            arg = arg.replace(key, values[key])
     return arg
 
 
@@ -188,11 +190,13 @@ class Planned:
 
 def plan(registry: Registry, recipe: str, dlab: str, run: str, build_dir: str,
          which: Callable[[str], str | None] = shutil.which,
-         exists: Callable[[str], bool] = os.path.exists) -> list[Planned]:
+         exists: Callable[[str], bool] = os.path.exists, scratch: str = "$scratch") -> list[Planned]:
+    """scratch: the folder the runner makes for one recipe run ({scratch}: the cachegrind cases'
+    reuse folder, so a case two benches share is counted once) and removes at its end."""
     if recipe not in RECIPES:
         raise RegistryError(f"unknown recipe {recipe!r} (known: {', '.join(RECIPES)})")
-    values = {"{dlab}": dlab, "{run}": run, "{build_dir}": build_dir}
-    shown_values = {"{dlab}": "dlab", "{run}": "$run", "{build_dir}": build_dir}
+    values = {"{dlab}": dlab, "{run}": run, "{build_dir}": build_dir, "{scratch}": scratch}
+    shown_values = {"{dlab}": "dlab", "{run}": "$run", "{build_dir}": build_dir, "{scratch}": "$scratch"}
     out = []
     for step in registry.recipe_steps(recipe):
         r = step.recipes[recipe]
@@ -226,7 +230,9 @@ def duration(seconds: float) -> str:
 
 
 def _shown(arg: str) -> str:
-    return arg if arg == "$run" or arg.startswith("$run/") and shlex.quote(arg[5:]) == arg[5:] else shlex.quote(arg)
+    if arg in ("$run", "$scratch"):
+        return arg
+    return arg if arg.startswith("$run/") and shlex.quote(arg[5:]) == arg[5:] else shlex.quote(arg)
 
 
 def command_line(p: Planned) -> str:
@@ -317,16 +323,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dry-run", action="store_true", help="print the plan only")
     ap.add_argument("--times-json", metavar="FILE", help="write each step's measured seconds here (to refresh the registry's)")
     a = ap.parse_args(argv)
-    try:
-        registry = load_registry(a.registry)
-        steps = plan(registry, a.recipe, a.dlab, a.run_dir, a.build_dir)
-    except (OSError, RegistryError, tomllib.TOMLDecodeError) as e:
-        print(f"experiments: error: {e}", file=sys.stderr)
-        return 2
-    print_plan(steps, a.recipe, a.run_dir, registry, sys.stdout)
-    if a.dry_run:
-        return 0
-    rc = run_steps(steps)
+    with tempfile.TemporaryDirectory(prefix="dlab-recipe-") as scratch:
+        try:
+            registry = load_registry(a.registry)
+            steps = plan(registry, a.recipe, a.dlab, a.run_dir, a.build_dir, scratch=scratch)
+        except (OSError, RegistryError, tomllib.TOMLDecodeError) as e:
+            print(f"experiments: error: {e}", file=sys.stderr)
+            return 2
+        print_plan(steps, a.recipe, a.run_dir, registry, sys.stdout)
+        if a.dry_run:
+            return 0
+        rc = run_steps(steps)
     if a.times_json:
         Path(a.times_json).write_text(json.dumps(
             {"recipe": a.recipe, "steps": {p.step.name: round(p.took, 1) for p in steps if p.took is not None}}, indent=2) + "\n")

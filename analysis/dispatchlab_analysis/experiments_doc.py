@@ -37,7 +37,8 @@ def _command(step: Step, recipe: str) -> str:
     if r.stdout and r.stdout != "/dev/null":
         text += f" > `{r.stdout}`"
     for e in r.extra:
-        text += f", and `{' '.join(e.argv[:1])} ...` when `{e.if_on_path}` is on PATH"
+        when = f"`{e.if_on_path}` is on PATH" if e.if_on_path else f"`{e.if_exists}` exists"
+        text += f", and `{' '.join(e.argv[:1])} ...` when {when}"
     return _cell(text + f" ({duration(r.seconds)})")
 
 

@@ -53,6 +53,15 @@ def test_each_experiment_name_is_the_file_its_steps_write():
             assert r.argv[-2:] == ("--run-dir", "{run}"), (step.name, recipe)
 
 
+def test_every_interpreter_cachegrind_step_shares_the_recipe_runs_reuse_folder():
+    """A case two benches of one recipe run share (wasm_ir's stack IR is wasm's tail_pn) is counted once."""
+    for step in load_registry().steps:
+        for recipe, r in step.recipes.items():
+            if r.argv[1:3] == ("wasm", "bench") and "--valgrind" in r.argv:
+                i = r.argv.index("--valgrind-reuse")
+                assert r.argv[i + 1] == "{scratch}", (step.name, recipe)
+
+
 def test_experiment_names_are_in_run_order_and_leave_out_other_steps():
     names = experiments.experiment_names()
     assert names[:3] == ["calibrate", "models", "models_valgrind"]

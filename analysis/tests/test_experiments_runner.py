@@ -205,3 +205,35 @@ def test_the_real_rfc_steps_run_against_a_fake_dlab(setup, tmp_path):
     assert len(log.read_text().splitlines()) == len(ran)
     assert f"== {len(ran)} steps done in " in r.stdout
     assert (run / "handler_signatures.md").exists()
+
+
+def test_scratch_is_one_folder_per_recipe_run_shared_by_its_steps_and_removed_after(tmp_path, monkeypatch, capsys):
+    """{scratch}: what the cachegrind benches of one recipe run share (cases counted once)."""
+    reg_file = tmp_path / "experiments.toml"
+    reg_file.write_text(textwrap.dedent("""\
+        [measured]
+        cpu = "a test CPU"
+        [[step]]
+        name = "one"
+        what = "first"
+        [step.rfc]
+        argv = ["{dlab}", "one", "--reuse", "{scratch}", "--run-dir", "{run}"]
+        seconds = 1
+        [[step]]
+        name = "two"
+        what = "second"
+        [step.rfc]
+        argv = ["{dlab}", "two", "--reuse", "{scratch}", "--run-dir", "{run}"]
+        seconds = 1
+        """))
+    dlab = tmp_path / "dlab"
+    dlab.write_text("#!/bin/sh\necho \"$3 $(test -d \"$3\" && echo exists)\" >> \"$DLAB_FAKE_LOG\"\n")
+    dlab.chmod(0o755)
+    log = tmp_path / "calls.log"
+    monkeypatch.setenv("DLAB_FAKE_LOG", str(log))
+    rc, out, _ = main(["rfc", tmp_path, "--dlab", dlab, "--registry", reg_file], capsys)
+    assert rc == 0
+    first, second = log.read_text().splitlines()
+    assert first == second and first.endswith(" exists"), "both steps get the same existing folder"
+    assert not Path(first.split()[0]).exists(), "removed at the end of the recipe run"
+    assert "dlab one --reuse $scratch --run-dir $run" in out

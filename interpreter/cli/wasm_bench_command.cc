@@ -115,7 +115,8 @@ uint32_t call_workload(const Prepared& p, wasm::FuncInst* f, const std::string& 
 // Each case under cachegrind: `dlab wasm run --invoke` with N and with 2N calls, the difference
 // kept (cachegrind_cases.h).
 void run_valgrind(const std::string& module, const std::string& clock, uint64_t heap_limit, const std::vector<Workload>& workloads,
-                  const std::vector<Engine>& modes, uint64_t n, const std::optional<RunDirectory>& dir, const std::string& experiment) {
+                  const std::vector<Engine>& modes, uint64_t n, const std::optional<RunDirectory>& dir, const std::string& experiment,
+                  const CachegrindOptions& options) {
   std::error_code ec;
   std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   std::vector<CachegrindCase> cases;
@@ -137,7 +138,7 @@ void run_valgrind(const std::string& module, const std::string& clock, uint64_t 
                                                 {"module", std::filesystem::path(module).filename().string()}}),
                        "call",
                        e.baseline.empty() ? std::string() : fmt::format("{}/{}", w.name, e.baseline), n});
-  run_cachegrind_cases(cases, dir, experiment);
+  run_cachegrind_cases(cases, dir, experiment, options);
 }
 
 // The bench's options, as parsed.
@@ -157,6 +158,7 @@ struct BenchOptions {
   std::string calls_child;  // hidden: the child of --calls --valgrind (one kind of call, one engine)
   uint32_t calls_child_n = 0;
   uint64_t valgrind_calls = 1;
+  CachegrindOptions valgrind_options;
   RunProtocol protocol;
   RunDirectoryOptions out;
 };
@@ -170,6 +172,7 @@ std::vector<Peer> check_bench_options(const BenchOptions& o, const CLI::App& cmd
       if (given(opt))
         throw CLI::ValidationError(opt, "does not apply with --valgrind (cachegrind counts dlab's engines once each, at quick sizes)");
   if (!o.valgrind && given("--valgrind-calls")) throw CLI::ValidationError("--valgrind-calls", "applies only with --valgrind");
+  if (!o.valgrind && given("--valgrind-reuse")) throw CLI::ValidationError("--valgrind-reuse", "applies only with --valgrind");
   if (o.calls && o.valgrind && given("--valgrind-calls"))
     throw CLI::ValidationError("--valgrind-calls", "the call path sets its own repetitions under cachegrind");
   if (o.calls)
@@ -666,6 +669,11 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
   cmd->add_option("--valgrind-calls", o->valgrind_calls, "N for --valgrind (1..100000)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{100000}))
       ->capture_default_str();
+  cmd->add_option("--valgrind-reuse", o->valgrind_options.reuse,
+                  "a folder shared by the benches of one recipe run (just rfc passes one): a case whose command line, dlab "
+                  "binary and input files match a case counted there earlier is read back, not counted again (its rows' "
+                  "sidecar names the case that counted it)")
+      ->check(CLI::ExistingDirectory);
   cmd->add_flag("--calls", o->calls,
                 "instead of the kernels: the call path in every chosen engine (host-to-wasm nop and i32x4 calls, wasm-to-host, "
                 "wasm-to-wasm call, call_indirect, call_ref, a call into another instance, instantiation; and each instance's "
@@ -708,7 +716,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
           }
         std::optional<RunDirectory> dir;
         if (!o->no_save) dir = o->out.resolve(this_machine(), experiment_files(o->name + "_calls_valgrind"));
-        run_cachegrind_cases(cases, dir, o->name + "_calls_valgrind");
+        run_cachegrind_cases(cases, dir, o->name + "_calls_valgrind", o->valgrind_options);
         return;
       }
       std::optional<RunDirectory> dir;
@@ -726,7 +734,8 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
       prepared.clear();
       std::optional<RunDirectory> dir;
       if (!o->no_save) dir = o->out.resolve(this_machine(), experiment_files(o->name + "_valgrind"));
-      run_valgrind(o->module, o->clock, o->heap_limit, plan.workloads, plan.engines, o->valgrind_calls, dir, o->name + "_valgrind");
+      run_valgrind(o->module, o->clock, o->heap_limit, plan.workloads, plan.engines, o->valgrind_calls, dir, o->name + "_valgrind",
+                   o->valgrind_options);
       return;
     }
     std::optional<RunDirectory> dir;

@@ -1,46 +1,169 @@
 #include "cachegrind_cases.h"
 
-#include <future>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <exception>
+#include <filesystem>
+#include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "../../harness/cli/commands.h"
 #include "dispatchlab/harness/cachegrind.h"
+#include "dispatchlab/harness/files.h"
 #include "dispatchlab/harness/fingerprint.h"
+#include "dispatchlab/harness/process.h"
 #include "dispatchlab/harness/result_rows.h"
+#include "dispatchlab/harness/temp_dir.h"
 
 namespace dlab::cli {
 
-void run_cachegrind_cases(const std::vector<CachegrindCase>& cases, const std::optional<RunDirectory>& dir, const std::string& experiment) {
+namespace {
+
+// A file's identity for the reuse key: its path, size and modification time. A rebuilt dlab or a
+// rebuilt module is another file, so nothing counted with the old one is read back.
+std::string file_identity(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return path + ":missing";
+  return fmt::format("{}:{}:{}.{:09}", path, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+}
+
+// What makes a case's counts what they are: valgrind's command line (the options are fixed in
+// run_cachegrind), the case's argument vectors, and the identity of every file among them.
+std::string reuse_key(const CachegrindCase& c) {
+  std::string key;
+  for (uint64_t reps : {c.repetitions, 2 * c.repetitions})
+    for (const auto& a : c.argv(reps)) {
+      key += a;
+      key += '\n';
+      if (std::filesystem::is_regular_file(a)) key += file_identity(a) + '\n';
+    }
+  return key;
+}
+
+std::filesystem::path reuse_file(const std::string& folder, const std::string& key) {
+  return std::filesystem::path(folder) / fmt::format("{:016x}.json", std::hash<std::string>{}(key));
+}
+
+// The counts of an identical case from the reuse folder, or nullopt. The file holds its full key,
+// compared exactly (the name is only a hash).
+std::optional<std::map<std::string, int64_t>> reused(const std::string& folder, const std::string& key, std::string& source) {
+  auto f = reuse_file(folder, key);
+  if (folder.empty() || !std::filesystem::exists(f)) return std::nullopt;
+  nlohmann::json j = nlohmann::json::parse(read_input_file(f.string()), nullptr, false);
+  if (j.is_discarded() || j.value("key", "") != key) return std::nullopt;
+  source = j.at("counted_by");
+  return j.at("difference").get<std::map<std::string, int64_t>>();
+}
+
+// A copy of this dlab without its symbol tables, for the children: valgrind reads every symbol
+// of the program it starts, a fixed cost of each of the two runs per case; the code, so every
+// count, is the same. Where strip fails, the children run dlab itself.
+std::string stripped_copy(const std::string& self, const TempDir& scratch, std::string& note) {
+  std::string out = scratch.file("dlab").string();
+  ProcessOptions po;
+  po.quiet = true;
+  ProcessResult r = run_process({"strip", "--strip-all", "-o", out, self}, po);
+  if (r.ok()) return out;
+  note = "the children run dlab itself: " + r.describe("strip");
+  return self;
+}
+
+}  // namespace
+
+void run_cachegrind_cases(const std::vector<CachegrindCase>& cases, const std::optional<RunDirectory>& dir, const std::string& experiment,
+                          const CachegrindOptions& options) {
   const auto& cat = MetricCatalog::builtin();
   RunResult r = cachegrind_result(cat);
-  std::vector<Variant> variants;
+  std::error_code ec;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  TempDir scratch("cachegrind-cases");
+  std::string strip_note;
+  const std::string program = self.empty() ? self : stripped_copy(self, scratch, strip_note);
+  auto child_argv = [&](const CachegrindCase& c, uint64_t reps) {
+    std::vector<std::string> a = c.argv(reps);
+    if (!a.empty() && a[0] == self) a[0] = program;
+    return a;
+  };
+
+  // Every run of every case (N and 2N) is one job; a worker per core takes the next job, so no
+  // core waits while a case's shorter run is done and its longer one is not. The counts are the
+  // simulator's, whatever runs beside them.
+  const size_t n_cases = cases.size();
+  std::vector<std::string> keys(n_cases), sources(n_cases);
+  std::vector<std::optional<std::map<std::string, int64_t>>> diffs(n_cases);
+  std::vector<size_t> jobs;  // 2i: case i with N, 2i+1: with 2N
+  for (size_t i = 0; i < n_cases; ++i) {
+    if (!options.reuse.empty()) {
+      keys[i] = reuse_key(cases[i]);
+      diffs[i] = reused(options.reuse, keys[i], sources[i]);
+    }
+    if (!diffs[i]) jobs.insert(jobs.end(), {2 * i + 1, 2 * i});  // the longer run first
+  }
+  std::vector<CachegrindCounts> counts(2 * n_cases);
+  std::vector<int> runs_left(n_cases, 2);
+  std::atomic<size_t> next{0};
+  std::mutex mu;
+  std::exception_ptr failure;
+  size_t cases_done = 0, to_count = jobs.size() / 2;
+  fmt::print(stderr, "[cachegrind] {} cases: {} to count, {} read back from identical ones{}\n", n_cases, to_count, n_cases - to_count,
+             strip_note.empty() ? "" : " (" + strip_note + ")");
+  auto worker = [&] {
+    for (;;) {
+      size_t j = next.fetch_add(1);
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (j >= jobs.size() || failure) return;
+      }
+      size_t job = jobs[j], i = job / 2;
+      try {
+        CachegrindCounts got = run_cachegrind(child_argv(cases[i], job % 2 ? 2 * cases[i].repetitions : cases[i].repetitions));
+        std::lock_guard<std::mutex> lock(mu);
+        counts[job] = std::move(got);
+        if (--runs_left[i] == 0) fmt::print(stderr, "[cachegrind] {}/{} {}\n", ++cases_done, to_count, cases[i].name);
+      } catch (...) {  // kept for the caller's thread: no exception leaves a worker
+        std::lock_guard<std::mutex> lock(mu);
+        if (!failure) failure = std::current_exception();
+        return;
+      }
+    }
+  };
+  const size_t workers = std::max<size_t>(1, std::min<size_t>(std::thread::hardware_concurrency(), jobs.size()));
+  std::vector<std::thread> pool;
+  for (size_t w = 1; w < workers; ++w) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+
   fmt::print("{:<32} {:>14} {:>12} {:>12} {:>12}   (per repetition, cachegrind, 2N vs N repetitions)\n", "case", "instructions",
              "loads", "stores", "mispredicts");
-  nlohmann::json repetitions = nlohmann::json::object();
-  const bool parallel = std::thread::hardware_concurrency() > 1;
-  for (size_t i = 0; i < cases.size(); ++i) {
+  nlohmann::json repetitions = nlohmann::json::object(), reuse_notes = nlohmann::json::object();
+  std::vector<Variant> variants;
+  for (size_t i = 0; i < n_cases; ++i) {
     const CachegrindCase& c = cases[i];
     const uint64_t n = c.repetitions;
     repetitions[c.name] = {n, 2 * n};
-    fmt::print(stderr, "[cachegrind] {}/{} {}\n", i + 1, cases.size(), c.name);
-    // The case's two runs at once where there is a second core: their counts are the simulator's,
-    // whatever runs beside them, so this only halves the wall time of every cachegrind experiment.
-    // A failed run throws; std::async hands that exception to get(), in this thread.
-    std::future<CachegrindCounts> twice =
-        std::async(parallel ? std::launch::async : std::launch::deferred, [&] { return run_cachegrind(c.argv(2 * n)); });
-    CachegrindCounts once = run_cachegrind(c.argv(n));
-    auto diff = difference(twice.get(), once);
-    VariantSamples vs{c.name, {cachegrind_values(cat, diff)}};
+    if (!diffs[i]) {
+      diffs[i] = difference(counts[2 * i + 1], counts[2 * i]);
+      if (!options.reuse.empty()) {
+        nlohmann::json j = {{"key", keys[i]}, {"counted_by", experiment + ": " + c.name}, {"difference", *diffs[i]}};
+        write_output_file(reuse_file(options.reuse, keys[i]).string(), j.dump(), ExistingFile::kReplace);
+      }
+    } else {
+      reuse_notes[c.name] = sources[i];
+    }
+    VariantSamples vs{c.name, {cachegrind_values(cat, *diffs[i])}};
     auto col = [&](const char* metric) {
       for (size_t m = 0; m < r.metrics.size(); ++m)
         if (r.metrics[m].name == metric && vs.samples[0][m].value)
           return fmt::format("{:.4g}", *vs.samples[0][m].value / static_cast<double>(n));
       return std::string("-");
     };
-    fmt::print("{:<32} {:>14} {:>12} {:>12} {:>12}\n", c.name, col("cg_instructions"), col("cg_loads"), col("cg_stores"),
-               col("cg_mispredicts"));
+    fmt::print("{:<32} {:>14} {:>12} {:>12} {:>12}{}\n", c.name, col("cg_instructions"), col("cg_loads"), col("cg_stores"),
+               col("cg_mispredicts"), reuse_notes.contains(c.name) ? "   (read back: " + sources[i] + ")" : "");
     r.variants.push_back(std::move(vs));
     variants.push_back({c.name, nullptr, static_cast<double>(n), c.unit, c.params, c.baseline});
   }
@@ -48,6 +171,9 @@ void run_cachegrind_cases(const std::vector<CachegrindCase>& cases, const std::o
   auto t = experiment_tables(dir->run_id(), experiment, r, variants, this_machine());
   auto sidecar = sidecar_json(dir->run_id(), this_machine(), &r, {"summary", "samples"});
   sidecar["valgrind_repetitions"] = repetitions;  // per case: N and 2N
+  // Cases counted once for an identical case of an earlier bench of the same recipe run: which.
+  if (!reuse_notes.empty()) sidecar["valgrind_reused"] = reuse_notes;
+  if (!strip_note.empty()) sidecar["valgrind_program_note"] = strip_note;
   if (!cases.empty()) sidecar["valgrind_calls"] = {cases.front().repetitions, 2 * cases.front().repetitions};
   write_experiment(*dir, experiment, t, sidecar);
   fmt::print(stderr, "wrote {}/{}.summary.csv\n", dir->path().string(), experiment);

@@ -24,8 +24,16 @@ struct CachegrindCase {
   uint64_t repetitions = 1;                   // N: the case runs with N and with 2N
 };
 
+// How the cases run: `reuse`, when not empty, is a folder shared by the benches of one recipe
+// run (`--valgrind-reuse DIR`): a case whose command line, dlab binary and input files are those
+// of a case already counted there is read back instead of counted again, and its rows say so.
+struct CachegrindOptions {
+  std::string reuse;
+};
+
 // Prints each case's instructions, loads, stores and simulated mispredicts per repetition and,
 // with a run directory, writes <experiment>.summary.csv / .samples.csv / .json there.
-void run_cachegrind_cases(const std::vector<CachegrindCase>& cases, const std::optional<RunDirectory>& dir, const std::string& experiment);
+void run_cachegrind_cases(const std::vector<CachegrindCase>& cases, const std::optional<RunDirectory>& dir, const std::string& experiment,
+                          const CachegrindOptions& options = {});
 
 }  // namespace dlab::cli

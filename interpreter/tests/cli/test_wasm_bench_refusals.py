@@ -21,6 +21,8 @@ USAGE = [
     (["wasm", "bench", "--peer-calls", "3", "--no-save"], "--peer-calls: applies only with --peer"),
     (["wasm", "bench", "--peer-timeout", "3", "--no-save"], "--peer-timeout: applies only with --peer"),
     (["wasm", "bench", "--valgrind-calls", "3", "--no-save"], "--valgrind-calls: applies only with --valgrind"),
+    (["wasm", "bench", "--valgrind-reuse", "/tmp", "--no-save"], "--valgrind-reuse: applies only with --valgrind"),
+    (["wasm", "bench", "--valgrind", "--valgrind-reuse", "/nonexistent-dlab-folder", "--no-save"], "--valgrind-reuse: Directory does not exist"),
     (["wasm", "bench", "--peer", "a=true", "--peer", "a=false", "--no-save"], "the name 'a' is given twice"),
     (["wasm", "bench", "--peer", "s", "--no-save"], "'s' is not NAME=COMMAND"),
     (["wasm", "bench", "--no-save", "--run-dir", "/tmp"], "excludes"),
