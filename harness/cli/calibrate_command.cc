@@ -66,7 +66,7 @@ void add_calibrate_command(CLI::App& app) {
     RunDirectoryOptions out;
   };
   auto o = std::make_shared<Options>();
-  cmd->add_flag("--quick", o->quick, "5 samples, 1 warm-up round");
+  cmd->add_flag("--quick", o->quick, "5 to 10 rounds (on while an interval is wider than 2%), 1 warm-up round");
   add_protocol_options(cmd, o->protocol);
   cmd->add_option("--iterations", o->iterations, fmt::format("loop iterations per run ({} operations each)", kChainOpsPerIteration))
       ->check(CLI::Range(uint64_t{1}, uint64_t{1'000'000'000}))

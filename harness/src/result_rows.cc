@@ -29,7 +29,7 @@ std::map<std::string, std::string> provenance(const RunResult& r, const MachineF
   return {{"protocol", r.protocol.name},
           {"pinned_cpu", r.pinned_cpu >= 0 ? std::to_string(r.pinned_cpu) : ""},
           {"warmup_rounds", std::to_string(r.protocol.warmup_rounds)},
-          {"samples", std::to_string(r.protocol.samples)},
+          {"samples", std::to_string(r.rounds ? r.rounds : r.protocol.samples)},  // rounds taken (the adaptive rule may take more)
           {"interleaved", r.protocol.interleave ? "1" : "0"},
           {"pmu", m.pmu},
           {"uarch", m.identity.name},

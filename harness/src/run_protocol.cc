@@ -19,7 +19,20 @@ nlohmann::json RunProtocol::to_json() const {
           {"samples", samples},
           {"interleave", interleave},
           {"bootstrap_resamples", bootstrap.resamples},
-          {"bootstrap_seed", bootstrap.seed}};
+          {"bootstrap_seed", bootstrap.seed},
+          {"max_samples", max_samples},
+          {"stop_half_width", stop_half_width},
+          {"stop_rule", max_samples > samples ? fmt::format("sample from {} to {} rounds, stopping after the first round in which every "
+                                                            "case's 95% CI of its ratio to its baseline has a half-width of at most "
+                                                            "{:g}% of the ratio (the time metric: cycles, else tsc_ticks, else task_clock)",
+                                                            samples, max_samples, stop_half_width * 100)
+                                              : fmt::format("a fixed {} rounds", samples)}};
+}
+
+std::string RunProtocol::rounds_text() const {
+  if (interleave && max_samples > samples)
+    return fmt::format("{} to {} rounds each (on while an interval is wider than {:g}%)", samples, max_samples, stop_half_width * 100);
+  return fmt::format("{} samples each", samples);
 }
 
 RunProtocol RunProtocol::from_json(const nlohmann::json& j) {
@@ -31,6 +44,8 @@ RunProtocol RunProtocol::from_json(const nlohmann::json& j) {
   p.interleave = j.at("interleave");
   p.bootstrap.resamples = j.at("bootstrap_resamples");
   p.bootstrap.seed = j.at("bootstrap_seed");
+  p.max_samples = j.value("max_samples", 0);  // absent before the adaptive rule: a fixed count
+  p.stop_half_width = j.value("stop_half_width", 0.02);
   return p;
 }
 
@@ -95,17 +110,54 @@ int choose_pin_cpu(int requested, const std::vector<int>& allowed, const CpuIden
   return requested;
 }
 
+StopCheck check_intervals(const RunResult& r, const std::vector<Variant>& variants, const BootstrapOptions& bootstrap) {
+  StopCheck c;
+  for (const char* name : {"cycles", "tsc_ticks", "task_clock"}) {
+    for (size_t m = 0; m < r.metrics.size() && c.metric < 0; ++m)
+      if (r.metrics[m].name == name && !r.variants.empty() && !r.variants[0].samples.empty() && r.variants[0].samples[0][m].value)
+        c.metric = static_cast<int>(m);
+    if (c.metric >= 0) break;
+  }
+  if (c.metric < 0) return c;
+  auto values = [&](size_t vi) {
+    std::vector<double> x;
+    for (const auto& s : r.variants[vi].samples) x.push_back(s[c.metric].value.value_or(0));
+    return x;
+  };
+  auto index_of = [&](const std::string& name) {
+    for (size_t i = 0; i < variants.size(); ++i)
+      if (variants[i].name == name) return i;
+    return size_t{0};
+  };
+  for (size_t vi = 0; vi < variants.size(); ++vi) {
+    size_t base = variants[vi].baseline.empty() ? 0 : index_of(variants[vi].baseline);
+    double half = 0;
+    if (base == vi && variants.size() > 1) continue;  // a baseline: its cases' ratios carry its noise
+    if (base == vi) {
+      Summary s = summarize(values(vi), bootstrap);
+      half = s.median > 0 ? (s.ci95_hi - s.ci95_lo) / 2 / s.median : 0;
+    } else {
+      Comparison cmp = compare_paired(values(vi), values(base), bootstrap);
+      half = cmp.ratio_of_medians > 0 ? (cmp.ratio_ci95_hi - cmp.ratio_ci95_lo) / 2 / cmp.ratio_of_medians : 0;
+    }
+    if (half >= c.widest) c.widest = half, c.widest_case = variants[vi].name;
+  }
+  return c;
+}
+
 RunResult run_protocol(const RunProtocol& protocol, Meter& meter, const std::vector<Variant>& variants,
                        const ProgressFn& progress) {
   if (variants.empty()) throw std::invalid_argument("run_protocol: no variants");
   if (protocol.samples < 1) throw std::invalid_argument("run_protocol: samples must be at least 1");
+  const bool adaptive = protocol.interleave && protocol.max_samples > protocol.samples;
+  if (adaptive && !(protocol.stop_half_width > 0)) throw std::invalid_argument("run_protocol: stop_half_width must be positive");
   RunResult r;
   r.protocol = protocol;
   r.metrics = meter.metrics();
   r.pinned_cpu = pin_this_thread(protocol.pin_cpu, r.pin_note);
   for (const auto& v : variants) r.variants.push_back({v.name, {}});
 
-  const int total = protocol.samples * static_cast<int>(variants.size());
+  int total = (adaptive ? protocol.max_samples : protocol.samples) * static_cast<int>(variants.size());
   int done = 0;
   auto one = [&](size_t vi, bool measured) {
     auto values = meter.measure(variants[vi].run);
@@ -117,13 +169,33 @@ RunResult run_protocol(const RunProtocol& protocol, Meter& meter, const std::vec
   if (protocol.interleave) {
     for (int w = 0; w < protocol.warmup_rounds; ++w)
       for (size_t vi = 0; vi < variants.size(); ++vi) one(vi, false);
-    for (int s = 0; s < protocol.samples; ++s)
+    const int most = adaptive ? protocol.max_samples : protocol.samples;
+    for (int s = 0; s < most; ++s) {
       for (size_t vi = 0; vi < variants.size(); ++vi) one(vi, true);
+      r.rounds = s + 1;
+      if (!adaptive || r.rounds < protocol.samples) continue;
+      // The bootstrap here uses the protocol's seed and resamples, so the interval that stopped
+      // the run is the one its summary rows report.
+      StopCheck c = check_intervals(r, variants, protocol.bootstrap);
+      if (c.metric < 0) {
+        r.stop_note = fmt::format("{} rounds: no time metric has values, so the intervals cannot be checked", r.rounds);
+        break;
+      }
+      if (c.widest <= protocol.stop_half_width) {
+        r.stop_note = fmt::format("stopped after {} rounds: every interval's half-width at most {:g}% ({} widest, {:.2f}%)", r.rounds,
+                                  protocol.stop_half_width * 100, c.widest_case, c.widest * 100);
+        break;
+      }
+      if (r.rounds == most)
+        r.stop_note = fmt::format("stopped at the most rounds, {}: {} still {:.2f}% (the rule: {:g}%)", r.rounds, c.widest_case,
+                                  c.widest * 100, protocol.stop_half_width * 100);
+    }
   } else {
     for (size_t vi = 0; vi < variants.size(); ++vi) {
       for (int w = 0; w < protocol.warmup_rounds; ++w) one(vi, false);
       for (int s = 0; s < protocol.samples; ++s) one(vi, true);
     }
+    r.rounds = protocol.samples;
   }
   return r;
 }

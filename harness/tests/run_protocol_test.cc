@@ -88,6 +88,50 @@ TEST(RunProtocol, ProtocolRoundTripsThroughJson) {
   EXPECT_EQ(q.to_json(), p.to_json());
 }
 
+// A result of two cases on one time metric, `a` and `b` their samples by round.
+RunResult timed(const std::string& metric, const std::vector<double>& a, const std::vector<double>& b) {
+  RunResult r;
+  r.metrics.push_back({metric, "ticks", "tsc", "", false, Availability::yes(), ""});
+  r.variants = {{"A", {}}, {"B", {}}};
+  for (double x : a) r.variants[0].samples.push_back({MetricValue{x}});
+  for (double x : b) r.variants[1].samples.push_back({MetricValue{x}});
+  return r;
+}
+
+TEST(RunProtocol, TheStopRuleReadsEachCasesRatioIntervalOnTheTimeMetric) {
+  std::vector<Variant> vs = {{"A", nullptr}, {"B", nullptr}};
+  // B is exactly twice A in every round: the ratio's interval has no width.
+  StopCheck tight = check_intervals(timed("tsc_ticks", {100, 103, 98, 101, 99}, {200, 206, 196, 202, 198}), vs, {});
+  EXPECT_EQ(tight.metric, 0);
+  EXPECT_NEAR(tight.widest, 0, 1e-12);
+  EXPECT_EQ(tight.widest_case, "B");
+  // Here the pairs disagree by up to 30%: far wider than any stated half-width.
+  StopCheck wide = check_intervals(timed("tsc_ticks", {100, 100, 100, 100, 100}, {200, 140, 260, 170, 230}), vs, {});
+  EXPECT_GT(wide.widest, 0.1);
+  // No time metric: nothing to check (and run_protocol says so instead of sampling on).
+  EXPECT_EQ(check_intervals(timed("flushes", {1, 2}, {3, 4}), vs, {}).metric, -1);
+}
+
+TEST(RunProtocol, AdaptiveSamplingStopsOnceTheIntervalsAreNarrowAndRecordsWhy) {
+  const char* catalog = R"({"metrics": [{"name": "tsc_ticks", "unit": "ticks", "description": "t"}],
+                            "sources": [{"key": "tsc", "backend": "tsc", "events": {"tsc_ticks": "tsc"}}]})";
+  MetricCatalog cat = MetricCatalog::from_json_text(catalog, "test");
+  BackendSet backends;
+  backends.add(std::make_unique<FakeBackend>("tsc", std::map<std::string, double>{{"tsc", 100}}));
+  CounterPlan plan = plan_counters(cat, backends, {"x86_64", "linux", "", "cpu", ""});
+  Meter meter(plan, backends);
+  RunProtocol p = quick(true);
+  p.max_samples = 9;
+  std::vector<Variant> vs = {{"A", [] {}}, {"B", [] {}}};
+  RunResult r = run_protocol(p, meter, vs);  // every sample reads 100: no width at the least rounds
+  EXPECT_EQ(r.rounds, 3);
+  EXPECT_EQ(r.variants[1].samples.size(), 3u);
+  EXPECT_NE(r.stop_note.find("stopped after 3 rounds"), std::string::npos) << r.stop_note;
+  EXPECT_NE(r.protocol.to_json().at("stop_rule").get<std::string>().find("from 3 to 9 rounds"), std::string::npos);
+  p.stop_half_width = 0;
+  EXPECT_THROW(run_protocol(p, meter, vs), std::invalid_argument);
+}
+
 TEST(ResultRows, SummariesArePerUnitWithRatiosAndExplicitGaps) {
   Scripted s;
   Meter meter(s.plan, s.backends);

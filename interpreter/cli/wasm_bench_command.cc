@@ -567,7 +567,9 @@ void run_workload_group(BenchRun& run, const std::vector<std::unique_ptr<Prepare
   run.all.summary.append(t.summary);
   run.all.samples.append(t.samples);
   run.groups.push_back({{"workload", w.name}, {"size", w.size}, {"baseline", variants.front().name},
-                        {"checksum", fmt::format("{:08x}", checksum)}, {"native", !run.o.no_native}});
+                        {"checksum", fmt::format("{:08x}", checksum)}, {"native", !run.o.no_native}, {"rounds", run.last.rounds},
+                        {"stop", run.last.stop_note}});
+  if (!run.last.stop_note.empty()) fmt::print(stderr, "[wasm bench] {}: {}\n", w.name, run.last.stop_note);
   if (run.plan.peers.empty()) return;
   size_t best = fastest_engine(run.last, run.plan.engines.size());
   nlohmann::json peer_log = run_peer_group(run, w, checksum, variants[best], run.plan.engines[best].name);
@@ -634,7 +636,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
           },
           "NAME"))
       ->capture_default_str();
-  cmd->add_flag("--quick", o->quick, "a quarter of each workload's size (or its own: " + quick_sizes + "), 5 samples, 1 warm-up round");
+  cmd->add_flag("--quick", o->quick, "a quarter of each workload's size (or its own: " + quick_sizes + "), 5 to 10 rounds (on while an interval is wider than 2%), 1 warm-up round");
   cmd->add_option("--suite", o->suite,
                   "the workloads (interpreter/workloads/workloads.def), each with its native C counterpart: " + suite_help)
       ->check(CLI::IsMember(workload_suite_names()))
@@ -741,8 +743,8 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
     std::optional<RunDirectory> dir;
     if (!o->no_save) dir = o->out.resolve(this_machine(), experiment_files(o->name));
     BenchRun run(*o, plan, dir ? dir->run_id() : "unsaved");
-    fmt::print(stderr, "[wasm bench] {} workloads x {} engines, {} samples each (+{} warm-up), interleaved per workload\n",
-               plan.workloads.size(), plan.engines.size(), o->protocol.samples, o->protocol.warmup_rounds);
+    fmt::print(stderr, "[wasm bench] {} workloads x {} engines, {} (+{} warm-up), interleaved per workload\n",
+               plan.workloads.size(), plan.engines.size(), o->protocol.rounds_text(), o->protocol.warmup_rounds);
     for (size_t wi = 0; wi < plan.workloads.size(); ++wi) run_workload_group(run, prepared, wi);
     if (dir) {
       auto sidecar = sidecar_json(run.run_id, run.machine, &run.last, {"summary", "samples"});

@@ -266,8 +266,8 @@ void run_call_path(const std::vector<BenchEngine>& engines, const RunProtocol& p
   nlohmann::json notes = nlohmann::json::array();
   RunResult last;
   const std::string run_id = dir ? dir->run_id() : "unsaved";
-  fmt::print(stderr, "[wasm bench --calls] {} kinds of call x {} engines, {} samples each (+{} warm-up), interleaved per kind\n",
-             groups.size(), engines.size(), protocol.samples, protocol.warmup_rounds);
+  fmt::print(stderr, "[wasm bench --calls] {} kinds of call x {} engines, {} (+{} warm-up), interleaved per kind\n",
+             groups.size(), engines.size(), protocol.rounds_text(), protocol.warmup_rounds);
   for (size_t gi = 0; gi < groups.size(); ++gi) {
     const Group& g = groups[gi];
     const uint32_t count = timed_count(g, quick);

@@ -254,8 +254,8 @@ void run_harness_sweep(ModelsOptions& o) {
   RunResult last;
   size_t total_cases = 0;
   for (const auto& g : groups) total_cases += g.cases.size();
-  fmt::print(stderr, "[models] {} groups, {} cases, {} samples each (+{} warm-up), interleaved within each group\n", groups.size(),
-             total_cases, o.protocol.samples, o.protocol.warmup_rounds);
+  fmt::print(stderr, "[models] {} groups, {} cases, {} (+{} warm-up), interleaved within each group\n", groups.size(),
+             total_cases, o.protocol.rounds_text(), o.protocol.warmup_rounds);
   bool tty = isatty(fileno(stderr));
   for (size_t gi = 0; gi < groups.size(); ++gi) {
     const auto& g = groups[gi];
@@ -293,7 +293,9 @@ void run_harness_sweep(ModelsOptions& o) {
     fmt::print("{} (baseline {}):\n", g.label, g.cases.front().name());
     print_group(all, first_row);
     nlohmann::json entry = {{"group", g.label}, {"baseline", g.cases.front().name()}, {"cases", g.cases.size()},
-                            {"pinned_cpu", last.pinned_cpu}, {"not_generated", g.not_generated}};
+                            {"pinned_cpu", last.pinned_cpu}, {"not_generated", g.not_generated}, {"rounds", last.rounds},
+                            {"stop", last.stop_note}};
+    if (!last.stop_note.empty()) fmt::print(stderr, "[models] {}: {}\n", g.label, last.stop_note);
     if (!model_sum.empty()) entry["checksum_all_cases"] = fmt::format("{:016x}", checksum);
     group_log.push_back(entry);
   }
@@ -386,7 +388,7 @@ void add_models_command(CLI::App& app) {
   auto o = std::make_shared<ModelsOptions>();
   o->protocol.samples = 11;
   cmd->add_flag("--list", o->list, "list models, kinds, variants, dispatch modes and their indirect-jump sites");
-  cmd->add_flag("--quick", o->grid.quick, "small grid, 5 samples (under a minute)");
+  cmd->add_flag("--quick", o->grid.quick, "small grid, 5 to 10 rounds per group (on while an interval is wider than 2%; under a minute)");
   cmd->add_flag("--valgrind", o->valgrind,
                 "deterministic cachegrind counts per dispatch (instructions, loads, stores, simulated mispredicts)");
   cmd->add_option("--model", o->grid.which, "kcopy, stack or all")->capture_default_str();

@@ -27,9 +27,18 @@ struct RunProtocol {
   // the machine hit all variants alike and samples pair up by round. false: all of A, then all of B.
   bool interleave = true;
   BootstrapOptions bootstrap;
+  // Sampling until the intervals are narrow, not a fixed count (interleaved runs only): when
+  // max_samples > samples, rounds go on past `samples` until every case's 95% CI of its ratio to
+  // its baseline (or, with one case, of its median) has a half-width of at most stop_half_width
+  // of the ratio, on the run's time metric (cycles where counted, else TSC ticks, else task
+  // clock), or until max_samples rounds. 0: a fixed count of `samples`.
+  int max_samples = 0;
+  double stop_half_width = 0.02;
 
   nlohmann::json to_json() const;
   static RunProtocol from_json(const nlohmann::json& j);
+  // For progress lines: "5 samples each" or "5 to 10 rounds each (on while an interval is wider than 2%)".
+  std::string rounds_text() const;
 };
 
 struct Variant {
@@ -57,7 +66,19 @@ struct RunResult {
   std::vector<MeteredMetric> metrics;
   std::vector<VariantSamples> variants;     // same order as the Variant list
   std::vector<std::string> execution_log;   // "warmup:A", "sample:B" ... in the order run
+  int rounds = 0;                           // measured rounds taken (samples, or more when adaptive)
+  std::string stop_note;                    // adaptive: why sampling stopped where it did
 };
+
+// The adaptive rule's check after a round: the metric it reads (the run's time metric, or -1 when
+// no metric has values) and the widest half-width of a case's ratio CI, relative to the ratio,
+// with that case's name. Exposed for the tests.
+struct StopCheck {
+  int metric = -1;
+  double widest = 0;
+  std::string widest_case;
+};
+StopCheck check_intervals(const RunResult& r, const std::vector<Variant>& variants, const BootstrapOptions& bootstrap);
 
 // Called after every measured run with (done, total).
 using ProgressFn = std::function<void(int done, int total, const std::string& variant)>;
