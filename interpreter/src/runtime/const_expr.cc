@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "decode/binary_reader.h"
+#include "decode/instruction_reader.h"
 #include "gc/gc_ops.h"
 
 namespace dlab::wasm::runtime_impl {
@@ -38,69 +38,34 @@ std::pair<uint64_t, uint64_t> eval_const(Machine& m, const Instance& inst, const
     widths.push_back(1);
   };
   auto rtt = [&](uint32_t x) { return reinterpret_cast<uint64_t>(&inst.types->rtt(inst.type_ids.at(x))); };
+  auto push_v128 = [&](uint64_t lo, uint64_t hi) {
+    push(lo);
+    slots.push_back(hi);
+    widths.back() = 2;
+  };
   for (;;) {
-    uint8_t op = r.u8();
-    switch (op) {
+    const Instruction in = read_instruction(r);
+    switch (in.opcode) {
       case 0x0B:
         if (widths.back() == 2) return {slots[slots.size() - 2], slots.back()};
         return {slots.back(), 0};
-      case 0x41: push(static_cast<uint32_t>(r.s32())); break;
-      case 0x42: push(static_cast<uint64_t>(r.s64())); break;
-      case 0x43: {
-        uint32_t b;
-        std::memcpy(&b, r.bytes(4), 4);
-        push(b);
-        break;
-      }
-      case 0x44: {
-        uint64_t b;
-        std::memcpy(&b, r.bytes(8), 8);
-        push(b);
-        break;
-      }
+      case 0x41: case 0x42: case 0x43: case 0x44: push(in.bits[0]); break;
       case 0x23: {
-        const GlobalInst* g = inst.globals.at(r.u32());
-        push(g->lo);
-        if (g->type.type == ValType::kV128) {
-          slots.push_back(g->hi);
-          widths.back() = 2;
-        }
+        const GlobalInst* g = inst.globals.at(in.x);
+        if (g->type.type == ValType::kV128) push_v128(g->lo, g->hi);
+        else push(g->lo);
         break;
       }
-      case 0xD0: r.s64(); push(0); break;  // the heap type (s33)
-      case 0xD2: push(reinterpret_cast<uint64_t>(inst.funcs.at(r.u32()))); break;
-      case 0xFD: {
-        r.u32();
-        uint64_t lo, hi;
-        std::memcpy(&lo, r.bytes(8), 8);
-        std::memcpy(&hi, r.bytes(8), 8);
-        push(lo);
-        slots.push_back(hi);
-        widths.back() = 2;
-        break;
-      }
-      case 0xFB: {
-        uint32_t sub = r.u32();
-        switch (sub) {
-          case 0: {
-            uint32_t x = r.u32();
-            gc(&gc_struct_new, rtt(x), 0, static_cast<uint32_t>(inst.module.types.at(x).fields.size()));
-            break;
-          }
-          case 1: gc(&gc_struct_new_default, rtt(r.u32()), 0, 0); break;
-          case 6: gc(&gc_array_new, rtt(r.u32()), 0, 2); break;
-          case 7: gc(&gc_array_new_default, rtt(r.u32()), 0, 1); break;
-          case 8: {
-            uint32_t x = r.u32(), n = r.u32();
-            gc(&gc_array_new_fixed, rtt(x), n, n);
-            break;
-          }
-          case 26: case 27: break;  // any.convert_extern, extern.convert_any: the same slot
-          case 28: slots.back() = ref::i31(static_cast<uint32_t>(slots.back())); break;
-          default: throw std::logic_error(fmt::format("constant expression opcode 0xfb {} (module not validated?)", sub));
-        }
-        break;
-      }
+      case 0xD0: push(0); break;
+      case 0xD2: push(reinterpret_cast<uint64_t>(inst.funcs.at(in.x))); break;
+      case 0xFD00C: push_v128(in.bits[0], in.bits[1]); break;  // v128.const
+      case 0xFB00: gc(&gc_struct_new, rtt(in.x), 0, static_cast<uint32_t>(inst.module.types.at(in.x).fields.size())); break;
+      case 0xFB01: gc(&gc_struct_new_default, rtt(in.x), 0, 0); break;
+      case 0xFB06: gc(&gc_array_new, rtt(in.x), 0, 2); break;
+      case 0xFB07: gc(&gc_array_new_default, rtt(in.x), 0, 1); break;
+      case 0xFB08: gc(&gc_array_new_fixed, rtt(in.x), in.y, in.y); break;
+      case 0xFB1A: case 0xFB1B: break;  // any.convert_extern, extern.convert_any: the same slot
+      case 0xFB1C: slots.back() = ref::i31(static_cast<uint32_t>(slots.back())); break;
       // i32 results stay zero-extended in their 64-bit lane, as every i32 does.
       case 0x6A: binop([](uint64_t a, uint64_t b) -> uint64_t { return static_cast<uint32_t>(a + b); }); break;
       case 0x6B: binop([](uint64_t a, uint64_t b) -> uint64_t { return static_cast<uint32_t>(a - b); }); break;
@@ -108,7 +73,7 @@ std::pair<uint64_t, uint64_t> eval_const(Machine& m, const Instance& inst, const
       case 0x7C: binop([](uint64_t a, uint64_t b) { return a + b; }); break;
       case 0x7D: binop([](uint64_t a, uint64_t b) { return a - b; }); break;
       case 0x7E: binop([](uint64_t a, uint64_t b) { return a * b; }); break;
-      default: throw std::logic_error(fmt::format("constant expression opcode {:#04x} (module not validated?)", op));
+      default: throw std::logic_error(fmt::format("constant expression opcode {:#x} (module not validated?)", in.opcode));
     }
   }
 }
