@@ -197,4 +197,8 @@ void lower_function(Instance& inst, uint32_t defined_index, const uint64_t* op_w
       .run();
 }
 
+void lower_body(Instance& inst, FuncInst& f, const FunctionBody& body, const uint64_t* op_words, Lowering lowering) {
+  lowering_impl::Lowerer(inst, f, body, op_words, lowering, false).run();
+}
+
 }  // namespace dlab::wasm
