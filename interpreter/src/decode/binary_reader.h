@@ -34,10 +34,12 @@ class BinaryReader {
     p_ += n;
     return b;
   }
-  uint32_t u32() { return static_cast<uint32_t>(leb(32, false)); }
-  uint64_t u64() { return leb(64, false); }
-  int32_t s32() { return static_cast<int32_t>(leb(32, true)); }
-  int64_t s64() { return static_cast<int64_t>(leb(64, true)); }
+  // One byte without a continuation bit is always in range: read inline (most indices and
+  // constants are that short); anything longer through leb's checks.
+  uint32_t u32() { return short_leb() ? *p_++ : static_cast<uint32_t>(leb(32, false)); }
+  uint64_t u64() { return short_leb() ? *p_++ : leb(64, false); }
+  int32_t s32() { return short_leb() ? short_signed() : static_cast<int32_t>(leb(32, true)); }
+  int64_t s64() { return short_leb() ? short_signed() : static_cast<int64_t>(leb(64, true)); }
   int64_t s33() { return static_cast<int64_t>(leb(33, true)); }
   std::string name();
   // A sub-reader over the next n bytes (a section or a function body).
@@ -49,6 +51,11 @@ class BinaryReader {
 
  private:
   uint64_t leb(int bits, bool is_signed);
+  bool short_leb() const { return p_ != end_ && *p_ < 0x80; }
+  int32_t short_signed() {
+    int32_t v = *p_++;
+    return v & 0x40 ? v - 0x80 : v;
+  }
 
   const uint8_t* p_;
   const uint8_t* end_;

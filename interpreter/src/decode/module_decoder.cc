@@ -3,15 +3,13 @@
 #include <fmt/format.h>
 
 #include "decode/binary_reader.h"
-#include "engines/ops.h"
+#include "decode/instruction_reader.h"
 
 namespace dlab::wasm {
 
 namespace {
 
 bool is_numtype_or_vec(uint8_t b) { return b == 0x7F || b == 0x7E || b == 0x7D || b == 0x7C || b == 0x7B; }
-// A value type's first byte: a number, v128, a shorthand reference type, or (ref null? ht).
-bool is_valtype(uint8_t b) { return is_numtype_or_vec(b) || is_abstract_heap(b) || b == 0x63 || b == 0x64; }
 
 // A heap type (s33): an abstract one as a negative code, a type index as a non-negative one.
 HeapType decode_heaptype(BinaryReader& r) {
@@ -123,162 +121,21 @@ GlobalType globaltype(BinaryReader& r) {
 }
 
 struct ExprScan {
-  bool uses_data_count = false;  // memory.init or data.drop: needs the data count section
+  bool uses_data_count = false;  // memory.init, data.drop, array.new_data, array.init_data
 };
 
-// A memarg (WebAssembly 3.0): flags below 64 are the alignment, 64..127 the alignment + 64 with a
-// memory index following, anything larger malformed; the offset is a u64.
-void memarg(BinaryReader& r) {
-  uint32_t flags = r.u32();
-  if (flags >= 128) r.fail("malformed memop flags");
-  if (flags & 64) r.u32();  // memory index
-  r.u64();                  // offset
-}
-
-// A declared instruction's immediates (handlers.def through ops.h), read by their kinds.
-void declared_immediates(BinaryReader& r, const SimpleOp& s) {
-  switch (s.imm) {
-    case Imm::NONE: break;
-    case Imm::MEM: memarg(r); break;
-    case Imm::LANE: r.u8(); break;
-    case Imm::MEMLANE: memarg(r); r.u8(); break;
-    case Imm::SHUF: r.bytes(16); break;
-  }
-}
-
-// The immediates of a GC instruction (0xFB prefix), by sub-opcode.
-void gc_immediates(BinaryReader& r, ExprScan& scan) {
-  uint32_t sub = r.u32();
-  if (sub == 9 || sub == 18) scan.uses_data_count = true;  // array.new_data, array.init_data
-  switch (sub) {
-    case 0: case 1: case 6: case 7: case 11: case 12: case 13: case 14: case 16: r.u32(); break;  // a type
-    case 2: case 3: case 4: case 5: case 8: case 9: case 10: case 17: case 18: case 19:  // two indices
-      r.u32();
-      r.u32();
-      break;
-    case 15: case 26: case 27: case 28: case 29: case 30: break;
-    case 20: case 21: case 22: case 23: decode_heaptype(r); break;  // ref.test, ref.cast
-    case 24: case 25: {  // br_on_cast(_fail): flags, label, two heap types
-      if (r.u8() > 3) r.fail("malformed cast flags");
-      r.u32();
-      decode_heaptype(r);
-      decode_heaptype(r);
-      break;
-    }
-    default: r.fail("illegal opcode");
-  }
-}
-
-// Walks one expression through its final `end`, checking every opcode and immediate.
+// Walks one expression through its final `end`, every instruction read (and so checked) by the
+// opcode reader; the blocks it opens tell which `end` is the last.
 void scan_expr(BinaryReader& r, ExprScan& scan) {
   int depth = 0;
   for (;;) {
     if (r.at_end()) r.fail("END opcode expected");
-    uint8_t op = r.u8();
-    switch (op) {
-      case 0x00: case 0x01: case 0x0F: case 0x1A: case 0xD1:  // unreachable nop return drop ref.is_null
-      case 0xD4:                                                // ref.as_non_null
-        break;
-      case 0x14: case 0x15: case 0xD5: case 0xD6:  // call_ref, return_call_ref (type); br_on_null, br_on_non_null (label)
-        r.u32();
-        break;
-      case 0xD3: break;  // ref.eq
-      case 0xFB: gc_immediates(r, scan); break;
-      // The legacy exception instructions (try, catch, rethrow, delegate, catch_all) are not
-      // WebAssembly 3.0's.
-      case 0x06: case 0x07: case 0x09: case 0x18: case 0x19: r.fail("not supported: legacy exception handling (not in WebAssembly 3.0)");
-      case 0x08: r.u32(); break;  // throw tag
-      case 0x0A: break;           // throw_ref
-      case 0x1F: {                // try_table blocktype vec(catch)
-        uint8_t b = r.peek();
-        if (b == 0x40) r.u8();
-        else if (is_valtype(b)) valtype(r);
-        else if (r.s33() < 0) r.fail("malformed block type");
-        for (uint32_t n = r.u32(), i = 0; i < n; ++i) {
-          uint8_t kind = r.u8();
-          if (kind > 3) r.fail("malformed catch clause");
-          if (kind < 2) r.u32();  // catch, catch_ref: a tag
-          r.u32();                // the label
-        }
-        ++depth;
-        break;
-      }
-      case 0x1B:  // select
-        break;
-      case 0x02: case 0x03: case 0x04: {  // block loop if: blocktype
-        uint8_t b = r.peek();
-        if (b == 0x40) r.u8();
-        else if (is_valtype(b)) valtype(r);
-        else if (r.s33() < 0) r.fail("malformed block type");
-        ++depth;
-        break;
-      }
-      case 0x05:  // else
-        break;
-      case 0x0B:  // end
-        if (depth == 0) return;
-        --depth;
-        break;
-      case 0x0C: case 0x0D: case 0x10: case 0x12: case 0x20: case 0x21: case 0x22: case 0x23: case 0x24:
-      case 0x25: case 0x26: case 0xD2:
-        r.u32();
-        break;
-      case 0x0E: {  // br_table
-        uint32_t n = r.u32();
-        for (uint32_t i = 0; i <= n; ++i) r.u32();
-        break;
-      }
-      case 0x11: case 0x13:  // call_indirect, return_call_indirect: type, table
-        r.u32();
-        r.u32();
-        break;
-      case 0x1C: {  // select t*
-        uint32_t n = r.u32();
-        for (uint32_t i = 0; i < n; ++i) valtype(r);
-        break;
-      }
-      case 0x3F: case 0x40:  // memory.size, memory.grow: a memory index (3.0)
-        r.u32();
-        break;
-      case 0x41: r.s32(); break;
-      case 0x42: r.s64(); break;
-      case 0x43: r.bytes(4); break;
-      case 0x44: r.bytes(8); break;
-      case 0xD0: decode_heaptype(r); break;
-      case 0xFC: {
-        uint32_t sub = r.u32();
-        if (const SimpleOp* s = find_simple_op(0xFC00 + sub)) {  // the saturating truncations
-          declared_immediates(r, *s);
-          break;
-        }
-        switch (sub) {
-          case 8:  // memory.init: data index, memory index
-            r.u32();
-            r.u32();
-            scan.uses_data_count = true;
-            break;
-          case 9: r.u32(); scan.uses_data_count = true; break;  // data.drop
-          case 10: r.u32(); r.u32(); break;  // memory.copy: two memory indices
-          case 11: r.u32(); break;           // memory.fill: a memory index
-          case 12: case 14: r.u32(); r.u32(); break;  // table.init, table.copy
-          case 13: case 15: case 16: case 17: r.u32(); break;
-          default: r.fail("illegal opcode");
-        }
-        break;
-      }
-      case 0xFD: {  // SIMD: v128.const by hand, every other instruction by its declaration
-        uint32_t sub = r.u32();
-        if (sub == 12) r.bytes(16);
-        else if (const SimpleOp* s = find_simple_op(0xFD000 + sub)) declared_immediates(r, *s);
-        else r.fail("illegal opcode");
-        break;
-      }
-      default:  // numeric, loads and stores: by their declarations
-        if (const SimpleOp* s = find_simple_op(op)) {
-          declared_immediates(r, *s);
-          break;
-        }
-        r.fail(fmt::format("illegal opcode {:#04x}", op));
+    Instruction in = read_instruction(r);
+    if (in.flags & DATACOUNT) scan.uses_data_count = true;
+    if (in.flags & OPENS) ++depth;
+    else if (in.flags & END) {
+      if (depth == 0) return;
+      --depth;
     }
   }
 }

@@ -34,8 +34,8 @@ Op Lowerer::access(uint32_t bytes, bool is_signed, const std::array<Op, 7>& gets
   }
 }
 
-void Lowerer::gc(BinaryReader& r) {
-  uint32_t sub = r.u32();
+void Lowerer::gc(const Instruction& in) {
+  const uint32_t sub = in.opcode - 0xFB00;
   static constexpr std::array<Op, 7> kStructGets = {Op::struct_get8_s, Op::struct_get8_u, Op::struct_get16_s, Op::struct_get16_u,
                                                     Op::struct_get32,   Op::struct_get64,  Op::struct_get128};
   static constexpr std::array<Op, 7> kArrayGets = {Op::array_get8_s, Op::array_get8_u, Op::array_get16_s, Op::array_get16_u,
@@ -47,14 +47,14 @@ void Lowerer::gc(BinaryReader& r) {
   auto ref_of = [&](uint32_t x) { return ref_type(false, kHeapTypeIndex + x); };
   switch (sub) {
     case 0: case 1: {  // struct.new(_default) x
-      uint32_t x = r.u32();
+      const uint32_t x = in.x;
       if (sub == 0) pop(def(x).fields.size());
       push(ref_of(x));
       gc_op(sub == 0 ? &gc_struct_new : &gc_struct_new_default, reinterpret_cast<uint64_t>(rtt(x)));
       return;
     }
     case 2: case 3: case 4: case 5: {  // struct.get(_s|_u) x i, struct.set x i
-      uint32_t x = r.u32(), i = r.u32();
+      const uint32_t x = in.x, i = in.y;
       const FieldType& f = def(x).fields.at(i);
       const Rtt* t = rtt(x);
       if (sub == 5) {
@@ -69,21 +69,21 @@ void Lowerer::gc(BinaryReader& r) {
       return;
     }
     case 6: case 7: {  // array.new(_default) x
-      uint32_t x = r.u32();
+      const uint32_t x = in.x;
       pop(sub == 6 ? 2 : 1);
       push(ref_of(x));
       gc_op(sub == 6 ? &gc_array_new : &gc_array_new_default, reinterpret_cast<uint64_t>(rtt(x)));
       return;
     }
     case 8: {  // array.new_fixed x n
-      uint32_t x = r.u32(), n = r.u32();
+      const uint32_t x = in.x, n = in.y;
       pop(n);
       push(ref_of(x));
       gc_op(&gc_array_new_fixed, reinterpret_cast<uint64_t>(rtt(x)), n);
       return;
     }
     case 9: case 10: {  // array.new_data x d, array.new_elem x e
-      uint32_t x = r.u32(), seg = r.u32();
+      const uint32_t x = in.x, seg = in.y;
       pop(2);
       push(ref_of(x));
       if (sub == 9) gc_op(&gc_array_new_data, reinterpret_cast<uint64_t>(rtt(x)), reinterpret_cast<uint64_t>(&inst_.datas.at(seg)));
@@ -91,7 +91,7 @@ void Lowerer::gc(BinaryReader& r) {
       return;
     }
     case 11: case 12: case 13: case 14: {  // array.get(_s|_u) x, array.set x
-      uint32_t x = r.u32();
+      const uint32_t x = in.x;
       const FieldType& f = def(x).fields.at(0);
       uint32_t bytes = rtt(x)->elem_bytes;
       if (sub == 14) {
@@ -106,26 +106,26 @@ void Lowerer::gc(BinaryReader& r) {
     }
     case 15: pop(); push(ValType::kI32); emit(Op::array_len); return;
     case 16: {  // array.fill x
-      uint32_t x = r.u32();
+      const uint32_t x = in.x;
       pop(4);
       gc_op(&gc_array_fill, reinterpret_cast<uint64_t>(rtt(x)));
       return;
     }
     case 17: {  // array.copy x y
-      uint32_t x = r.u32(), y = r.u32();
+      const uint32_t x = in.x, y = in.y;
       pop(5);
       gc_op(&gc_array_copy, reinterpret_cast<uint64_t>(rtt(x)), reinterpret_cast<uint64_t>(rtt(y)));
       return;
     }
     case 18: case 19: {  // array.init_data x d, array.init_elem x e
-      uint32_t x = r.u32(), seg = r.u32();
+      const uint32_t x = in.x, seg = in.y;
       pop(4);
       if (sub == 18) gc_op(&gc_array_init_data, reinterpret_cast<uint64_t>(rtt(x)), reinterpret_cast<uint64_t>(&inst_.datas.at(seg)));
       else gc_op(&gc_array_init_elem, reinterpret_cast<uint64_t>(rtt(x)), reinterpret_cast<uint64_t>(&inst_.elems.at(seg)));
       return;
     }
     case 20: case 21: case 22: case 23: {  // ref.test (ref null? ht), ref.cast (ref null? ht)
-      HeapType h = read_heaptype(r);
+      const HeapType h = in.heap;
       bool nullable = sub == 21 || sub == 23;
       pop();
       push(sub < 22 ? ValType::kI32 : ref_type(nullable, h));
@@ -135,10 +135,9 @@ void Lowerer::gc(BinaryReader& r) {
       return;
     }
     case 24: case 25: {  // br_on_cast(_fail) flags l ht1 ht2: the reference stays on top either way
-      uint8_t flags = r.u8();
-      uint32_t depth = r.u32();
-      read_heaptype(r);
-      HeapType h2 = read_heaptype(r);
+      const uint8_t flags = in.cast_flags;
+      const uint32_t depth = in.x;
+      const HeapType h2 = in.heap2;
       if (dead()) return;
       auto [keep, drop] = keep_drop(depth);
       size_t at = emit(sub == 24 ? Op::br_on_cast : Op::br_on_cast_fail);
@@ -161,12 +160,12 @@ void Lowerer::gc(BinaryReader& r) {
   }
 }
 
-void Lowerer::misc(BinaryReader& r) {
-  uint32_t sub = r.u32();
-  if (const SimpleOp* s = find_simple_op(0xFC00 + sub)) return simple(*s);
+// The saturating truncations are handlers.def's (stack_body writes them by their declarations).
+void Lowerer::misc(const Instruction& in) {
+  const uint32_t sub = in.opcode - 0xFC00;
   switch (sub) {
     case 8: {
-      uint32_t seg = r.u32(), mem = r.u32();
+      const uint32_t seg = in.x, mem = in.y;
       pop(3);
       on_memory(mem, [&] {
         emit(memory64(mem) ? Op::memory_init_a64 : Op::memory_init);
@@ -174,9 +173,9 @@ void Lowerer::misc(BinaryReader& r) {
       });
       return;
     }
-    case 9: emit(Op::data_drop); word(reinterpret_cast<uint64_t>(&inst_.datas.at(r.u32()))); return;
+    case 9: emit(Op::data_drop); word(reinterpret_cast<uint64_t>(&inst_.datas.at(in.x))); return;
     case 10: {
-      uint32_t dst = r.u32(), src = r.u32();
+      const uint32_t dst = in.x, src = in.y;
       pop(3);
       if (dst == 0 && src == 0) {
         emit(memory64() ? Op::memory_copy_a64 : Op::memory_copy);
@@ -189,13 +188,13 @@ void Lowerer::misc(BinaryReader& r) {
       return;
     }
     case 11: {
-      uint32_t mem = r.u32();
+      const uint32_t mem = in.x;
       pop(3);
       on_memory(mem, [&] { emit(memory64(mem) ? Op::memory_fill_a64 : Op::memory_fill); });
       return;
     }
     case 12: {
-      uint32_t seg = r.u32(), table = r.u32();
+      const uint32_t seg = in.x, table = in.y;
       pop(3);
       index64(table, {3});
       emit(Op::table_init);
@@ -203,9 +202,9 @@ void Lowerer::misc(BinaryReader& r) {
       word(reinterpret_cast<uint64_t>(&inst_.elems.at(seg)));
       return;
     }
-    case 13: emit(Op::elem_drop); word(reinterpret_cast<uint64_t>(&inst_.elems.at(r.u32()))); return;
+    case 13: emit(Op::elem_drop); word(reinterpret_cast<uint64_t>(&inst_.elems.at(in.x))); return;
     case 14: {
-      uint32_t dst = r.u32(), src = r.u32();
+      const uint32_t dst = in.x, src = in.y;
       pop(3);
       if (table64(dst)) index64(dst, {3});
       if (table64(src)) index64(src, {2});
@@ -216,7 +215,7 @@ void Lowerer::misc(BinaryReader& r) {
       return;
     }
     case 15: {
-      uint32_t idx = r.u32();
+      const uint32_t idx = in.x;
       pop(2);
       push(table64(idx) ? ValType::kI64 : ValType::kI32);
       index64(idx, {1});
@@ -228,14 +227,14 @@ void Lowerer::misc(BinaryReader& r) {
       return;
     }
     case 16: {
-      uint32_t idx = r.u32();
+      const uint32_t idx = in.x;
       push(table64(idx) ? ValType::kI64 : ValType::kI32);
       emit(Op::table_size);
       word(reinterpret_cast<uint64_t>(inst_.tables.at(idx)));
       return;
     }
     case 17: {
-      uint32_t idx = r.u32();
+      const uint32_t idx = in.x;
       pop(3);
       index64(idx, {3, 1});
       emit(Op::table_fill);

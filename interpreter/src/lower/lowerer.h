@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "decode/binary_reader.h"
+#include "decode/instruction_reader.h"
 #include "engines/ops.h"
 #include "gc/gc_ops.h"
 #include "lower/lowering.h"
@@ -160,14 +160,13 @@ class Lowerer {
   }
 
   // ---- control structure and one instruction's form (lowering.cc) ----
-  std::pair<std::vector<ValType>, std::vector<ValType>> block_type(BinaryReader& r);
-  void enter(uint8_t kind, BinaryReader& r);
+  std::pair<std::vector<ValType>, std::vector<ValType>> block_type(const BlockType& b);
   void enter(uint8_t kind, std::vector<ValType> params, std::vector<ValType> results);
   void else_();
-  void try_table(BinaryReader& r);
+  void try_table(const Instruction& in);
   void end();
   void instruction(BinaryReader& r);
-  void body(uint8_t op, BinaryReader& r);
+  void body(const Instruction& in);
 
   // ---- the peephole stage (peephole.cc): it rewrites the instructions written since the last
   // label (a position a branch may land on, where the window is emptied), so a rewrite never
@@ -182,18 +181,7 @@ class Lowerer {
   std::pair<size_t, size_t> branch_on_top(bool when_true);
 
   // ---- the stack IR's instructions (stack_ir.cc) ----
-  // A (validated) memarg: its memory (index) and static offset; the alignment is a hint only.
-  struct MemArg {
-    uint32_t memory = 0;
-    uint64_t offset = 0;
-  };
-  static MemArg memarg(BinaryReader& r) {
-    MemArg a;
-    uint32_t flags = r.u32();
-    if (flags & 64) a.memory = r.u32();
-    a.offset = r.u64();
-    return a;
-  }
+  // A memarg's alignment is a hint only: what the lowering writes is its memory and offset.
   MemoryInst* memory(uint32_t idx) const { return inst_.memories.at(idx); }
   // Memory `idx` is indexed by i64 (memory64): its instructions are their _a64 forms.
   bool memory64(uint32_t idx = 0) const { return idx < inst_.memories.size() && inst_.memories[idx]->address64; }
@@ -205,16 +193,15 @@ class Lowerer {
     write();
     use_memory(0);
   }
-  void table_op(BinaryReader& r, const SimpleOp& s);
+  void table_op(const Instruction& in, const SimpleOp& s);
   void pop_push(const SimpleOp& s);
-  void simple(const SimpleOp& s);
   void call(const FuncInst* callee, bool tail);
   void call_indirect(uint32_t type_idx, uint32_t table, bool tail);
   void call_ref(uint32_t type_idx, bool tail);
   void branch_on_null(uint32_t depth, bool on_null);
   void index64(uint32_t table, std::initializer_list<uint64_t> slots);
   bool table64(uint32_t table) const { return inst_.tables.at(table)->type.limits.address64; }
-  void stack_body(uint8_t op, BinaryReader& r);
+  void stack_body(const Instruction& in);
 
   // ---- the register IR (register_ir.cc; Lowering::ir; handlers.def's register forms) ----
   // An operand-stack value is in its own slot (kHome, at its static height), or pending: a local
@@ -236,9 +223,9 @@ class Lowerer {
   bool just_written(const Loc& l) const;
   std::pair<size_t, size_t> register_branch(Loc c, bool when_true);
   void register_return(uint32_t base, bool at_label);
-  bool register_body(uint8_t op, BinaryReader& r);
-  bool register_local(uint8_t op, BinaryReader& r);
-  bool register_table_op(BinaryReader& r, const SimpleOp& s);
+  bool register_body(const Instruction& in);
+  bool register_local(const Instruction& in);
+  bool register_table_op(const Instruction& in, const SimpleOp& s);
 
   // ---- GC (gc_and_misc.cc; handlers/gc.def, gc_ops.cc), and the 0xFC instructions ----
   const DefType& def(uint32_t type_idx) const { return inst_.module.types.at(type_idx); }
@@ -247,8 +234,8 @@ class Lowerer {
   void gc_op(GcOpFn fn, uint64_t a, uint64_t b = 0);
   static ValType unpacked(const FieldType& f) { return f.packed == Packed::kNone ? f.type : ValType::kI32; }
   static Op access(uint32_t bytes, bool is_signed, const std::array<Op, 7>& gets);
-  void gc(BinaryReader& r);
-  void misc(BinaryReader& r);
+  void gc(const Instruction& in);
+  void misc(const Instruction& in);
 
   Instance& inst_;
   FuncInst& f_;

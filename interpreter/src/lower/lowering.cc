@@ -36,20 +36,11 @@ void Lowerer::run() {
   f_.code = std::move(code_);
 }
 
-std::pair<std::vector<ValType>, std::vector<ValType>> Lowerer::block_type(BinaryReader& r) {
-  uint8_t b = r.peek();
-  if (b == 0x40) {
-    r.u8();
-    return {};
-  }
-  if ((b >= 0x69 && b <= 0x7F) || b == 0x63 || b == 0x64) return {{}, {read_valtype(r)}};
-  const FuncType& ft = inst_.module.types.at(static_cast<uint32_t>(r.s33()));
+std::pair<std::vector<ValType>, std::vector<ValType>> Lowerer::block_type(const BlockType& b) {
+  if (b.kind == BlockType::kEmpty) return {};
+  if (b.kind == BlockType::kValue) return {{}, {b.value}};
+  const FuncType& ft = inst_.module.types.at(b.index);
   return {ft.params, ft.results};
-}
-
-void Lowerer::enter(uint8_t kind, BinaryReader& r) {
-  auto [params, results] = block_type(r);
-  enter(kind, std::move(params), std::move(results));
 }
 
 void Lowerer::enter(uint8_t kind, std::vector<ValType> params, std::vector<ValType> results) {
@@ -102,34 +93,24 @@ void Lowerer::else_() {
 
 // try_table: a block whose instructions are a catch range of the function. Each clause names a
 // label outside the try_table; it lands there as a branch would, at the label's height.
-void Lowerer::try_table(BinaryReader& r) {
-  auto [params, results] = block_type(r);
-  struct Clause {
-    uint8_t kind;
-    uint32_t tag, depth;
-  };
-  std::vector<Clause> clauses;
-  for (uint32_t n = r.u32(), i = 0; i < n; ++i) {
-    uint8_t kind = r.u8();
-    uint32_t tag = kind < 2 ? r.u32() : 0;
-    clauses.push_back({kind, tag, r.u32()});
-  }
+void Lowerer::try_table(const Instruction& in) {
+  auto [params, results] = block_type(in.block);
   size_t range = SIZE_MAX;
   if (!dead()) {
     if (reg_) materialize_all();
     label();  // the range begins at an instruction boundary that no rewrite crosses
     range = f_.catches.size();
     CatchRange cr;
-    for (size_t k = 0; k < clauses.size(); ++k) {
-      Ctl& l = ctls_[ctls_.size() - 1 - clauses[k].depth];
+    for_each_catch(in, [&](const CatchImm& clause) {
+      Ctl& l = ctls_[ctls_.size() - 1 - clause.label];
       CatchClause c;
-      c.tag = clauses[k].kind < 2 ? inst_.tags.at(clauses[k].tag) : nullptr;
-      c.ref = clauses[k].kind & 1;
+      c.tag = clause.kind < 2 ? inst_.tags.at(clause.tag) : nullptr;
+      c.ref = clause.kind & 1;
       c.height = l.height_base;
       if (l.kind == 0x03) c.target = l.loop_pc;
-      else l.catch_fixups.emplace_back(range, k);
+      else l.catch_fixups.emplace_back(range, cr.clauses.size());
       cr.clauses.push_back(c);
-    }
+    });
     f_.catches.push_back(std::move(cr));
   }
   enter(0x02, std::move(params), std::move(results));
@@ -172,19 +153,23 @@ void Lowerer::end() {
 }
 
 void Lowerer::instruction(BinaryReader& r) {
-  uint8_t op = r.u8();
+  const Instruction in = read_instruction(r);
   // Control structure is tracked even in dead code; everything else emitted in dead code is
-  // rolled back afterwards (its immediates still have to be read).
-  switch (op) {
-    case 0x02: case 0x03: case 0x04: enter(op, r); return;
-    case 0x1F: try_table(r); return;
+  // rolled back afterwards.
+  switch (in.opcode) {
+    case 0x02: case 0x03: case 0x04: {
+      auto [params, results] = block_type(in.block);
+      enter(static_cast<uint8_t>(in.opcode), std::move(params), std::move(results));
+      return;
+    }
+    case 0x1F: try_table(in); return;
     case 0x05: else_(); return;
     case 0x0B: end(); return;
     default: break;
   }
   const size_t mark = code_.size();
   const bool was_dead = dead();
-  body(op, r);
+  body(in);
   if (was_dead) {
     code_.resize(mark);
     while (!window_.empty() && window_.back().at >= mark) window_.pop_back();
@@ -195,11 +180,11 @@ void Lowerer::instruction(BinaryReader& r) {
 // Register IR: an instruction with a register form is written in it; any other runs in its
 // stack form, with every pending value in its slot and the stack pointer at the height it
 // expects (sp_at when it is elsewhere), which it then leaves at its own.
-void Lowerer::body(uint8_t op, BinaryReader& r) {
-  if (!reg_ || dead()) return stack_body(op, r);
-  if (register_body(op, r)) return;
+void Lowerer::body(const Instruction& in) {
+  if (!reg_ || dead()) return stack_body(in);
+  if (register_body(in)) return;
   stack_form();
-  stack_body(op, r);
+  stack_body(in);
   sp_at_ = dead() ? kUnknownHeight : height_;
 }
 
@@ -210,6 +195,10 @@ void lower_function(Instance& inst, uint32_t defined_index, const uint64_t* op_w
   lowering_impl::Lowerer(inst, *inst.funcs.at(imported + defined_index), inst.module.code.at(defined_index), op_words, lowering,
                          record_starts)
       .run();
+}
+
+void lower_body(Instance& inst, FuncInst& f, const FunctionBody& body, const uint64_t* op_words, Lowering lowering) {
+  lowering_impl::Lowerer(inst, f, body, op_words, lowering, false).run();
 }
 
 }  // namespace dlab::wasm

@@ -23,6 +23,10 @@ namespace dlab::wasm {
 // `record_starts`: fill FuncInst::instruction_starts (for tests).
 void lower_function(Instance& inst, uint32_t defined_index, const uint64_t* op_words, Lowering lowering, bool record_starts = false);
 
+// Lowers `body` into `f`, a function of `inst` outside its index space (a constant expression
+// run at instantiation: runtime/const_expr.h).
+void lower_body(Instance& inst, FuncInst& f, const FunctionBody& body, const uint64_t* op_words, Lowering lowering);
+
 // A module's lane count for a value type: v128 takes two 64-bit slots, everything else one.
 inline uint32_t slots_of(ValType t) { return t == ValType::kV128 ? 2 : 1; }
 

@@ -127,15 +127,14 @@ void Lowerer::register_return(uint32_t base, bool at_label) {
   last_result_ = SIZE_MAX;
 }
 
-// The instructions the register IR writes in its own forms; false (nothing read) for the rest.
-bool Lowerer::register_body(uint8_t op, BinaryReader& r) {
+// The instructions the register IR writes in its own forms; false (nothing written) for the rest.
+bool Lowerer::register_body(const Instruction& in) {
+  const uint32_t op = in.opcode;
   switch (op) {
     case 0x0C: case 0x0D: {  // br, br_if: without values to move, no stack pointer either
-      BinaryReader probe = r;
-      uint32_t depth = probe.u32();
+      const uint32_t depth = in.x;
       if (op == 0x0C) {
         if (keep_drop(depth).second) return false;
-        r = probe;
         materialize_all();
         size_t at = emit(Op::br);
         word(0);
@@ -150,7 +149,6 @@ bool Lowerer::register_body(uint8_t op, BinaryReader& r) {
         locs_.back() = c;
         return false;
       }
-      r = probe;
       auto [at, w] = register_branch(c, true);
       target(depth, at, w);
       return true;
@@ -162,10 +160,6 @@ bool Lowerer::register_body(uint8_t op, BinaryReader& r) {
     case 0x1A: pop(); return true;  // drop: nothing to move
     case 0x1B: case 0x1C: {  // select [a, b, condition, to]
       if (types_.size() < 3 || slots_of(types_[types_.size() - 2]) != 1) return false;
-      if (op == 0x1C) {
-        r.u32();
-        read_valtype(r);
-      }
       pop();
       Loc c = popped_;
       ValType t = pop();
@@ -184,10 +178,8 @@ bool Lowerer::register_body(uint8_t op, BinaryReader& r) {
       return true;
     }
     case 0x10: case 0x11: {  // call, call_indirect: the arguments in their slots, sp put there in the call
-      BinaryReader probe = r;
-      uint32_t index = probe.u32(), table = op == 0x11 ? probe.u32() : 0;
+      const uint32_t index = in.x, table = op == 0x11 ? in.y : 0;
       if (op == 0x11 && table64(table)) return false;
-      r = probe;
       materialize_all();
       const bool move_sp = sp_at_ != height_;
       const uint32_t at_height = height_;
@@ -214,38 +206,34 @@ bool Lowerer::register_body(uint8_t op, BinaryReader& r) {
       return true;
     }
     case 0x0E: {  // br_table whose targets take no values along: the index from its slot
-      BinaryReader probe = r;
-      std::vector<uint32_t> depths(probe.u32() + 1);
-      for (auto& d : depths) d = probe.u32();
       ValType t = pop();
       Loc index = popped_;
-      bool moves = false;
-      for (uint32_t d : depths) moves |= keep_drop(d).second != 0;
+      bool moves = keep_drop(in.x).second != 0;
+      for_each_label(in, [&](uint32_t d) { moves |= keep_drop(d).second != 0; });
       if (moves) {
         push(t);
         locs_.back() = index;
         return false;
       }
-      r = probe;
       materialize_all();
       uint32_t slot = operand_slot(index);
       size_t at = emit(Op::br_table_r);
       word(slot);
-      word(depths.size() - 1);
-      for (uint32_t d : depths) {
+      word(in.count);
+      auto entry = [&](uint32_t d) {
         size_t w = code_.size();
         word(0);
         target(d, at, w);
-      }
+      };
+      for_each_label(in, entry);
+      entry(in.x);  // the default
       mark_dead();
       return true;
     }
-    case 0x20: case 0x21: case 0x22: return register_local(op, r);
+    case 0x20: case 0x21: case 0x22: return register_local(in);
     case 0x23: case 0x24: {  // global.get [global, to], global.set [global, from]
-      BinaryReader probe = r;
-      GlobalInst* g = inst_.globals.at(probe.u32());
+      GlobalInst* g = inst_.globals.at(in.x);
       if (slots_of(g->type.type) != 1) return false;
-      r = probe;
       if (op == 0x23) {
         uint32_t to = height_;
         push(g->type.type);
@@ -265,18 +253,8 @@ bool Lowerer::register_body(uint8_t op, BinaryReader& r) {
       return true;
     }
     case 0x41: case 0x42: case 0x43: case 0x44: {
-      uint64_t bits;
-      ValType t;
-      if (op == 0x41) bits = static_cast<uint32_t>(r.s32()), t = ValType::kI32;
-      else if (op == 0x42) bits = static_cast<uint64_t>(r.s64()), t = ValType::kI64;
-      else if (op == 0x43) {
-        uint32_t b32;
-        std::memcpy(&b32, r.bytes(4), 4);
-        bits = b32, t = ValType::kF32;
-      } else {
-        std::memcpy(&bits, r.bytes(8), 8);
-        t = ValType::kF64;
-      }
+      const uint64_t bits = in.bits[0];
+      const ValType t = op == 0x41 ? ValType::kI32 : op == 0x42 ? ValType::kI64 : op == 0x43 ? ValType::kF32 : ValType::kF64;
       push(t);
       locs_.back().kind = Loc::kConst;
       locs_.back().value = bits;
@@ -286,17 +264,16 @@ bool Lowerer::register_body(uint8_t op, BinaryReader& r) {
     default: break;
   }
   if (op >= 0xFB) return false;  // prefixed instructions: their stack forms
-  const SimpleOp* s = find_simple_op(op);
+  const SimpleOp* s = in.simple;
   if (!s || s->reg == Op::kCount || !one_slot_signature(s->signature)) return false;
-  if (s->imm == Imm::MEM && (inst_.memories.empty() || memory64(0) || (r.peek() & 0xC0) != 0)) return false;
-  return register_table_op(r, *s);
+  if (s->imm == Imm::MEM && (inst_.memories.empty() || memory64(0) || !in.mem.short_flags)) return false;
+  return register_table_op(in, *s);
 }
 
-bool Lowerer::register_local(uint8_t op, BinaryReader& r) {
-  BinaryReader probe = r;
-  uint32_t i = probe.u32();
+bool Lowerer::register_local(const Instruction& in) {
+  const uint32_t op = in.opcode;
+  const uint32_t i = in.x;
   if (slots_of(local_type_.at(i)) != 1) return false;
-  r = probe;
   uint32_t x = local_slot_[i];
   if (op == 0x20) {
     push(local_type_[i]);
@@ -346,11 +323,11 @@ bool Lowerer::register_local(uint8_t op, BinaryReader& r) {
 
 // A declared numeric or memory instruction in its register form: [op, immediates, operand
 // slots (the last one the constant itself in the _k form), result slot].
-bool Lowerer::register_table_op(BinaryReader& r, const SimpleOp& s) {
+bool Lowerer::register_table_op(const Instruction& in, const SimpleOp& s) {
   const int pops = sig_pops(s.signature), pushes = sig_pushes(s.signature);
   if (pops < 1 || pops > 2 || pushes > 1 || locs_.size() < static_cast<size_t>(pops)) return false;
   uint64_t offset = 0;
-  if (s.imm == Imm::MEM) offset = memarg(r).offset;
+  if (s.imm == Imm::MEM) offset = in.mem.offset;
   Loc a = locs_[locs_.size() - pops], b = locs_.back();
   // The last operand a constant: the _k form (for one operand, only a load's address: a unop
   // on a constant is rare enough to take its constant from a slot).

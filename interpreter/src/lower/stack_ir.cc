@@ -16,16 +16,16 @@ void Lowerer::use_memory(uint32_t idx) {
   word(reinterpret_cast<uint64_t>(memory(idx)));
 }
 
-// An instruction from the table, with its immediates read and emitted by kind.
-void Lowerer::table_op(BinaryReader& r, const SimpleOp& s) {
+// An instruction from the table, with its immediates emitted by kind.
+void Lowerer::table_op(const Instruction& in, const SimpleOp& s) {
   uint64_t imm[2] = {0, 0};
-  uint32_t mem = 0;
+  const uint32_t mem = in.mem.memory;
   switch (s.imm) {
     case Imm::NONE: break;
-    case Imm::MEM: { MemArg a = memarg(r); mem = a.memory; imm[0] = a.offset; break; }
-    case Imm::LANE: imm[0] = r.u8(); break;
-    case Imm::MEMLANE: { MemArg a = memarg(r); mem = a.memory; imm[0] = a.offset; imm[1] = r.u8(); break; }
-    case Imm::SHUF: std::memcpy(imm, r.bytes(16), 16); break;
+    case Imm::MEM: imm[0] = in.mem.offset; break;
+    case Imm::LANE: imm[0] = in.lane; break;
+    case Imm::MEMLANE: imm[0] = in.mem.offset; imm[1] = in.lane; break;
+    case Imm::SHUF: imm[0] = in.bits[0]; imm[1] = in.bits[1]; break;
   }
   pop_push(s);
   // A memory64 memory's instructions are their _a64 forms (64-bit address arithmetic), and an
@@ -51,11 +51,6 @@ void Lowerer::pop_push(const SimpleOp& s) {
   while (*colon != ':') ++colon;
   pop(static_cast<size_t>(colon - sig));
   for (const char* p = colon + 1; *p; ++p) push(type_letter(*p));
-}
-
-void Lowerer::simple(const SimpleOp& s) {
-  pop_push(s);
-  if (!fold(s.op)) emit(s.op);
 }
 
 void Lowerer::call(const FuncInst* callee, bool tail) {
@@ -117,13 +112,17 @@ void Lowerer::index64(uint32_t table, std::initializer_list<uint64_t> slots) {
   }
 }
 
-void Lowerer::stack_body(uint8_t op, BinaryReader& r) {
+void Lowerer::stack_body(const Instruction& in) {
   const bool live = !dead();
+  if (in.simple) return table_op(in, *in.simple);
+  const uint32_t op = in.opcode;
+  if (op >= 0xFB00 && op < 0xFC00) return gc(in);
+  if (op >= 0xFC00 && op < 0xFD000) return misc(in);
   switch (op) {
     case 0x00: emit(Op::unreachable); mark_dead(); return;
     case 0x01: return;
     case 0x0C: {
-      uint32_t depth = r.u32();
+      const uint32_t depth = in.x;
       if (!live) return;
       auto [keep, drop] = keep_drop(depth);
       size_t at = emit(drop ? Op::br_drop : Op::br);
@@ -134,7 +133,7 @@ void Lowerer::stack_body(uint8_t op, BinaryReader& r) {
       return;
     }
     case 0x0D: {
-      uint32_t depth = r.u32();
+      const uint32_t depth = in.x;
       pop();
       if (!live) return;
       auto [keep, drop] = keep_drop(depth);
@@ -151,27 +150,26 @@ void Lowerer::stack_body(uint8_t op, BinaryReader& r) {
       return;
     }
     case 0x0E: {
-      uint32_t n = r.u32();
-      std::vector<uint32_t> depths(n + 1);
-      for (auto& d : depths) d = r.u32();
       pop();
       if (!live) return;
       size_t at = emit(Op::br_table);
-      word(n);
-      for (uint32_t d : depths) {
+      word(in.count);
+      auto entry = [&](uint32_t d) {
         auto [keep, drop] = keep_drop(d);
         size_t w = code_.size();
         word(0);
         word(keep);
         word(drop);
         target(d, at, w);
-      }
+      };
+      for_each_label(in, entry);
+      entry(in.x);  // the default
       mark_dead();
       return;
     }
     case 0x0F: emit(Op::return_); word(f_.result_slots); mark_dead(); return;
     case 0x08: {  // throw: the payload is the tag's parameters on top
-      const TagInst* tag = inst_.tags.at(r.u32());
+      const TagInst* tag = inst_.tags.at(in.x);
       pop(tag->type.params.size());
       emit(Op::throw_);
       word(reinterpret_cast<uint64_t>(tag));
@@ -179,20 +177,12 @@ void Lowerer::stack_body(uint8_t op, BinaryReader& r) {
       return;
     }
     case 0x0A: pop(); emit(Op::throw_ref); mark_dead(); return;
-    case 0x10: call(inst_.funcs.at(r.u32()), false); return;
-    case 0x12: call(inst_.funcs.at(r.u32()), true); return;
-    case 0x11: case 0x13: {
-      uint32_t type_idx = r.u32(), table = r.u32();
-      call_indirect(type_idx, table, op == 0x13);
-      return;
-    }
-    case 0x14: case 0x15: call_ref(r.u32(), op == 0x15); return;
+    case 0x10: call(inst_.funcs.at(in.x), false); return;
+    case 0x12: call(inst_.funcs.at(in.x), true); return;
+    case 0x11: case 0x13: call_indirect(in.x, in.y, op == 0x13); return;
+    case 0x14: case 0x15: call_ref(in.x, op == 0x15); return;
     case 0x1A: emit(slots_of(pop()) == 2 ? Op::drop2 : Op::drop); return;
     case 0x1B: case 0x1C: {
-      if (op == 0x1C) {
-        r.u32();
-        read_valtype(r);
-      }
       pop();
       ValType t = pop();
       pop();
@@ -201,7 +191,7 @@ void Lowerer::stack_body(uint8_t op, BinaryReader& r) {
       return;
     }
     case 0x20: case 0x21: case 0x22: {
-      uint32_t i = r.u32();
+      const uint32_t i = in.x;
       ValType t = local_type_.at(i);
       bool wide = slots_of(t) == 2;
       if (op == 0x20) {
@@ -218,7 +208,7 @@ void Lowerer::stack_body(uint8_t op, BinaryReader& r) {
       return;
     }
     case 0x23: case 0x24: {
-      GlobalInst* g = inst_.globals.at(r.u32());
+      GlobalInst* g = inst_.globals.at(in.x);
       bool wide = slots_of(g->type.type) == 2;
       if (op == 0x23) {
         push(g->type.type);
@@ -231,7 +221,7 @@ void Lowerer::stack_body(uint8_t op, BinaryReader& r) {
       return;
     }
     case 0x25: case 0x26: {
-      uint32_t idx = r.u32();
+      const uint32_t idx = in.x;
       TableInst* t = inst_.tables.at(idx);
       if (op == 0x25) {
         pop();
@@ -247,63 +237,35 @@ void Lowerer::stack_body(uint8_t op, BinaryReader& r) {
       return;
     }
     case 0x3F: {
-      uint32_t mem = r.u32();
+      const uint32_t mem = in.x;
       push(memory64(mem) ? ValType::kI64 : ValType::kI32);
       on_memory(mem, [&] { emit(Op::memory_size); });
       return;
     }
     case 0x40: {
-      uint32_t mem = r.u32();
+      const uint32_t mem = in.x;
       on_memory(mem, [&] { emit(memory64(mem) ? Op::memory_grow_a64 : Op::memory_grow); });
       return;
     }
-    case 0x41: push(ValType::kI32); emit(Op::const_); word(static_cast<uint32_t>(r.s32())); return;
-    case 0x42: push(ValType::kI64); emit(Op::const_); word(static_cast<uint64_t>(r.s64())); return;
-    case 0x43: {
-      uint32_t bits;
-      std::memcpy(&bits, r.bytes(4), 4);
-      push(ValType::kF32);
-      emit(Op::const_);
-      word(bits);
+    case 0x41: push(ValType::kI32); emit(Op::const_); word(in.bits[0]); return;
+    case 0x42: push(ValType::kI64); emit(Op::const_); word(in.bits[0]); return;
+    case 0x43: push(ValType::kF32); emit(Op::const_); word(in.bits[0]); return;
+    case 0x44: push(ValType::kF64); emit(Op::const_); word(in.bits[0]); return;
+    case 0xFD00C:  // v128.const: two words, low half first
+      push(ValType::kV128);
+      emit(Op::const2);
+      word(in.bits[0]);
+      word(in.bits[1]);
       return;
-    }
-    case 0x44: {
-      uint64_t bits;
-      std::memcpy(&bits, r.bytes(8), 8);
-      push(ValType::kF64);
-      emit(Op::const_);
-      word(bits);
-      return;
-    }
-    case 0xD0: push(ref_type(true, read_heaptype(r))); emit(Op::const_); word(0); return;
+    case 0xD0: push(ref_type(true, in.heap)); emit(Op::const_); word(0); return;
     case 0xD1: pop(); push(ValType::kI32); emit(Op::ref_is_null); return;
     case 0xD4: emit(Op::ref_as_non_null); return;
-    case 0xD5: case 0xD6: branch_on_null(r.u32(), op == 0xD5); return;
-    case 0xD2: push(ValType::kFuncRef); emit(Op::const_); word(reinterpret_cast<uint64_t>(inst_.funcs.at(r.u32()))); return;
-    case 0xFC: misc(r); return;
-    case 0xFB: gc(r); return;
+    case 0xD5: case 0xD6: branch_on_null(in.x, op == 0xD5); return;
+    case 0xD2: push(ValType::kFuncRef); emit(Op::const_); word(reinterpret_cast<uint64_t>(inst_.funcs.at(in.x))); return;
     case 0xD3: pop(2); push(ValType::kI32); emit(Op::ref_eq); return;
-    case 0xFD: {
-      uint32_t sub = r.u32();
-      if (sub == 12) {  // v128.const: two words, low half first
-        uint64_t lo, hi;
-        std::memcpy(&lo, r.bytes(8), 8);
-        std::memcpy(&hi, r.bytes(8), 8);
-        push(ValType::kV128);
-        emit(Op::const2);
-        word(lo);
-        word(hi);
-        return;
-      }
-      const SimpleOp* s = find_simple_op(0xFD000 + sub);
-      if (!s) throw Unsupported(fmt::format("SIMD instruction 0xfd {} has no handler (module not validated?)", sub));
-      return table_op(r, *s);
-    }
     default: break;
   }
-  const SimpleOp* s = find_simple_op(op);
-  if (!s) throw Unsupported(fmt::format("opcode {:#04x} has no handler (module not validated?)", op));
-  table_op(r, *s);
+  throw Unsupported(fmt::format("opcode {:#x} has no handler (module not validated?)", op));
 }
 
 }  // namespace dlab::wasm::lowering_impl

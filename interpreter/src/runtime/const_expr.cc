@@ -1,116 +1,63 @@
 #include "runtime/const_expr.h"
 
-#include <stdexcept>
-#include <vector>
-
-#include <fmt/format.h>
-
-#include "decode/binary_reader.h"
-#include "gc/gc_ops.h"
+#include "decode/instruction_reader.h"
+#include "lower/lowering.h"
 
 namespace dlab::wasm::runtime_impl {
 
-// A validated constant expression, evaluated: the consts, global.get, ref.null / ref.func,
-// extended-const's i32/i64 add, sub and mul, and GC's allocations, ref.i31 and the extern / any
-// conversions, on a stack of slots (v128 two), until `end`. The allocations are the gc_op
-// functions the lowering writes (gc_ops.h), on this stack, with collection off (instantiation).
-std::pair<uint64_t, uint64_t> eval_const(Machine& m, const Instance& inst, const Expr& e) {
+namespace {
+
+// A single-instruction expression's value, read without lowering: instantiation time. An element
+// segment of function indices is thousands of `ref.func x` expressions, and nearly every global
+// and offset is one const; lowering and invoking each would cost far more than the read.
+bool single_instruction(const Instance& inst, const Expr& e, std::pair<uint64_t, uint64_t>& value) {
   BinaryReader r(e.bytes.data(), e.bytes.size());
-  std::vector<uint64_t> slots;
-  std::vector<uint8_t> widths;  // slots of each value
-  auto push = [&](uint64_t lo) {
-    slots.push_back(lo);
-    widths.push_back(1);
-  };
-  auto binop = [&](auto f) {
-    uint64_t b = slots.back();
-    slots.pop_back();
-    widths.pop_back();
-    slots.back() = f(slots.back(), b);
-  };
-  auto gc = [&](GcOpFn fn, uint64_t a, uint64_t b, uint32_t values) {
-    uint64_t ip[4] = {0, 0, a, b};
-    for (uint32_t k = 0; k < values; ++k) widths.pop_back();  // the function pops their slots
-    slots.resize(slots.size() + 2);  // room for the result
-    uint64_t* sp = fn(&m, ip, slots.data() + slots.size() - 2);
-    if (!sp) throw Trap(m.trap);
-    slots.resize(static_cast<size_t>(sp - slots.data()));
-    widths.push_back(1);
-  };
-  auto rtt = [&](uint32_t x) { return reinterpret_cast<uint64_t>(&inst.types->rtt(inst.type_ids.at(x))); };
-  for (;;) {
-    uint8_t op = r.u8();
-    switch (op) {
-      case 0x0B:
-        if (widths.back() == 2) return {slots[slots.size() - 2], slots.back()};
-        return {slots.back(), 0};
-      case 0x41: push(static_cast<uint32_t>(r.s32())); break;
-      case 0x42: push(static_cast<uint64_t>(r.s64())); break;
-      case 0x43: {
-        uint32_t b;
-        std::memcpy(&b, r.bytes(4), 4);
-        push(b);
-        break;
-      }
-      case 0x44: {
-        uint64_t b;
-        std::memcpy(&b, r.bytes(8), 8);
-        push(b);
-        break;
-      }
-      case 0x23: {
-        const GlobalInst* g = inst.globals.at(r.u32());
-        push(g->lo);
-        if (g->type.type == ValType::kV128) {
-          slots.push_back(g->hi);
-          widths.back() = 2;
-        }
-        break;
-      }
-      case 0xD0: r.s64(); push(0); break;  // the heap type (s33)
-      case 0xD2: push(reinterpret_cast<uint64_t>(inst.funcs.at(r.u32()))); break;
-      case 0xFD: {
-        r.u32();
-        uint64_t lo, hi;
-        std::memcpy(&lo, r.bytes(8), 8);
-        std::memcpy(&hi, r.bytes(8), 8);
-        push(lo);
-        slots.push_back(hi);
-        widths.back() = 2;
-        break;
-      }
-      case 0xFB: {
-        uint32_t sub = r.u32();
-        switch (sub) {
-          case 0: {
-            uint32_t x = r.u32();
-            gc(&gc_struct_new, rtt(x), 0, static_cast<uint32_t>(inst.module.types.at(x).fields.size()));
-            break;
-          }
-          case 1: gc(&gc_struct_new_default, rtt(r.u32()), 0, 0); break;
-          case 6: gc(&gc_array_new, rtt(r.u32()), 0, 2); break;
-          case 7: gc(&gc_array_new_default, rtt(r.u32()), 0, 1); break;
-          case 8: {
-            uint32_t x = r.u32(), n = r.u32();
-            gc(&gc_array_new_fixed, rtt(x), n, n);
-            break;
-          }
-          case 26: case 27: break;  // any.convert_extern, extern.convert_any: the same slot
-          case 28: slots.back() = ref::i31(static_cast<uint32_t>(slots.back())); break;
-          default: throw std::logic_error(fmt::format("constant expression opcode 0xfb {} (module not validated?)", sub));
-        }
-        break;
-      }
-      // i32 results stay zero-extended in their 64-bit lane, as every i32 does.
-      case 0x6A: binop([](uint64_t a, uint64_t b) -> uint64_t { return static_cast<uint32_t>(a + b); }); break;
-      case 0x6B: binop([](uint64_t a, uint64_t b) -> uint64_t { return static_cast<uint32_t>(a - b); }); break;
-      case 0x6C: binop([](uint64_t a, uint64_t b) -> uint64_t { return static_cast<uint32_t>(a * b); }); break;
-      case 0x7C: binop([](uint64_t a, uint64_t b) { return a + b; }); break;
-      case 0x7D: binop([](uint64_t a, uint64_t b) { return a - b; }); break;
-      case 0x7E: binop([](uint64_t a, uint64_t b) { return a * b; }); break;
-      default: throw std::logic_error(fmt::format("constant expression opcode {:#04x} (module not validated?)", op));
+  const Instruction in = read_instruction(r);
+  if (r.remaining() != 1 || r.peek() != 0x0B) return false;
+  switch (in.opcode) {
+    case 0x41: case 0x42: case 0x43: case 0x44: value = {in.bits[0], 0}; return true;  // an i32 zero-extended
+    case 0xFD00C: value = {in.bits[0], in.bits[1]}; return true;                        // v128.const
+    case 0xD0: value = {0, 0}; return true;                                             // ref.null
+    case 0xD2: value = {reinterpret_cast<uint64_t>(inst.funcs.at(in.x)), 0}; return true;
+    case 0x23: {
+      const GlobalInst* g = inst.globals.at(in.x);
+      value = {g->lo, g->type.type == ValType::kV128 ? g->hi : 0};
+      return true;
     }
+    default: return false;
   }
+}
+
+}  // namespace
+
+std::pair<uint64_t, uint64_t> eval_const(Runtime& rt, Machine& m, Instance& inst, const Expr& e, ValType t, const uint64_t* words,
+                                         Lowering lowering) {
+  std::pair<uint64_t, uint64_t> value;
+  if (g_const_fast_path && single_instruction(inst, e, value)) return value;
+  // A function of the instance outside its index space: what the expression's instructions name
+  // (globals, functions, types) is the instance's, and it runs as any function does.
+  FuncInst f;
+  f.type.results = {t};
+  f.instance = &inst;
+  FunctionBody body;
+  body.code = e;
+  lower_body(inst, f, body, words, lowering);
+  // The budget is the program's: a constant expression neither spends fuel nor meets a deadline
+  // (its call is the only instruction that would charge, and instantiation cannot be suspended).
+  struct KeepBudget {
+    Machine& m;
+    uint64_t fuel = m.fuel, deadline = m.deadline_epoch;
+    ~KeepBudget() {
+      m.fuel = fuel;
+      m.deadline_epoch = deadline;
+    }
+  } keep{m};
+  m.fuel = ~0ull;
+  m.deadline_epoch = ~0ull;
+  // As a start function does, it is an invocation: the counting engine counts its instructions,
+  // and an invocation left suspended is abandoned by it.
+  std::vector<Value> v = rt.invoke(&f, {});
+  return {v.at(0).lo, v.at(0).hi};
 }
 
 }  // namespace dlab::wasm::runtime_impl

@@ -266,8 +266,14 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
         throw Unsupported(fmt::format("memory {} has no guard pages (a host's or another runtime's), and this runtime's guard engine "
                                       "does not check bounds: use --bounds check",
                                       i));
+  // The lowering every function gets, constant expressions first (they run in the engine).
+  const uint64_t* words = op_words_;
+  // The counting engine (enable_profile) is compiled with the register forms: only the placement rule.
+  std::string why = machine_->op_counts ? ir_unavailable(lowering_.ir, placement_) : ir_unavailable(lowering_.ir, dispatch_, placement_, budget_);
+  if (!why.empty()) throw Unsupported(why);
+  auto eval = [&](const Expr& e, ValType t) { return eval_const(*this, *machine_, inst, e, t, words, lowering_); };
   for (const auto& g : m.globals) {
-    auto [lo, hi] = eval_const(*machine_, inst, g.init);
+    auto [lo, hi] = eval(g.init, g.type.type);
     GlobalType type = g.type;
     type.type = canonical_type(inst, type.type);
     inst.globals.push_back(global(type, lo, hi));
@@ -276,19 +282,15 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
   for (size_t i = 0; i < m.tables.size(); ++i)
     if (m.tables[i].init) {
       TableInst* t = inst.tables[inst.tables.size() - m.tables.size() + i];
-      std::fill(t->elements.begin(), t->elements.end(), eval_const(*machine_, inst, *m.tables[i].init).first);
+      std::fill(t->elements.begin(), t->elements.end(), eval(*m.tables[i].init, m.tables[i].element).first);
     }
   for (const auto& e : m.elements) {
     std::vector<uint64_t> refs;
-    for (const auto& x : e.init) refs.push_back(eval_const(*machine_, inst, x).first);
+    for (const auto& x : e.init) refs.push_back(eval(x, e.type).first);
     inst.elems.push_back(std::move(refs));
   }
   for (const auto& d : m.data) inst.datas.push_back(d.bytes);
 
-  const uint64_t* words = op_words_;
-  // The counting engine (enable_profile) is compiled with the register forms: only the placement rule.
-  std::string why = machine_->op_counts ? ir_unavailable(lowering_.ir, placement_) : ir_unavailable(lowering_.ir, dispatch_, placement_, budget_);
-  if (!why.empty()) throw Unsupported(why);
   for (uint32_t i = 0; i < m.code.size(); ++i) lower_function(inst, i, words, lowering_, record_starts_);
   for (size_t i = inst.funcs.size() - m.functions.size(); i < inst.funcs.size(); ++i)
     if (!inst.funcs[i]->catches.empty()) catch_code_[inst.funcs[i]->code.data()] = inst.funcs[i];
@@ -312,7 +314,7 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
     const ElemSegment& e = m.elements[i];
     if (e.mode == ElemSegment::kActive) {
       TableInst* t = inst.tables.at(e.table);
-      uint64_t offset = eval_const(*machine_, inst, e.offset).first;  // an i64 for a table64 table
+      uint64_t offset = eval(e.offset, t->type.limits.address64 ? ValType::kI64 : ValType::kI32).first;
       if (!t->type.limits.address64) offset = static_cast<uint32_t>(offset);
       if (offset > t->elements.size() || inst.elems[i].size() > t->elements.size() - offset) throw Trap("out of bounds table access");
       std::copy(inst.elems[i].begin(), inst.elems[i].end(), t->elements.begin() + static_cast<ptrdiff_t>(offset));
@@ -323,7 +325,7 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
     const DataSegment& d = m.data[i];
     if (d.mode != DataSegment::kActive) continue;
     MemoryInst* mem = inst.memories.at(d.memory);
-    uint64_t offset = eval_const(*machine_, inst, d.offset).first;  // an i64 for a memory64 memory
+    uint64_t offset = eval(d.offset, mem->address64 ? ValType::kI64 : ValType::kI32).first;
     if (!mem->address64) offset = static_cast<uint32_t>(offset);
     if (offset > mem->bytes || d.bytes.size() > mem->bytes - offset) throw Trap("out of bounds memory access");
     if (!d.bytes.empty()) std::memcpy(mem->data + offset, d.bytes.data(), d.bytes.size());

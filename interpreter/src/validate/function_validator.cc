@@ -7,8 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "decode/binary_reader.h"
-#include "engines/ops.h"
+#include "decode/instruction_reader.h"
 #include "validate/validation.h"
 
 namespace dlab::wasm::validate_impl {
@@ -43,7 +42,7 @@ class FunctionValidator {
     push_ctrl(0x02, {}, results);
     while (!ctrls_.empty()) {
       if (r.at_end()) invalid("END opcode expected");
-      instruction(r);
+      instruction(read_instruction(r));
     }
   }
 
@@ -108,17 +107,10 @@ class FunctionValidator {
   }
 
   // ---- helpers ----
-  std::pair<std::vector<T>, std::vector<T>> block_type(BinaryReader& r) {
-    uint8_t b = r.peek();
-    if (b == 0x40) {
-      r.u8();
-      return {};
-    }
-    if (b == 0x7F || b == 0x7E || b == 0x7D || b == 0x7C || b == 0x7B || b == 0x63 || b == 0x64 || is_abstract_heap(b))
-      return {{}, {value_type(r)}};
-    int64_t idx = r.s33();
-    if (idx < 0) invalid("malformed block type");
-    const FuncType& ft = func_type_at(c_, static_cast<uint32_t>(idx));
+  std::pair<std::vector<T>, std::vector<T>> block_type(const BlockType& b) {
+    if (b.kind == BlockType::kEmpty) return {};
+    if (b.kind == BlockType::kValue) return {{}, {value_type(b.value)}};
+    const FuncType& ft = func_type_at(c_, b.index);
     return {types(ft.params), types(ft.results)};
   }
   static std::vector<T> types(const std::vector<VT>& ts) {
@@ -127,48 +119,35 @@ class FunctionValidator {
     return out;
   }
   // A value type immediate (block types, typed select), its type index checked.
-  T value_type(BinaryReader& r) {
-    VT t = read_valtype(r);
+  T value_type(VT t) {
     check_valtype(t, c_.m.types.size());
     return static_cast<T>(t);
   }
   // A heap type immediate (ref.null), its type index checked.
-  HeapType heap_type(BinaryReader& r) {
-    int64_t h = r.s33();
-    if (h >= 0) {
-      type_at(c_, static_cast<uint32_t>(h));
-      return kHeapTypeIndex + static_cast<HeapType>(h);
-    }
-    uint8_t b = static_cast<uint8_t>(h & 0x7F);
-    if (!is_abstract_heap(b)) invalid("malformed heap type");
-    return b;
+  HeapType heap_type(HeapType h) {
+    if (int64_t idx = heap_type_index(h); idx >= 0) type_at(c_, static_cast<uint32_t>(idx));
+    return h;
   }
   void memory_needed() {
     if (c_.memories == 0) invalid("unknown memory");
   }
   // A memory index immediate (WebAssembly 3.0: memory.size, grow, fill, copy, init name theirs).
-  uint32_t memory_index(BinaryReader& r) {
-    uint32_t idx = r.u32();
+  uint32_t memory_index(uint32_t idx) {
     if (idx >= c_.memories) invalid(fmt::format("unknown memory {}", idx));
     return idx;
   }
   // The address type of a memory or table: i64 when it is indexed by i64 (memory64, table64).
   T memory_at(uint32_t idx) const { return c_.memory64[idx] ? 0x7E : 0x7F; }
   static T table_at(const TableType& t) { return t.limits.address64 ? 0x7E : 0x7F; }
-  // A memarg (3.0): flags below 64 are the alignment; 64..127 the alignment + 64 with a memory
-  // index following; larger is malformed. The offset is a u64, in range for the memory's index
-  // type (a 32-bit memory's offset fits in 32 bits).
-  uint32_t memarg(BinaryReader& r, uint32_t natural_log2) {
-    uint32_t flags = r.u32();
-    if (flags >= 128) r.fail("malformed memop flags");
-    uint32_t idx = 0;
-    if (flags & 64) idx = r.u32();
-    uint64_t offset = r.u64();
+  // A memarg (read by the opcode reader): its memory exists, its alignment is at most the
+  // natural one, and its offset is in range for the memory's index type (a 32-bit memory's
+  // offset fits in 32 bits).
+  uint32_t memarg(const MemArg& a, uint32_t natural_log2) {
     memory_needed();
-    if (idx >= c_.memories) invalid(fmt::format("unknown memory {}", idx));
-    if ((flags & 63) > natural_log2) invalid("alignment must not be larger than natural");
-    if (!c_.memory64[idx] && offset > 0xFFFFFFFFull) invalid("offset out of range");
-    return idx;
+    if (a.memory >= c_.memories) invalid(fmt::format("unknown memory {}", a.memory));
+    if (a.align > natural_log2) invalid("alignment must not be larger than natural");
+    if (!c_.memory64[a.memory] && a.offset > 0xFFFFFFFFull) invalid("offset out of range");
+    return a.memory;
   }
   // A tag index immediate: its type index.
   uint32_t tag(uint32_t idx) {
@@ -197,36 +176,31 @@ class FunctionValidator {
     }
   }
 
-  void instruction(BinaryReader& r) {
-    uint8_t op = r.u8();
+  void instruction(const Instruction& in) {
+    const uint32_t op = in.opcode;
     constexpr T I32 = 0x7F, I64 = 0x7E, F32 = 0x7D, F64 = 0x7C;
-    // Constant instructions (WebAssembly 3.0): the consts, ref.null / ref.func, global.get of an
-    // immutable global, and extended-const's i32/i64 add, sub and mul (0xFD: only v128.const,
-    // checked below).
-    bool is_const_instr = op == 0x41 || op == 0x42 || op == 0x43 || op == 0x44 || op == 0xD0 || op == 0xD2 || op == 0x23 ||
-                          op == 0x0B || op == 0xFD || op == 0x6A || op == 0x6B || op == 0x6C || op == 0x7C || op == 0x7D ||
-                          op == 0x7E || op == 0xFB;
-    if (const_ && !is_const_instr) invalid("constant expression required");
-    if (const_ && op == 0xFD) {
-      if (r.u32() != 12) invalid("constant expression required");
-      r.bytes(16);
-      push(0x7B);
-      return;
-    }
+    // Constant instructions (WebAssembly 3.0; instructions.def's CONST): the consts, ref.null /
+    // ref.func, global.get of an immutable global, extended-const's i32/i64 add, sub and mul, and
+    // GC's allocations without segments, ref.i31 and the extern / any conversions.
+    if (const_ && !in.constant()) invalid("constant expression required");
+    // Numeric, memory and SIMD instructions: typed by their declaration (handlers.def through ops.h).
+    if (in.simple) return declared(in, *in.simple);
+    if (op >= 0xFB00 && op < 0xFC00) return gc(in, op - 0xFB00);
+    if (op >= 0xFC00 && op < 0xFD000) return misc(in, op - 0xFC00);
     switch (op) {
       case 0x00: unreachable(); return;
       case 0x01: return;
       case 0x02: case 0x03: {
-        auto [in, out] = block_type(r);
-        pop(in);
-        push_ctrl(op, in, out);
+        auto [params, results] = block_type(in.block);
+        pop(params);
+        push_ctrl(static_cast<uint8_t>(op), params, results);
         return;
       }
       case 0x04: {
-        auto [in, out] = block_type(r);
+        auto [params, results] = block_type(in.block);
         pop(I32);
-        pop(in);
-        push_ctrl(op, in, out);
+        pop(params);
+        push_ctrl(static_cast<uint8_t>(op), params, results);
         return;
       }
       case 0x05: {
@@ -243,13 +217,13 @@ class FunctionValidator {
         return;
       }
       case 0x0C: {
-        const Frame& l = label(r.u32());
+        const Frame& l = label(in.x);
         pop(label_types(l));
         unreachable();
         return;
       }
       case 0x0D: {
-        const Frame& l = label(r.u32());
+        const Frame& l = label(in.x);
         pop(I32);
         auto ts = label_types(l);
         pop(ts);
@@ -257,27 +231,25 @@ class FunctionValidator {
         return;
       }
       case 0x0E: {
-        uint32_t n = r.u32();
-        std::vector<uint32_t> targets(n);
-        for (auto& t : targets) t = r.u32();
-        uint32_t def = r.u32();
+        const uint32_t def = in.x;
         pop(I32);
         size_t arity = label_types(label(def)).size();
-        for (uint32_t t : targets) {
+        std::vector<T> popped;
+        for_each_label(in, [&](uint32_t t) {
           const auto& ts = label_types(label(t));
           if (ts.size() != arity) invalid("type mismatch");
           // Each target takes the same operands; check them without consuming.
-          std::vector<T> popped;
+          popped.clear();
           for (size_t i = ts.size(); i-- > 0;) popped.push_back(pop_keep(ts[i]));
           for (size_t i = popped.size(); i-- > 0;) push(popped[i]);
-        }
+        });
         pop(label_types(label(def)));
         unreachable();
         return;
       }
       case 0x0F: pop(results_); unreachable(); return;
       case 0x08: {  // throw tag: [t*] -> [], t* the tag's parameters
-        const FuncType& ft = func_type_at(c_, tag(r.u32()));
+        const FuncType& ft = func_type_at(c_, tag(in.x));
         for (size_t i = ft.params.size(); i-- > 0;) pop(static_cast<T>(ft.params[i]));
         unreachable();
         return;
@@ -287,32 +259,31 @@ class FunctionValidator {
         unreachable();
         return;
       case 0x1F: {  // try_table bt catch*: a block whose catches branch to labels outside it
-        auto [in, out] = block_type(r);
-        for (uint32_t n = r.u32(), i = 0; i < n; ++i) {
-          uint8_t kind = r.u8();
-          if (kind > 3) r.fail("malformed catch clause");
-          std::vector<T> values;
-          if (kind < 2)
-            for (auto p : type_at(c_, tag(r.u32())).params) values.push_back(static_cast<T>(p));
-          if (kind & 1) values.push_back(static_cast<T>(ref_type(false, kHeapExn)));  // catch_ref, catch_all_ref
-          const auto& want = label_types(label(r.u32()));
+        auto [params, results] = block_type(in.block);
+        std::vector<T> values;
+        for_each_catch(in, [&](const CatchImm& c) {
+          values.clear();
+          if (c.kind < 2)
+            for (auto p : type_at(c_, tag(c.tag)).params) values.push_back(static_cast<T>(p));
+          if (c.kind & 1) values.push_back(static_cast<T>(ref_type(false, kHeapExn)));  // catch_ref, catch_all_ref
+          const auto& want = label_types(label(c.label));
           if (want.size() != values.size()) invalid("type mismatch");
           for (size_t k = 0; k < values.size(); ++k)
             if (!matches(c_, values[k], want[k])) invalid("type mismatch");
-        }
-        pop(in);
-        push_ctrl(op, in, out);
+        });
+        pop(params);
+        push_ctrl(static_cast<uint8_t>(op), params, results);
         return;
       }
       case 0x10: case 0x12: {
-        uint32_t f = r.u32();
+        uint32_t f = in.x;
         if (f >= c_.func_types.size()) invalid("unknown function");
         call_type(c_.func_types[f], op == 0x12);
         return;
       }
       case 0x11: case 0x13: {
-        uint32_t type_idx = r.u32();
-        const TableType& t = table(r.u32());
+        uint32_t type_idx = in.x;
+        const TableType& t = table(in.y);
         if (!matches(c_, t.element, VT::kFuncRef)) invalid("type mismatch");
         func_type_at(c_, type_idx);
         pop(table_at(t));
@@ -320,7 +291,7 @@ class FunctionValidator {
         return;
       }
       case 0x14: case 0x15: {  // call_ref, return_call_ref $t: [t1* (ref null $t)] -> [t2*]
-        uint32_t type_idx = r.u32();
+        uint32_t type_idx = in.x;
         func_type_at(c_, type_idx);
         pop(static_cast<T>(ref_type(true, kHeapTypeIndex + type_idx)));
         call_type(type_idx, op == 0x15);
@@ -337,9 +308,8 @@ class FunctionValidator {
         return;
       }
       case 0x1C: {
-        uint32_t n = r.u32();
-        if (n != 1) invalid("invalid result arity");
-        T t = value_type(r);
+        if (in.count != 1) invalid("invalid result arity");
+        T t = value_type(in.type);
         pop(I32);
         pop(t);
         pop(t);
@@ -347,7 +317,7 @@ class FunctionValidator {
         return;
       }
       case 0x20: case 0x21: case 0x22: {
-        uint32_t i = r.u32();
+        uint32_t i = in.x;
         T t = local_type(i);
         bool needs_set = i >= params_ && !defaultable(static_cast<VT>(t));
         if (op == 0x20) {
@@ -361,7 +331,7 @@ class FunctionValidator {
         return;
       }
       case 0x23: case 0x24: {
-        uint32_t g = r.u32();
+        uint32_t g = in.x;
         if (g >= c_.globals.size()) invalid("unknown global");
         // A global's initialiser sees the imported globals and the globals defined before it (Ctx
         // grows as they are validated); segment offsets see them all.
@@ -375,22 +345,23 @@ class FunctionValidator {
         return;
       }
       case 0x25: case 0x26: {
-        const TableType& tt = table(r.u32());
+        const TableType& tt = table(in.x);
         T t = static_cast<T>(tt.element);
         if (op == 0x25) { pop(table_at(tt)); push(t); }
         else { pop(t); pop(table_at(tt)); }
         return;
       }
-      case 0x3F: { memory_needed(); T at = memory_at(memory_index(r)); push(at); return; }
-      case 0x40: { memory_needed(); T at = memory_at(memory_index(r)); pop(at); push(at); return; }
-      case 0x41: r.s32(); push(I32); return;
-      case 0x42: r.s64(); push(I64); return;
-      case 0x43: r.bytes(4); push(F32); return;
-      case 0x44: r.bytes(8); push(F64); return;
-      case 0xD0: push(static_cast<T>(ref_type(true, heap_type(r)))); return;
+      case 0x3F: { memory_needed(); T at = memory_at(memory_index(in.x)); push(at); return; }
+      case 0x40: { memory_needed(); T at = memory_at(memory_index(in.x)); pop(at); push(at); return; }
+      case 0x41: push(I32); return;
+      case 0x42: push(I64); return;
+      case 0x43: push(F32); return;
+      case 0x44: push(F64); return;
+      case 0xFD00C: push(0x7B); return;  // v128.const
+      case 0xD0: push(static_cast<T>(ref_type(true, heap_type(in.heap)))); return;
       case 0xD1: pop_ref(); push(I32); return;
       case 0xD2: {
-        uint32_t f = r.u32();
+        uint32_t f = in.x;
         if (f >= c_.func_types.size()) invalid("unknown function");
         if (!const_ && !c_.refs.count(f)) invalid("undeclared function reference");
         push(static_cast<T>(ref_type(false, kHeapTypeIndex + c_.func_types[f])));  // (ref $t): typed function references
@@ -402,7 +373,7 @@ class FunctionValidator {
         return;
       }
       case 0xD5: {  // br_on_null l: [t* (ref null ht)] -> [t* (ref ht)], l of type [t*]
-        const Frame& l = label(r.u32());
+        const Frame& l = label(in.x);
         T t = pop_ref();
         auto ts = label_types(l);
         pop(ts);
@@ -411,7 +382,7 @@ class FunctionValidator {
         return;
       }
       case 0xD6: {  // br_on_non_null l: [t* (ref null ht)] -> [t*], l of type [t* (ref ht)]
-        const Frame& l = label(r.u32());
+        const Frame& l = label(in.x);
         auto ts = label_types(l);
         if (ts.empty() || (!is_ref_t(ts.back()) && ts.back() != kUnknown)) invalid("type mismatch");
         T t = pop_ref();
@@ -429,14 +400,10 @@ class FunctionValidator {
         push(I32);
         return;
       }
-      case 0xFB: gc(r); return;
-      case 0xFC: misc(r); return;
-      case 0xFD: simd(r); return;
       default: break;
     }
-    // Numeric and memory instructions: typed by their declaration (handlers.def through ops.h).
-    if (const SimpleOp* s = find_simple_op(op)) return declared(r, *s);
-    invalid(fmt::format("illegal opcode {:#04x}", op));
+    // The reader knows no other opcode.
+    invalid(fmt::format("illegal opcode {:#x}", op));
   }
 
   // GC (0xFB prefix).
@@ -455,14 +422,11 @@ class FunctionValidator {
     if (t != kUnknown && top_of(c_, ref_heap(static_cast<VT>(t))) != top_of(c_, ht)) invalid("type mismatch");
     return t;
   }
-  void gc(BinaryReader& r) {
+  void gc(const Instruction& in, uint32_t sub) {
     constexpr T I32 = 0x7F;
-    uint32_t sub = r.u32();
-    // Constant instructions: the allocations without segments, ref.i31 and the conversions.
-    if (const_ && !(sub <= 1 || (sub >= 6 && sub <= 8) || sub == 26 || sub == 27 || sub == 28)) invalid("constant expression required");
     switch (sub) {
       case 0: case 1: {  // struct.new(_default) x
-        uint32_t x = r.u32();
+        uint32_t x = in.x;
         const DefType& t = struct_at(c_, x);
         if (sub == 0) {
           for (size_t k = t.fields.size(); k-- > 0;) pop(static_cast<T>(unpacked(t.fields[k])));
@@ -474,7 +438,7 @@ class FunctionValidator {
         return;
       }
       case 2: case 3: case 4: case 5: {  // struct.get(_s|_u) x i, struct.set x i
-        uint32_t x = r.u32(), i = r.u32();
+        uint32_t x = in.x, i = in.y;
         const DefType& t = struct_at(c_, x);
         if (i >= t.fields.size()) invalid("unknown field");
         const FieldType& f = t.fields[i];
@@ -490,7 +454,7 @@ class FunctionValidator {
         return;
       }
       case 6: case 7: case 8: case 9: case 10: {  // array.new(_default|_fixed|_data|_elem) x
-        uint32_t x = r.u32();
+        uint32_t x = in.x;
         const FieldType& f = array_at(c_, x).fields.at(0);
         if (sub == 6) {
           pop(I32);
@@ -499,15 +463,14 @@ class FunctionValidator {
           if (!defaultable(f.type)) invalid("type mismatch: an element without a default");
           pop(I32);
         } else if (sub == 8) {
-          uint32_t n = r.u32();
-          for (uint32_t k = 0; k < n; ++k) pop(static_cast<T>(unpacked(f)));
+          for (uint32_t k = 0; k < in.y; ++k) pop(static_cast<T>(unpacked(f)));
         } else if (sub == 9) {
-          data_segment(r.u32());
+          data_segment(in.y);
           if (is_ref(f.type)) invalid("type mismatch: array.new_data of references");
           pop(I32);
           pop(I32);
         } else {
-          const ElemSegment& e = elem_segment(r.u32());
+          const ElemSegment& e = elem_segment(in.y);
           if (!matches(c_, e.type, f.type)) invalid("type mismatch");
           pop(I32);
           pop(I32);
@@ -516,7 +479,7 @@ class FunctionValidator {
         return;
       }
       case 11: case 12: case 13: case 14: {  // array.get(_s|_u) x, array.set x
-        uint32_t x = r.u32();
+        uint32_t x = in.x;
         const FieldType& f = array_at(c_, x).fields.at(0);
         if (sub == 14) {
           if (!f.mutable_) invalid("array is immutable");
@@ -533,7 +496,7 @@ class FunctionValidator {
       }
       case 15: pop(static_cast<T>(ref_type(true, kHeapArray))); push(I32); return;  // array.len
       case 16: {  // array.fill x: [ref i32 t i32] -> []
-        uint32_t x = r.u32();
+        uint32_t x = in.x;
         const FieldType& f = array_at(c_, x).fields.at(0);
         if (!f.mutable_) invalid("array is immutable");
         pop(I32);
@@ -543,7 +506,7 @@ class FunctionValidator {
         return;
       }
       case 17: {  // array.copy x y: [ref x, i32, ref y, i32, i32] -> []
-        uint32_t x = r.u32(), y = r.u32();
+        uint32_t x = in.x, y = in.y;
         const FieldType& fx = array_at(c_, x).fields.at(0);
         const FieldType& fy = array_at(c_, y).fields.at(0);
         if (!fx.mutable_) invalid("array is immutable");
@@ -556,7 +519,7 @@ class FunctionValidator {
         return;
       }
       case 18: case 19: {  // array.init_data x d, array.init_elem x e: [ref i32 i32 i32] -> []
-        uint32_t x = r.u32(), seg = r.u32();
+        uint32_t x = in.x, seg = in.y;
         const FieldType& f = array_at(c_, x).fields.at(0);
         if (!f.mutable_) invalid("array is immutable");
         if (sub == 18) {
@@ -572,17 +535,16 @@ class FunctionValidator {
         return;
       }
       case 20: case 21: case 22: case 23: {  // ref.test, ref.cast (ref null? ht)
-        HeapType h = heap_type(r);
+        HeapType h = heap_type(in.heap);
         pop_in_hierarchy(h);
         bool nullable = sub == 21 || sub == 23;
         push(sub < 22 ? I32 : static_cast<T>(ref_type(nullable, h)));
         return;
       }
       case 24: case 25: {  // br_on_cast(_fail) flags l ht1 ht2
-        uint8_t flags = r.u8();
-        if (flags > 3) r.fail("malformed cast flags");
-        const Frame& l = label(r.u32());
-        HeapType h1 = heap_type(r), h2 = heap_type(r);
+        const uint8_t flags = in.cast_flags;
+        const Frame& l = label(in.x);
+        HeapType h1 = heap_type(in.heap), h2 = heap_type(in.heap2);
         T rt1 = static_cast<T>(ref_type(flags & 1, h1)), rt2 = static_cast<T>(ref_type(flags & 2, h2));
         if (!matches(c_, rt2, rt1)) invalid("type mismatch");
         // What stays when the cast fails (br_on_cast) or succeeds (br_on_cast_fail).
@@ -609,18 +571,6 @@ class FunctionValidator {
     }
   }
 
-  // SIMD (0xFD prefix): every instruction but v128.const is typed by its declaration.
-  void simd(BinaryReader& r) {
-    uint32_t op = r.u32();
-    if (op == 12) {  // v128.const: 16 immediate bytes
-      r.bytes(16);
-      push(0x7B);
-      return;
-    }
-    if (const SimpleOp* s = find_simple_op(0xFD000 + op)) return declared(r, *s);
-    invalid("illegal opcode");
-  }
-
   // The value type a declaration's signature letter stands for ('a': the address operand, of the
   // instruction's memory's address type).
   static T letter_type(char c, T address) {
@@ -636,26 +586,25 @@ class FunctionValidator {
   // An instruction with a declared effect: its immediates checked by their declared type (a
   // memarg's alignment against the natural one, a lane index against the lane count), then its
   // operands popped (last first) and its results pushed by its signature.
-  void declared(BinaryReader& r, const SimpleOp& s) {
-    auto lane = [&] {
-      if (r.u8() >= s.lanes) invalid("invalid lane index");
+  void declared(const Instruction& in, const SimpleOp& s) {
+    auto lane = [&](uint8_t l) {
+      if (l >= s.lanes) invalid("invalid lane index");
     };
     T address = 0x7F;
     switch (s.imm) {
       case Imm::NONE: break;
-      case Imm::MEM: address = memory_at(memarg(r, s.align)); break;
-      case Imm::LANE: lane(); break;
-      case Imm::MEMLANE: address = memory_at(memarg(r, s.align)); lane(); break;
-      case Imm::SHUF: for (int i = 0; i < 16; ++i) lane(); break;
+      case Imm::MEM: address = memory_at(memarg(in.mem, s.align)); break;
+      case Imm::LANE: lane(in.lane); break;
+      case Imm::MEMLANE: address = memory_at(memarg(in.mem, s.align)); lane(in.lane); break;
+      case Imm::SHUF: for (int i = 0; i < 16; ++i) lane(in.lane_at(i)); break;
     }
     const char* colon = std::strchr(s.signature, ':');
     for (const char* p = colon; p-- != s.signature;) pop(letter_type(*p, address));
     for (const char* p = colon + 1; *p; ++p) push(letter_type(*p, address));
   }
 
-  void misc(BinaryReader& r) {
+  void misc(const Instruction& in, uint32_t sub) {
     constexpr T I32 = 0x7F;
-    uint32_t sub = r.u32();
     auto elem = [&](uint32_t i) -> const ElemSegment& {
       if (i >= c_.m.elements.size()) invalid("unknown elem segment");
       return c_.m.elements[i];
@@ -664,42 +613,41 @@ class FunctionValidator {
       size_t n = c_.m.data_count ? *c_.m.data_count : c_.m.data.size();
       if (i >= n) invalid("unknown data segment");
     };
-    if (const SimpleOp* s = find_simple_op(0xFC00 + sub)) return declared(r, *s);  // the saturating truncations
     switch (sub) {
       // memory.init d s n: d of the memory's address type, s and n i32 (a data segment's offsets).
-      case 8: { data(r.u32()); memory_needed(); T at = memory_at(memory_index(r)); pop(I32); pop(I32); pop(at); return; }
-      case 9: data(r.u32()); return;
+      case 8: { data(in.x); memory_needed(); T at = memory_at(memory_index(in.y)); pop(I32); pop(I32); pop(at); return; }
+      case 9: data(in.x); return;
       // memory.copy d s n: d and s of their memories' address types, n of the narrower one.
       case 10: {
         memory_needed();
-        T d = memory_at(memory_index(r)), s = memory_at(memory_index(r));
+        T d = memory_at(memory_index(in.x)), s = memory_at(memory_index(in.y));
         pop(d == 0x7E && s == 0x7E ? 0x7E : I32);
         pop(s);
         pop(d);
         return;
       }
       // memory.fill d v n: d and n of the memory's address type, v i32.
-      case 11: { memory_needed(); T at = memory_at(memory_index(r)); pop(at); pop(I32); pop(at); return; }
+      case 11: { memory_needed(); T at = memory_at(memory_index(in.x)); pop(at); pop(I32); pop(at); return; }
       case 12: {
-        const ElemSegment& e = elem(r.u32());
-        const TableType& t = table(r.u32());
+        const ElemSegment& e = elem(in.x);
+        const TableType& t = table(in.y);
         if (!matches(c_, e.type, t.element)) invalid("type mismatch");
         pop(I32); pop(I32); pop(table_at(t));
         return;
       }
-      case 13: elem(r.u32()); return;
+      case 13: elem(in.x); return;
       case 14: {
-        const TableType& dst = table(r.u32());
-        const TableType& src = table(r.u32());
+        const TableType& dst = table(in.x);
+        const TableType& src = table(in.y);
         if (!matches(c_, src.element, dst.element)) invalid("type mismatch");
         pop(table_at(dst) == 0x7E && table_at(src) == 0x7E ? 0x7E : I32);
         pop(table_at(src));
         pop(table_at(dst));
         return;
       }
-      case 15: { const TableType& tt = table(r.u32()); pop(table_at(tt)); pop(static_cast<T>(tt.element)); push(table_at(tt)); return; }
-      case 16: push(table_at(table(r.u32()))); return;
-      case 17: { const TableType& tt = table(r.u32()); pop(table_at(tt)); pop(static_cast<T>(tt.element)); pop(table_at(tt)); return; }
+      case 15: { const TableType& tt = table(in.x); pop(table_at(tt)); pop(static_cast<T>(tt.element)); push(table_at(tt)); return; }
+      case 16: push(table_at(table(in.x))); return;
+      case 17: { const TableType& tt = table(in.x); pop(table_at(tt)); pop(static_cast<T>(tt.element)); pop(table_at(tt)); return; }
       default: invalid("illegal opcode");
     }
   }

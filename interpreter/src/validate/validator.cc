@@ -6,7 +6,7 @@
 #include <set>
 #include <string>
 
-#include "decode/binary_reader.h"
+#include "decode/instruction_reader.h"
 #include "validate/validation.h"
 
 namespace dlab::wasm {
@@ -107,26 +107,11 @@ void validate_module(const Module& m) {
     BinaryReader r(e.bytes.data(), e.bytes.size());
     try {
       while (!r.at_end()) {
-        switch (r.u8()) {
-          case 0xD2: c.refs.insert(r.u32()); break;
-          case 0x41: r.s32(); break;
-          case 0x42: r.s64(); break;
-          case 0x43: r.bytes(4); break;
-          case 0x44: r.bytes(8); break;
-          case 0x23: r.u32(); break;
-          case 0xD0: r.s33(); break;
-          case 0xFD: r.u32(); r.bytes(16); break;
-          case 0xFB: {
-            uint32_t sub = r.u32();
-            if (sub <= 1 || sub == 6 || sub == 7) r.u32();
-            else if (sub == 8) { r.u32(); r.u32(); }
-            break;
-          }
-          case 0x0B: case 0x6A: case 0x6B: case 0x6C: case 0x7C: case 0x7D: case 0x7E: break;
-          default: return;
-        }
+        Instruction in = read_instruction(r);
+        if (!in.constant()) return;
+        if (in.opcode == 0xD2) c.refs.insert(in.x);
       }
-    } catch (const std::exception&) {
+    } catch (const DecodeError&) {  // a module built by hand, not decoded: validation says what is wrong
     }
   };
   for (const auto& g : m.globals) collect_refs(g.init);
