@@ -620,9 +620,8 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
                       "(e.g. --bounds check,guard)")
       ->capture_default_str();
   cmd->add_option("--budgets,--budget", o->budgets,
-                  "comma-separated subset of the budgets " + join(budget_choices(), ",") +
-                      " (engines.def: fuel counts every branch and call in a handler argument, fuel_machine in the machine, "
-                      "deadline checks an epoch there; never reached while timed); with several, each engine under each budget "
+                  "comma-separated subset of the budgets (" + wasm::budget_help() +
+                      "; never reached while timed); with several, each engine under each budget "
                       "in the same rounds, every budget's change against the engine's first (e.g. --budgets none,fuel,deadline)")
       ->capture_default_str();
   cmd->add_option("--name", o->name,

@@ -34,6 +34,14 @@ TEST(EngineConfig, EveryEngineRoundTripsThroughItsArgumentsAndColumns) {
       }
 }
 
+TEST(EngineConfig, TheDispatchRowsDescribeConventionsAndBudgetsForTheProbesAndTheHelp) {
+  EXPECT_STREQ(dispatch_convention(Dispatch::kTail), "default");
+  EXPECT_STREQ(dispatch_convention(Dispatch::kTailPreserveNone), "preserve_none");
+  EXPECT_STREQ(dispatch_convention(Dispatch::kSwitch), "default");
+  std::string help = budget_help();
+  for (Budget b : budgets()) EXPECT_NE(help.find(std::string(budget_name(b)) + ": "), std::string::npos) << budget_name(b);
+}
+
 TEST(EngineConfig, ANameThatIsNotARowIsRefusedSayingWhichOption) {
   std::string error;
   EXPECT_FALSE(EngineConfig::parse("tail", "sp", "none", "check", "plain", "heap", &error));

@@ -88,7 +88,7 @@ void add_probes_command(CLI::App& app) {
         probes::Signature sig = probes::parse_signature(e.handler_signature());
         std::vector<std::string> conventions =
             !o->conventions.empty() ? choose_from(o->conventions, probes::all_conventions(), "--conventions")
-                                    : std::vector<std::string>{e.dispatch == wasm::Dispatch::kTailPreserveNone ? "preserve_none" : "default"};
+                                    : std::vector<std::string>{wasm::dispatch_convention(e.dispatch)};
         std::vector<probes::BudgetRow> rows;
         for (const auto& t : targets)
           for (const auto& c : conventions) rows.push_back({"fit", probes::probe(t, c, sig)});

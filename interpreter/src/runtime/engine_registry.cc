@@ -24,6 +24,20 @@ const char* dispatch_name(Dispatch d) {
   return "?";
 }
 
+const char* dispatch_convention(Dispatch d) {
+  switch (d) {
+#define DLW_CONVENTION_DEFAULT "default"
+#define DLW_CONVENTION_PRESERVE_NONE "preserve_none"
+#define DISPATCH(name, enumerator, file, form, convention) \
+  case Dispatch::enumerator: return DLW_CONVENTION_##convention;
+#include "dispatchlab/interpreter/engines.def"
+#undef DISPATCH
+#undef DLW_CONVENTION_DEFAULT
+#undef DLW_CONVENTION_PRESERVE_NONE
+  }
+  return "default";
+}
+
 std::optional<Dispatch> parse_dispatch(std::string_view name) {
 #define DISPATCH(n, enumerator, file, form, convention) \
   if (name == #n) return Dispatch::enumerator;
@@ -65,6 +79,23 @@ const char* budget_name(Budget b) {
 #undef BUDGET
   }
   return "?";
+}
+
+// What each kind of counter does, for the help: a new BUDGET row of a kind that exists is
+// described with no other change.
+namespace {
+constexpr const char* kCounterNONE = "unbounded";
+constexpr const char* kCounterARG = "fuel counted on every branch and call in a handler argument (a local in switch/goto)";
+constexpr const char* kCounterMACHINE = "fuel counted in the machine, loaded and stored where it is spent";
+constexpr const char* kCounterEPOCH = "an epoch a host timer bumps, checked against the deadline on every branch and call";
+}  // namespace
+
+std::string budget_help() {
+  std::string out;
+#define BUDGET(name, enumerator, counter) out += std::string(out.empty() ? "" : "; ") + #name + ": " + kCounter##counter;
+#include "dispatchlab/interpreter/engines.def"
+#undef BUDGET
+  return out;
 }
 
 std::optional<Budget> parse_budget(std::string_view name) {

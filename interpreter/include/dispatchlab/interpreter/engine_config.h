@@ -25,6 +25,9 @@ enum class Dispatch : uint8_t {
 #undef DISPATCH
 };
 const char* dispatch_name(Dispatch d);
+// The calling convention of its handlers (the DISPATCH row's CONVENTION), as the probes name
+// conventions: "default" or "preserve_none".
+const char* dispatch_convention(Dispatch d);
 std::optional<Dispatch> parse_dispatch(std::string_view name);
 // The modes this build has (tail_pn needs clang's preserve_none on x86-64 or AArch64).
 std::vector<Dispatch> dispatch_modes();
@@ -47,6 +50,8 @@ enum class Budget : uint8_t {
 const char* budget_name(Budget b);
 std::optional<Budget> parse_budget(std::string_view name);
 std::vector<Budget> budgets();
+// Each budget and what its kind of counter does (engines.def's BUDGET rows), for --budget's help.
+std::string budget_help();
 // How a 32-bit memory's loads and stores stay in bounds (engines.def's BOUNDS rows): check (a
 // compare per access) or guard (reserved, inaccessible address space past the memory's size, a
 // fault becoming the trap: src/runtime/guard_pages.h). memory64 and the bulk instructions always check.
