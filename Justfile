@@ -107,7 +107,7 @@ corpus:
     @[ -f {{build_dir}}/build.ninja ] || cmake --preset {{preset}}
     cmake --build {{build_dir}} --target corpus
 
-# the peer engine to beat, wasm3, into build/peers/wasm3/wasm3: built from ../shared/peers (pinned source, clang-19, seconds), or DLAB_WASM3=/path/to/wasm3 taken as it is; `just rfc` then times it beside dlab on the kernels and the corpus
+# the peer engine to beat, wasm3, into build/peers/wasm3/wasm3: built from ../shared/peers (pinned source, clang-19, seconds; and a build without -march=native for cachegrind in build/peers/wasm3-portable), or DLAB_WASM3=/path/to/wasm3 taken as it is; `just rfc` then times it beside dlab on the kernels
 peers:
     #!/usr/bin/env bash
     set -euo pipefail
@@ -119,6 +119,13 @@ peers:
     elif [ -x ../shared/peers/build-wasm3 ]; then
       ../shared/peers/build-wasm3 "$out" >/dev/null
       echo "wasm3: built from ../shared/peers/wasm3 (commit $(sed -n 's/.*commit \([0-9a-f]\{40\}\).*/\1/p' ../shared/peers/README.md | head -n1)) -> $out/wasm3"
+      # A second build without -march=native (wasm3's BUILD_NATIVE), for cachegrind: valgrind 3.19
+      # cannot run AVX-512, which -march=native emits on CPUs that have it; dlab is built portable too.
+      portable=build/peers/wasm3-portable
+      cmake -S ../shared/peers/wasm3 -B "$portable" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_WASI=simple -DBUILD_NATIVE=OFF \
+        -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 >/dev/null
+      ninja -C "$portable" >/dev/null
+      echo "wasm3 for cachegrind (no -march=native) -> $portable/wasm3"
     else
       echo "no ../shared/peers here and DLAB_WASM3 is not set: build wasm3 yourself (https://github.com/wasm3/wasm3 at commit" >&2
       echo "c9b579d8c048db71ce2322cf68a0d88ae81684d2: cmake -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_WASI=simple" >&2

@@ -74,7 +74,8 @@ def test_the_corpus_steps_and_the_node_peer_are_conditional():
     corpus = [s.name for s in reg.steps if "corpus" in s.name]
     assert corpus and all(reg.step(n).if_exists == "{build_dir}/interpreter/corpus/corpus.wasm" for n in corpus)
     extras = [(s.name, e.if_on_path or e.if_exists) for s in reg.steps for r in s.recipes.values() for e in r.extra]
-    assert extras == [("wasm", "node"), ("wasm", "build/peers/wasm3/wasm3"), ("wasm", "build/peers/wasm3/wasm3")]
+    assert extras == [("wasm", "node"), ("wasm", "build/peers/wasm3/wasm3"), ("wasm", "build/peers/wasm3/wasm3"),
+                      ("wasm_valgrind", "build/peers/wasm3-portable/wasm3")]
 
 
 @pytest.mark.parametrize("text, message", [

@@ -58,8 +58,15 @@ CachegrindCounts run_cachegrind(const std::vector<std::string>& argv) {
   po.stdout_file = "/dev/null";
   ProcessResult rc = run_process(cmd, po);
   std::string counts = read_text_file(out.string()), messages = read_text_file(log.string());
-  if (!rc.ok() || counts.empty())
-    throw CounterError(fmt::format("{}: {}", rc.describe("valgrind"), messages.substr(0, 400)));
+  if (!rc.ok() || counts.empty()) {
+    // valgrind 3.19 stops a program at an instruction it cannot translate (AVX-512, which a
+    // -march=native build emits where the CPU has it) with SIGILL: say what to do about it.
+    std::string hint = rc.signal == 4 || messages.find("unhandled instruction") != std::string::npos
+                           ? fmt::format(" ({} uses an instruction valgrind cannot run: build it without -march=native)",
+                                         argv.empty() ? std::string("the program") : argv.front())
+                           : "";
+    throw CounterError(fmt::format("{}{}: {}", rc.describe("valgrind"), hint, messages.substr(0, 400)));
+  }
   return parse_cachegrind_out(counts);
 }
 

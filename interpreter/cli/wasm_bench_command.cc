@@ -114,9 +114,12 @@ uint32_t call_workload(const Prepared& p, wasm::FuncInst* f, const std::string& 
 
 // Each case under cachegrind: `dlab wasm run --invoke` with N and with 2N calls, the difference
 // kept (cachegrind_cases.h).
+// A peer is counted the same way, as a whole process making N and 2N calls of the workload in the
+// suite's command module, so its start-up (decoding, compiling) cancels as dlab's does; its
+// checksum is checked by the timed bench, not here (cachegrind's children print to /dev/null).
 void run_valgrind(const std::string& module, const std::string& clock, uint64_t heap_limit, const std::vector<Workload>& workloads,
                   const std::vector<Engine>& modes, uint64_t n, const std::optional<RunDirectory>& dir, const std::string& experiment,
-                  const CachegrindOptions& options) {
+                  const CachegrindOptions& options, const std::vector<Peer>& peers, const std::string& command_module) {
   std::error_code ec;
   std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   std::vector<CachegrindCase> cases;
@@ -138,6 +141,19 @@ void run_valgrind(const std::string& module, const std::string& clock, uint64_t 
                                                 {"module", std::filesystem::path(module).filename().string()}}),
                        "call",
                        e.baseline.empty() ? std::string() : fmt::format("{}/{}", w.name, e.baseline), n});
+  for (const auto& w : workloads)
+    for (const auto& p : peers) {
+      if (!command_module_has(command_module, w.name)) {
+        fmt::print(stderr, "[wasm bench] peer {}: {} is not in {} (the command build leaves out what needs tail calls)\n", p.name, w.name,
+                   command_module);
+        continue;
+      }
+      cases.push_back({fmt::format("{}/{}", w.name, p.name),
+                       [p, w, command_module](uint64_t calls) { return peer_argv(p, command_module, w.name, w.size, calls); },
+                       {{"workload", w.name}, {"size", std::to_string(w.size)}, {"peer", p.name}, {"corpus_role", corpus_role(w.name)},
+                        {"module", std::filesystem::path(command_module).filename().string()}},
+                       "call", fmt::format("{}/{}", w.name, modes.front().name), n});
+    }
   run_cachegrind_cases(cases, dir, experiment, options);
 }
 
@@ -168,7 +184,7 @@ struct BenchOptions {
 std::vector<Peer> check_bench_options(const BenchOptions& o, const CLI::App& cmd) {
   auto given = [&](const char* opt) { return cmd.count(opt) > 0; };
   if (o.valgrind)
-    for (const char* opt : {"--peer", "--peer-calls", "--peer-timeout", "--samples", "--warmup", "--pin", "--quick", "--no-native"})
+    for (const char* opt : {"--peer-calls", "--peer-timeout", "--samples", "--warmup", "--pin", "--quick", "--no-native"})
       if (given(opt))
         throw CLI::ValidationError(opt, "does not apply with --valgrind (cachegrind counts dlab's engines once each, at quick sizes)");
   if (!o.valgrind && given("--valgrind-calls")) throw CLI::ValidationError("--valgrind-calls", "applies only with --valgrind");
@@ -670,7 +686,8 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
   add_protocol_options(cmd, o->protocol);
   cmd->add_flag("--valgrind", o->valgrind,
                 "instead of timing: instructions, loads, stores and simulated mispredicts per call under cachegrind "
-                "(quick sizes; N vs 2N calls) into wasm_valgrind.summary.csv");
+                "(quick sizes; N vs 2N calls) into wasm_valgrind.summary.csv; a --peer is counted as a whole process "
+                "making N and 2N calls, beside the engines");
   cmd->add_option("--valgrind-calls", o->valgrind_calls, "N for --valgrind (1..100000)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{100000}))
       ->capture_default_str();
@@ -740,7 +757,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
       std::optional<RunDirectory> dir;
       if (!o->no_save) dir = o->out.resolve(this_machine(), experiment_files(o->name + "_valgrind"));
       run_valgrind(o->module, o->clock, o->heap_limit, plan.workloads, plan.engines, o->valgrind_calls, dir, o->name + "_valgrind",
-                   o->valgrind_options);
+                   o->valgrind_options, plan.peers, plan.command_module);
       return;
     }
     std::optional<RunDirectory> dir;

@@ -117,3 +117,21 @@ def test_a_good_peer_still_runs(dlab_bin, peer_script):
     out = bench_with_peer(dlab_bin, peer_script('run "$@"'))
     assert out.returncode == 0, out.stderr[-800:]
     assert "fib/peer:p x5" in out.stdout
+
+
+# ---- a peer under cachegrind: counted as a whole process beside the engines ----------------
+
+def test_a_peer_under_valgrind_is_counted_with_n_and_2n_calls_beside_the_engines(dlab_bin, tmp_path):
+    """The peer's command line gets {calls} = N and 2N (here a script that logs it and exits, so the
+    counts are the shell's: this checks the plumbing, not a peer's speed)."""
+    if subprocess.run(["valgrind", "--version"], capture_output=True).returncode != 0:
+        pytest.skip("valgrind is not installed (./tools/bootstrap installs it)")
+    log = tmp_path / "calls.log"
+    peer = tmp_path / "peer.sh"
+    peer.write_text(f"#!/bin/sh\necho \"$2 $3 $4\" >> {log}\n")
+    peer.chmod(0o755)
+    r = run_dlab(dlab_bin, ["wasm", "bench", "--valgrind", "--workloads", "fib", "--dispatch", "tail", "--no-save",
+                            "--peer", f"fake={peer} {{module}} {{workload}} {{size}} {{calls}}"])
+    assert r.returncode == 0, r.stderr
+    assert any(line.split()[0] == "fib/fake" for line in r.stdout.splitlines() if line.strip()), r.stdout
+    assert sorted(log.read_text().split("\n")[:-1]) == ["fib 24 1", "fib 24 2"]

@@ -15,7 +15,7 @@ USAGE = [
     (["wasm", "bench", "--dbinop", "", "--no-save"], "--dbinop: an empty list"),
     (["wasm", "bench", "--workloads", "", "--no-save"], "--workloads: an empty list"),
     (["wasm", "bench", "--workloads", ",", "--no-save"], "--workloads: an empty list"),
-    (["wasm", "bench", "--valgrind", "--peer", "x=true", "--no-save"], "does not apply with --valgrind"),
+    (["wasm", "bench", "--valgrind", "--peer", "x=true", "--peer-calls", "2", "--no-save"], "--peer-calls: does not apply with --valgrind"),
     (["wasm", "bench", "--valgrind", "--samples", "7", "--no-save"], "--samples: does not apply with --valgrind"),
     (["wasm", "bench", "--valgrind", "--quick", "--no-save"], "--quick: does not apply with --valgrind"),
     (["wasm", "bench", "--peer-calls", "3", "--no-save"], "--peer-calls: applies only with --peer"),
