@@ -170,8 +170,7 @@ def describe(name: str) -> str | None:
 def substitute(arg: str, values: dict[str, str]) -> str:
     """Replaces {dlab}, {run}, {build_dir} and {scratch} only: any other {...} (a peer command's {module}) stays."""
     for key in PLACEHOLDERS:
-        if key in values:
-            arg = arg.replace(key, values[key])
+        arg = arg.replace(key, values[key])
     return arg
 
 

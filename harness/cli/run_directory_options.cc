@@ -151,6 +151,16 @@ void add_protocol_options(CLI::App* cmd, RunProtocol& protocol, const std::strin
                   "with --max-samples: the half-width, as a fraction of the ratio, at which sampling stops (0.0001..1)")
       ->check(CLI::Range(0.0001, 1.0))
       ->capture_default_str();
+  // An option that would be silently ignored is refused: the rule's half-width without the rule,
+  // or a most that is not above the least given beside it.
+  cmd->parse_complete_callback([cmd, &protocol] {
+    const CLI::Option* quick = cmd->get_option_no_throw("--quick");
+    if (cmd->count("--stop-half-width") && !cmd->count("--max-samples") && !(quick && quick->count()))
+      throw CLI::ValidationError("--stop-half-width", "applies only with --max-samples (or --quick, which sets it)");
+    if (cmd->count("--max-samples") && cmd->count("--samples") && protocol.max_samples > 0 && protocol.max_samples <= protocol.samples)
+      throw CLI::ValidationError("--max-samples", fmt::format("{} is not above --samples {} (0: exactly --samples)", protocol.max_samples,
+                                                              protocol.samples));
+  });
   cmd->add_option("--pin", protocol.pin_cpu, "CPU to pin to (-1: none, -2: last allowed CPU)")
       ->check(pinnable_cpu())
       ->capture_default_str();

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include <algorithm>
+#include <limits>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -119,10 +120,16 @@ StopCheck check_intervals(const RunResult& r, const std::vector<Variant>& varian
     if (c.metric >= 0) break;
   }
   if (c.metric < 0) return c;
-  auto values = [&](size_t vi) {
-    std::vector<double> x;
-    for (const auto& s : r.variants[vi].samples) x.push_back(s[c.metric].value.value_or(0));
-    return x;
+  // The rounds in which both cases (or the one) have a value: a missing one is left out, never
+  // read as zero.
+  auto paired = [&](size_t a, size_t b, std::vector<double>& x, std::vector<double>& y) {
+    const auto& sa = r.variants[a].samples;
+    const auto& sb = r.variants[b].samples;
+    for (size_t k = 0; k < sa.size() && k < sb.size(); ++k)
+      if (sa[k][c.metric].value && sb[k][c.metric].value) {
+        x.push_back(*sa[k][c.metric].value);
+        y.push_back(*sb[k][c.metric].value);
+      }
   };
   auto index_of = [&](const std::string& name) {
     for (size_t i = 0; i < variants.size(); ++i)
@@ -131,14 +138,17 @@ StopCheck check_intervals(const RunResult& r, const std::vector<Variant>& varian
   };
   for (size_t vi = 0; vi < variants.size(); ++vi) {
     size_t base = variants[vi].baseline.empty() ? 0 : index_of(variants[vi].baseline);
-    double half = 0;
     if (base == vi && variants.size() > 1) continue;  // a baseline: its cases' ratios carry its noise
-    if (base == vi) {
-      Summary s = summarize(values(vi), bootstrap);
-      half = s.median > 0 ? (s.ci95_hi - s.ci95_lo) / 2 / s.median : 0;
-    } else {
-      Comparison cmp = compare_paired(values(vi), values(base), bootstrap);
-      half = cmp.ratio_of_medians > 0 ? (cmp.ratio_ci95_hi - cmp.ratio_ci95_lo) / 2 / cmp.ratio_of_medians : 0;
+    std::vector<double> x, y;
+    paired(vi, base, x, y);
+    // No value in any round: nothing narrows it, so the rule never stops on it.
+    double half = std::numeric_limits<double>::infinity();
+    if (!x.empty() && base == vi) {
+      Summary s = summarize(x, bootstrap);
+      if (s.median > 0) half = (s.ci95_hi - s.ci95_lo) / 2 / s.median;
+    } else if (!x.empty()) {
+      Comparison cmp = compare_paired(x, y, bootstrap);
+      if (cmp.ratio_of_medians > 0) half = (cmp.ratio_ci95_hi - cmp.ratio_ci95_lo) / 2 / cmp.ratio_of_medians;
     }
     if (half >= c.widest) c.widest = half, c.widest_case = variants[vi].name;
   }
@@ -175,7 +185,9 @@ RunResult run_protocol(const RunProtocol& protocol, Meter& meter, const std::vec
       r.rounds = s + 1;
       if (!adaptive || r.rounds < protocol.samples) continue;
       // The bootstrap here uses the protocol's seed and resamples, so the interval that stopped
-      // the run is the one its summary rows report.
+      // the run is the one its summary rows report. It runs between rounds, never inside a
+      // measurement: its data are a few doubles per case, so the next round's first case meets
+      // caches much as the previous round's last case left them.
       StopCheck c = check_intervals(r, variants, protocol.bootstrap);
       if (c.metric < 0) {
         r.stop_note = fmt::format("{} rounds: no time metric has values, so the intervals cannot be checked", r.rounds);

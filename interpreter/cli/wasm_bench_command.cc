@@ -184,7 +184,8 @@ struct BenchOptions {
 std::vector<Peer> check_bench_options(const BenchOptions& o, const CLI::App& cmd) {
   auto given = [&](const char* opt) { return cmd.count(opt) > 0; };
   if (o.valgrind)
-    for (const char* opt : {"--peer-calls", "--peer-timeout", "--samples", "--warmup", "--pin", "--quick", "--no-native"})
+    for (const char* opt : {"--peer-calls", "--peer-timeout", "--samples", "--max-samples", "--stop-half-width", "--warmup", "--pin", "--quick",
+                            "--no-native"})
       if (given(opt))
         throw CLI::ValidationError(opt, "does not apply with --valgrind (cachegrind counts dlab's engines once each, at quick sizes)");
   if (!o.valgrind && given("--valgrind-calls")) throw CLI::ValidationError("--valgrind-calls", "applies only with --valgrind");

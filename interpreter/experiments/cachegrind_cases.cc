@@ -80,9 +80,8 @@ void run_cachegrind_cases(const std::vector<CachegrindCase>& cases, const std::o
   RunResult r = cachegrind_result(cat);
   std::error_code ec;
   const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-  TempDir scratch("cachegrind-cases");
-  std::string strip_note;
-  const std::string program = self.empty() ? self : stripped_copy(self, scratch, strip_note);
+  std::optional<TempDir> scratch;
+  std::string strip_note, program = self;
   auto child_argv = [&](const CachegrindCase& c, uint64_t reps) {
     std::vector<std::string> a = c.argv(reps);
     if (!a.empty() && a[0] == self) a[0] = program;
@@ -102,6 +101,10 @@ void run_cachegrind_cases(const std::vector<CachegrindCase>& cases, const std::o
       diffs[i] = reused(options.reuse, keys[i], sources[i]);
     }
     if (!diffs[i]) jobs.insert(jobs.end(), {2 * i + 1, 2 * i});  // the longer run first
+  }
+  if (!jobs.empty() && !self.empty()) {  // nothing to strip for when every case is read back
+    scratch.emplace("cachegrind-cases");
+    program = stripped_copy(self, *scratch, strip_note);
   }
   std::vector<CachegrindCounts> counts(2 * n_cases);
   std::vector<int> runs_left(n_cases, 2);
