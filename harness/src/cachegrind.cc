@@ -1,10 +1,14 @@
 #include "dispatchlab/harness/cachegrind.h"
 
+#include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <optional>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -47,27 +51,114 @@ CachegrindCounts parse_cachegrind_out(const std::string& text) {
   return c;
 }
 
-CachegrindCounts run_cachegrind(const std::vector<std::string>& argv) {
-  namespace fs = std::filesystem;
-  TempDir scratch("cachegrind");
-  fs::path out = scratch.file("cachegrind.out"), log = scratch.file("cachegrind.log");
+namespace {
+
+// valgrind's command line for argv, its counts written to out (which may hold %p, valgrind's
+// process id) and its messages to log.
+std::vector<std::string> cachegrind_command(const std::string& out, const std::string& log, const std::vector<std::string>& argv) {
   std::vector<std::string> cmd = {"valgrind", "--tool=cachegrind", "--cache-sim=yes", "--branch-sim=yes",
-                                  "--cachegrind-out-file=" + out.string(), "--log-file=" + log.string()};
+                                  "--cachegrind-out-file=" + out, "--log-file=" + log};
   cmd.insert(cmd.end(), argv.begin(), argv.end());
+  return cmd;
+}
+
+CounterError cachegrind_failed(const ProcessResult& rc, const std::string& messages, const std::vector<std::string>& argv) {
+  // valgrind 3.19 stops a program at an instruction it cannot translate (AVX-512, which a
+  // -march=native build emits where the CPU has it) with SIGILL: say what to do about it.
+  std::string hint = rc.signal == 4 || messages.find("unhandled instruction") != std::string::npos
+                         ? fmt::format(" ({} uses an instruction valgrind cannot run: build it without -march=native)",
+                                       argv.empty() ? std::string("the program") : argv.front())
+                         : "";
+  return CounterError(fmt::format("{}{}: {}", rc.describe("valgrind"), hint, messages.substr(0, 400)));
+}
+
+}  // namespace
+
+CachegrindCounts run_cachegrind(const std::vector<std::string>& argv) {
+  TempDir scratch("cachegrind");
+  std::filesystem::path out = scratch.file("cachegrind.out"), log = scratch.file("cachegrind.log");
   ProcessOptions po;
   po.stdout_file = "/dev/null";
-  ProcessResult rc = run_process(cmd, po);
+  ProcessResult rc = run_process(cachegrind_command(out.string(), log.string(), argv), po);
   std::string counts = read_text_file(out.string()), messages = read_text_file(log.string());
-  if (!rc.ok() || counts.empty()) {
-    // valgrind 3.19 stops a program at an instruction it cannot translate (AVX-512, which a
-    // -march=native build emits where the CPU has it) with SIGILL: say what to do about it.
-    std::string hint = rc.signal == 4 || messages.find("unhandled instruction") != std::string::npos
-                           ? fmt::format(" ({} uses an instruction valgrind cannot run: build it without -march=native)",
-                                         argv.empty() ? std::string("the program") : argv.front())
-                           : "";
-    throw CounterError(fmt::format("{}{}: {}", rc.describe("valgrind"), hint, messages.substr(0, 400)));
-  }
+  if (!rc.ok() || counts.empty()) throw cachegrind_failed(rc, messages, argv);
   return parse_cachegrind_out(counts);
+}
+
+CachegrindPair run_cachegrind_pair(const std::vector<std::string>& argv) {
+  namespace fs = std::filesystem;
+  TempDir scratch("cachegrind");
+  fs::path log = scratch.file("cachegrind.log");
+  ProcessOptions po;
+  po.stdout_file = "/dev/null";
+  ProcessResult rc = run_process(cachegrind_command((scratch.path() / "cachegrind.out.%p").string(), log.string(), argv), po);
+  std::string messages = read_text_file(log.string());
+  if (!rc.ok()) throw cachegrind_failed(rc, messages, argv);
+  // The process valgrind started is the parent (valgrind runs its program in its own process),
+  // so its file is the 2N one; the one other file is the child's.
+  const std::string parent = fmt::format("cachegrind.out.{}", rc.pid);
+  std::optional<std::string> twice, once;
+  size_t files = 0;
+  for (const auto& entry : fs::directory_iterator(scratch.path())) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("cachegrind.out.", 0) != 0) continue;
+    ++files;
+    (name == parent ? twice : once) = read_text_file(entry.path().string());
+  }
+  if (files != 2 || !twice || !once)
+    throw CounterError(fmt::format("{} wrote {} count files, not its own and one forked child's (does it call count_forked_pair?)",
+                                   argv.empty() ? std::string("the program") : argv.front(), files));
+  return {parse_cachegrind_out(*once), parse_cachegrind_out(*twice)};
+}
+
+namespace {
+void write_stderr(const std::string& text) noexcept {
+  const char* p = text.data();
+  size_t left = text.size();
+  while (left > 0) {
+    ssize_t n = ::write(STDERR_FILENO, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+}
+}  // namespace
+
+void count_forked_pair(uint64_t n, const std::function<void(uint64_t)>& repeat) {
+  std::fflush(nullptr);  // what is buffered now is written once, not by both processes
+  pid_t child = ::fork();
+  if (child < 0) throw CounterError(fmt::format("fork: {}", std::strerror(errno)));
+  if (child == 0) {
+    int status = 0;
+    try {
+      repeat(n);
+    } catch (const std::exception& e) {
+      write_stderr(fmt::format("the forked run of {} repetitions failed: {}\n", n, e.what()));
+      status = 1;
+    } catch (...) {
+      write_stderr("the forked run failed\n");
+      status = 1;
+    }
+    ::_exit(status);
+  }
+  auto reap = [child] {
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0)
+      if (errno != EINTR) return false;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  };
+  try {
+    repeat(2 * n);
+  } catch (...) {
+    reap();
+    throw;
+  }
+  if (!reap()) {
+    write_stderr(fmt::format("the forked child's run of {} repetitions did not succeed: its counts are not a measurement\n", n));
+    ::_exit(1);
+  }
+  ::_exit(0);
 }
 
 std::map<std::string, int64_t> difference(const CachegrindCounts& twice, const CachegrindCounts& once) {

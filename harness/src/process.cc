@@ -151,6 +151,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     (void)ignored;
     ::_exit(127);
   }
+  r.pid = static_cast<int>(pid);
   int group_slot = -1;
   if (o.own_process_group) {
     ::setpgid(pid, pid);  // also in the parent: no race with an early kill

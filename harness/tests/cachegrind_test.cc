@@ -1,9 +1,47 @@
 #include "dispatchlab/harness/cachegrind.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+
 #include <gtest/gtest.h>
 
 namespace dlab {
 namespace {
+
+// This test binary is also the program the forked-pair tests count: with DLAB_TEST_COUNTED set
+// ("pair:N", "once:N" or "fail:N") it runs a loop of known work before any test and ends.
+void counted_work(uint64_t repetitions) {
+  volatile uint64_t sink = 0;
+  for (uint64_t i = 0; i < repetitions * 100000; ++i) sink = sink + i;
+}
+const bool kCountedProgram = [] {
+  const char* what = std::getenv("DLAB_TEST_COUNTED");
+  if (!what) return false;
+  std::string w = what;
+  uint64_t n = std::stoull(w.substr(w.find(':') + 1));
+  if (w.rfind("pair:", 0) == 0) count_forked_pair(n, counted_work);
+  if (w.rfind("fail:", 0) == 0)
+    count_forked_pair(n, [n](uint64_t reps) {
+      if (reps == n) throw std::runtime_error("the child fails");
+      counted_work(reps);
+    });
+  counted_work(n);
+  ::_exit(0);
+}();
+
+// Runs `f` with DLAB_TEST_COUNTED set for the programs it starts.
+template <typename F>
+auto with_counted(const std::string& what, F f) {
+  ::setenv("DLAB_TEST_COUNTED", what.c_str(), 1);
+  struct Unset {
+    ~Unset() { ::unsetenv("DLAB_TEST_COUNTED"); }
+  } unset;
+  return f();
+}
 
 // The head of a real cachegrind.out (valgrind 3.19), shortened.
 const char* kRecorded = R"(desc: I1 cache:         32768 B, 64 B, 8-way associative
@@ -49,6 +87,32 @@ TEST(Cachegrind, CountsARealProcess) {
   EXPECT_FALSE(vg.in_process());
   EXPECT_THROW(vg.open_group({"Ir"}), CounterError);
   EXPECT_FALSE(vg.probe("Nonsense").available);
+}
+
+// One valgrind start-up for both counts: the difference is N repetitions' work, as it is from two
+// processes, but for what the forked parent and child do apart (fork's two return paths, the
+// parent's wait): at most a few thousand instructions.
+TEST(Cachegrind, AForkedPairCountsWhatTwoProcessesCount) {
+  if (!ValgrindBackend().probe("Ir").available) GTEST_SKIP() << "valgrind is not installed (./tools/bootstrap installs it)";
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  CachegrindPair pair = with_counted("pair:3", [&] { return run_cachegrind_pair({self}); });
+  CachegrindCounts once = with_counted("once:3", [&] { return run_cachegrind({self}); });
+  CachegrindCounts twice = with_counted("once:6", [&] { return run_cachegrind({self}); });
+  const int64_t forked = difference(pair.twice, pair.once).at("Ir"), apart = difference(twice, once).at("Ir");
+  EXPECT_GT(apart, 3 * 100000);  // at least an instruction per iteration
+  EXPECT_LT(std::llabs(forked - apart), 5000) << "forked " << forked << ", two processes " << apart;
+}
+
+TEST(Cachegrind, AForkedPairFailsWhenTheChildFailsOrTheProgramDoesNotFork) {
+  if (!ValgrindBackend().probe("Ir").available) GTEST_SKIP() << "valgrind is not installed (./tools/bootstrap installs it)";
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  EXPECT_THROW(with_counted("fail:1", [&] { return run_cachegrind_pair({self}); }), CounterError);
+  try {
+    with_counted("once:1", [&] { return run_cachegrind_pair({self}); });
+    ADD_FAILURE() << "a program that does not fork was counted as a pair";
+  } catch (const CounterError& e) {
+    EXPECT_NE(std::string(e.what()).find("count_forked_pair"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -124,15 +124,18 @@ void run_valgrind(const std::string& module, const std::string& clock, uint64_t 
   std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   std::vector<CachegrindCase> cases;
   for (const auto& w : workloads)
-    for (const auto& e : modes)
-      cases.push_back({fmt::format("{}/{}", w.name, e.name),
-                       [self, e, w, module, clock, heap_limit](uint64_t calls) {
-                         std::vector<std::string> argv{self, "wasm", "run"}, engine = e.config.argv();
-                         argv.insert(argv.end(), engine.begin(), engine.end());
-                         argv.insert(argv.end(), {"--clock", clock, "--heap-limit", std::to_string(heap_limit), "--invoke", w.name,
-                                                  "--repeat", std::to_string(calls), module, std::to_string(w.size)});
-                         return argv;
-                       },
+    for (const auto& e : modes) {
+      // `calls_flag` is --repeat (one run of N or 2N calls) or --cachegrind-pair (both, forked).
+      auto run_argv = [self, e, w, module, clock, heap_limit](const char* calls_flag) {
+        return [=](uint64_t calls) {
+          std::vector<std::string> argv{self, "wasm", "run"}, engine = e.config.argv();
+          argv.insert(argv.end(), engine.begin(), engine.end());
+          argv.insert(argv.end(), {"--clock", clock, "--heap-limit", std::to_string(heap_limit), "--invoke", w.name, calls_flag,
+                                   std::to_string(calls), module, std::to_string(w.size)});
+          return argv;
+        };
+      };
+      cases.push_back({fmt::format("{}/{}", w.name, e.name), run_argv("--repeat"),
                        engine_params(e.config, {{"workload", w.name}, {"size", std::to_string(w.size)},
                                                 {"binop_pairs", w.pairs >= 0 ? std::to_string(w.pairs) : ""},
                                                 {"corpus_role", corpus_role(w.name)},
@@ -141,6 +144,9 @@ void run_valgrind(const std::string& module, const std::string& clock, uint64_t 
                                                 {"module", std::filesystem::path(module).filename().string()}}),
                        "call",
                        e.baseline.empty() ? std::string() : fmt::format("{}/{}", w.name, e.baseline), n});
+      // The deadline engines' clock is a thread, which a forked child would not have.
+      if (e.config.budget != wasm::Budget::kDeadline) cases.back().pair_argv = run_argv("--cachegrind-pair");
+    }
   for (const auto& w : workloads)
     for (const auto& p : peers) {
       if (!command_module_has(command_module, w.name)) {

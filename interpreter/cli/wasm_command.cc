@@ -27,6 +27,7 @@
 #include "dispatchlab/interpreter/validator.h"
 #include "dispatchlab/interpreter/wasi.h"
 #include "wasi_dirs.h"
+#include "dispatchlab/harness/cachegrind.h"
 #include "dispatchlab/harness/emulation.h"
 
 namespace dlab::cli {
@@ -170,7 +171,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
     // dispatch and ir: "" is run's default, the configuration measured fastest (run_default_*).
     std::string file, invoke, dispatch, variant = "sp", lowering = default_lowering(), ir, json;
     std::vector<std::string> args, env;
-    uint64_t repeat = 1;
+    uint64_t repeat = 1, cachegrind_pair = 0;
     size_t top = 15;
     bool force = false;
     std::string clock = "real";
@@ -238,6 +239,13 @@ void add_run_command(CLI::App& cmd, bool profile) {
                                          "cachegrind runs N and 2N calls and keeps the difference")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1'000'000'000}))
       ->capture_default_str();
+  if (!profile)
+    run->add_option("--cachegrind-pair", o->cachegrind_pair,
+                    "with --invoke, for a count under cachegrind (what `dlab wasm bench --valgrind` runs): after the set-up, "
+                    "fork; the child calls the export N times, this process 2N times, and both end without printing, so one "
+                    "valgrind start-up yields both counts (1..1000000)")
+        ->check(CLI::Range(uint64_t{1}, uint64_t{1'000'000}))
+        ->excludes("--repeat");
   add_heap_limit_option(run, o->heap_limit);
   run->add_flag("--gc-stats", o->gc_stats, "after the run, say on stderr what the collector did (collections, time, allocation)");
   run->add_option("--clock", o->clock,
@@ -292,6 +300,10 @@ void add_run_command(CLI::App& cmd, bool profile) {
     if (o->deadline_ms && budget != wasm::Budget::kDeadline)
       throw CLI::ValidationError("--deadline", fmt::format("the {} budget has no deadline: use --budget deadline", wasm::budget_name(budget)));
     if (o->refills && !o->fuel && !o->deadline_ms) throw CLI::ValidationError("--refills", "needs --fuel or --deadline");
+    if (o->cachegrind_pair && o->invoke.empty()) throw CLI::ValidationError("--cachegrind-pair", "needs --invoke");
+    // fork copies only the calling thread, and the deadline engines' clock is a thread of its own.
+    if (o->cachegrind_pair && budget == wasm::Budget::kDeadline)
+      throw CLI::ValidationError("--cachegrind-pair", "the deadline budget's timer thread would not be in the forked child: use --repeat");
     if (std::string why = wasm::engine_unavailable(mode, place, budget); !why.empty())
       throw CLI::ValidationError(budget == wasm::Budget::kNone ? "--placement" : "--budget", why);
     if (std::string why = wasm::engine_unavailable(mode, place, budget, bounds); !why.empty()) throw CLI::ValidationError("--bounds", why);
@@ -353,7 +365,8 @@ void add_run_command(CLI::App& cmd, bool profile) {
           *deadline_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(o->deadline_ms);
         }
       };
-      for (uint64_t i = 0; i < o->repeat; ++i) {
+      auto call = [&](uint64_t repetitions) {
+      for (uint64_t i = 0; i < repetitions; ++i) {
         arm();
         for (bool first = true;; first = false) {
           try {
@@ -370,6 +383,9 @@ void add_run_command(CLI::App& cmd, bool profile) {
           }
         }
       }
+      };
+      if (o->cachegrind_pair) count_forked_pair(o->cachegrind_pair, call);
+      call(o->repeat);
       if (o->fuel) fmt::print(stderr, "dlab: fuel: {} branches and calls charged, {} suspensions\n", spent, suspensions);
       for (const auto& r : results) fmt::print("{}\n", format_value(r, ex->second.func->instance));
     } catch (const wasm::ProcExit& e) {

@@ -35,12 +35,19 @@ std::string file_identity(const std::string& path) {
 // run_cachegrind), the case's argument vectors, and the identity of every file among them.
 std::string reuse_key(const CachegrindCase& c) {
   std::string key;
-  for (uint64_t reps : {c.repetitions, 2 * c.repetitions})
-    for (const auto& a : c.argv(reps)) {
+  auto add = [&key](const std::vector<std::string>& argv) {
+    for (const auto& a : argv) {
       key += a;
       key += '\n';
       if (std::filesystem::is_regular_file(a)) key += file_identity(a) + '\n';
     }
+  };
+  if (c.pair_argv) {
+    add(c.pair_argv(c.repetitions));
+  } else {
+    add(c.argv(c.repetitions));
+    add(c.argv(2 * c.repetitions));
+  }
   return key;
 }
 
@@ -82,36 +89,45 @@ void run_cachegrind_cases(const std::vector<CachegrindCase>& cases, const std::o
   const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   std::optional<TempDir> scratch;
   std::string strip_note, program = self;
-  auto child_argv = [&](const CachegrindCase& c, uint64_t reps) {
-    std::vector<std::string> a = c.argv(reps);
+  auto with_program = [&](std::vector<std::string> a) {
     if (!a.empty() && a[0] == self) a[0] = program;
     return a;
   };
 
-  // Every run of every case (N and 2N) is one job; a worker per core takes the next job, so no
-  // core waits while a case's shorter run is done and its longer one is not. The counts are the
-  // simulator's, whatever runs beside them.
+  // A job is one valgrind run: a case's forked pair, or one of its two runs (N, 2N) where it has
+  // no pair. A worker per core takes the next job, so no core waits while a case's shorter run is
+  // done and its longer one is not. The counts are the simulator's, whatever runs beside them.
+  enum class Run { kOnce, kTwice, kPair };
+  struct Job {
+    size_t i;
+    Run run;
+  };
   const size_t n_cases = cases.size();
   std::vector<std::string> keys(n_cases), sources(n_cases);
   std::vector<std::optional<std::map<std::string, int64_t>>> diffs(n_cases);
-  std::vector<size_t> jobs;  // 2i: case i with N, 2i+1: with 2N
+  std::vector<Job> jobs;
+  size_t to_count = 0;
   for (size_t i = 0; i < n_cases; ++i) {
     if (!options.reuse.empty()) {
       keys[i] = reuse_key(cases[i]);
       diffs[i] = reused(options.reuse, keys[i], sources[i]);
     }
-    if (!diffs[i]) jobs.insert(jobs.end(), {2 * i + 1, 2 * i});  // the longer run first
+    if (diffs[i]) continue;
+    ++to_count;
+    if (cases[i].pair_argv) jobs.push_back({i, Run::kPair});
+    else jobs.insert(jobs.end(), {{i, Run::kTwice}, {i, Run::kOnce}});  // the longer run first
   }
   if (!jobs.empty() && !self.empty()) {  // nothing to strip for when every case is read back
     scratch.emplace("cachegrind-cases");
     program = stripped_copy(self, *scratch, strip_note);
   }
-  std::vector<CachegrindCounts> counts(2 * n_cases);
-  std::vector<int> runs_left(n_cases, 2);
+  std::vector<CachegrindCounts> once(n_cases), twice(n_cases);
+  std::vector<int> runs_left(n_cases);
+  for (const Job& job : jobs) ++runs_left[job.i];
   std::atomic<size_t> next{0};
   std::mutex mu;
   std::exception_ptr failure;
-  size_t cases_done = 0, to_count = jobs.size() / 2;
+  size_t cases_done = 0;
   fmt::print(stderr, "[cachegrind] {} cases: {} to count, {} read back from identical ones{}\n", n_cases, to_count, n_cases - to_count,
              strip_note.empty() ? "" : " (" + strip_note + ")");
   auto worker = [&] {
@@ -121,12 +137,17 @@ void run_cachegrind_cases(const std::vector<CachegrindCase>& cases, const std::o
         std::lock_guard<std::mutex> lock(mu);
         if (j >= jobs.size() || failure) return;
       }
-      size_t job = jobs[j], i = job / 2;
+      const Job job = jobs[j];
+      const CachegrindCase& c = cases[job.i];
       try {
-        CachegrindCounts got = run_cachegrind(child_argv(cases[i], job % 2 ? 2 * cases[i].repetitions : cases[i].repetitions));
+        CachegrindPair got;
+        if (job.run == Run::kPair) got = run_cachegrind_pair(with_program(c.pair_argv(c.repetitions)));
+        else if (job.run == Run::kTwice) got.twice = run_cachegrind(with_program(c.argv(2 * c.repetitions)));
+        else got.once = run_cachegrind(with_program(c.argv(c.repetitions)));
         std::lock_guard<std::mutex> lock(mu);
-        counts[job] = std::move(got);
-        if (--runs_left[i] == 0) fmt::print(stderr, "[cachegrind] {}/{} {}\n", ++cases_done, to_count, cases[i].name);
+        if (job.run != Run::kOnce) twice[job.i] = std::move(got.twice);
+        if (job.run != Run::kTwice) once[job.i] = std::move(got.once);
+        if (--runs_left[job.i] == 0) fmt::print(stderr, "[cachegrind] {}/{} {}\n", ++cases_done, to_count, c.name);
       } catch (...) {  // kept for the caller's thread: no exception leaves a worker
         std::lock_guard<std::mutex> lock(mu);
         if (!failure) failure = std::current_exception();
@@ -143,14 +164,15 @@ void run_cachegrind_cases(const std::vector<CachegrindCase>& cases, const std::o
 
   fmt::print("{:<32} {:>14} {:>12} {:>12} {:>12}   (per repetition, cachegrind, 2N vs N repetitions)\n", "case", "instructions",
              "loads", "stores", "mispredicts");
-  nlohmann::json repetitions = nlohmann::json::object(), reuse_notes = nlohmann::json::object();
+  nlohmann::json repetitions = nlohmann::json::object(), reuse_notes = nlohmann::json::object(), runs = nlohmann::json::object();
   std::vector<Variant> variants;
   for (size_t i = 0; i < n_cases; ++i) {
     const CachegrindCase& c = cases[i];
     const uint64_t n = c.repetitions;
     repetitions[c.name] = {n, 2 * n};
+    runs[c.name] = c.pair_argv ? "forked pair" : "two processes";
     if (!diffs[i]) {
-      diffs[i] = difference(counts[2 * i + 1], counts[2 * i]);
+      diffs[i] = difference(twice[i], once[i]);
       if (!options.reuse.empty()) {
         nlohmann::json j = {{"key", keys[i]}, {"counted_by", experiment + ": " + c.name}, {"difference", *diffs[i]}};
         write_output_file(reuse_file(options.reuse, keys[i]).string(), j.dump(), ExistingFile::kReplace);
@@ -174,6 +196,7 @@ void run_cachegrind_cases(const std::vector<CachegrindCase>& cases, const std::o
   auto t = experiment_tables(dir->run_id(), experiment, r, variants, this_machine());
   auto sidecar = sidecar_json(dir->run_id(), this_machine(), &r, {"summary", "samples"});
   sidecar["valgrind_repetitions"] = repetitions;  // per case: N and 2N
+  sidecar["valgrind_runs"] = runs;  // per case: one process forking after its set-up, or two
   // Cases counted once for an identical case of an earlier bench of the same recipe run: which.
   if (!reuse_notes.empty()) sidecar["valgrind_reused"] = reuse_notes;
   if (!strip_note.empty()) sidecar["valgrind_program_note"] = strip_note;

@@ -1,6 +1,7 @@
 // Cases counted under cachegrind (`--valgrind` of `dlab wasm bench`, with or without --calls):
 // each case is a dlab command line for N repetitions, run with N and with 2N and the difference
 // kept, so start-up, decoding and lowering cancel out and what remains is N repetitions' work.
+// A case that can fork after its set-up makes both runs from one valgrind start-up.
 // Deterministic: one sample per case.
 #pragma once
 
@@ -22,6 +23,9 @@ struct CachegrindCase {
   std::string unit = "call";                  // what one repetition is
   std::string baseline;                       // the case its ratios pair with (empty: the first)
   uint64_t repetitions = 1;                   // N: the case runs with N and with 2N
+  // When set, one command that counts both runs (the program forks after its set-up:
+  // run_cachegrind_pair); else argv(N) and argv(2N) run as two processes.
+  std::function<std::vector<std::string>(uint64_t repetitions)> pair_argv;
 };
 
 // How the cases run: `reuse`, when not empty, is a folder shared by the benches of one recipe

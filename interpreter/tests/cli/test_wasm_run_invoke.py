@@ -57,3 +57,35 @@ def test_a_table_past_the_implementation_limit_is_refused_at_instantiation(dlab_
                               "--invoke", "f"])
     assert out.returncode == 1
     assert "implementation limit" in out.stderr and "10000000" in out.stderr
+
+
+# --cachegrind-pair: what `dlab wasm bench --valgrind` counts, run here without valgrind. The
+# child makes N calls and the parent 2N; neither prints, and a failure in either is the exit status.
+def test_a_cachegrind_pair_makes_its_calls_and_prints_nothing(dlab_bin, wat):
+    out = run_dlab(dlab_bin, ["wasm", "run", str(wat(ADD)), "--invoke", "add", "--cachegrind-pair", "2", "--", "3", "4"])
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == ""
+
+
+def test_a_cachegrind_pair_whose_calls_trap_fails(dlab_bin, wat):
+    trap = '(module (func (export "t") unreachable))'
+    out = run_dlab(dlab_bin, ["wasm", "run", str(wat(trap)), "--invoke", "t", "--cachegrind-pair", "1"])
+    assert out.returncode == 1
+    assert "unreachable" in out.stderr
+
+
+@pytest.mark.parametrize("extra,text", [
+    (["--repeat", "2"], "excludes"),
+    (["--budget", "deadline"], "timer thread"),
+    (["--cachegrind-pair", "0"], "not an integer in 1..1000000"),
+])
+def test_a_cachegrind_pair_is_refused_where_it_cannot_count(dlab_bin, wat, extra, text):
+    args = ["wasm", "run", str(wat(ADD)), "--invoke", "add", "--cachegrind-pair", "1", *extra, "--", "1", "1"]
+    out = run_dlab(dlab_bin, args)
+    assert out.returncode == 2, out.stderr
+    assert text in out.stderr, out.stderr
+
+
+def test_a_cachegrind_pair_needs_an_export_to_call(dlab_bin, wat):
+    out = run_dlab(dlab_bin, ["wasm", "run", str(wat(ADD)), "--cachegrind-pair", "1"])
+    assert out.returncode == 2 and "needs --invoke" in out.stderr, out.stderr

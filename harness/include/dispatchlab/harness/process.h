@@ -25,6 +25,7 @@ struct ProcessResult {
   int signal = 0;         // the signal that ended it, if one did
   std::string output;     // stdout, when captured
   std::string spawn_error;  // why it could not be started ("No such file or directory"), else ""
+  int pid = 0;              // the program's process id, once forked (a program may name files by it)
   bool timed_out = false;        // killed at ProcessOptions::timeout_s
   bool output_overflow = false;  // killed past ProcessOptions::max_output
 
