@@ -35,29 +35,34 @@ ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "interpreter" / "src"  # includes are written from here ("engines/handlers/numeric.def")
 HANDLERS = SRC / "engines" / "handlers.def"
 PAIRS = SRC / "engines" / "handlers" / "superinstructions.pairs.csv"
+REGISTER_PAIRS = SRC / "engines" / "handlers" / "superinstructions_register.pairs.csv"
 OUT = SRC / "engines" / "handlers" / "superinstructions.def"
 
 # The profile's inputs: the workloads of interpreter/workloads/workloads.def with a profile size
 # (the kernels, the selection set), each at that size: pair frequencies, not timings, so the size
 # only has to reach the steady state of each kernel's loops.
 sys.path.insert(0, str(ROOT / "analysis"))
-from dispatchlab_analysis.workloads import profile_sizes  # noqa: E402
+from dispatchlab_analysis.workloads import corpus_selection_sizes, profile_sizes  # noqa: E402
 
 PROFILE_SIZES = profile_sizes()
 DEFAULT_COUNT = 64
+DEFAULT_REGISTER_COUNT = 32
 
 # handlers.def's FUEL() is the budget's charge (budget.h, defined per engine): kept as written.
 FUEL_TEXT = "DLW_CHARGE()"
 PAIRS_COLUMNS = ["workload", "first", "second", "count", "dispatches"]
 
 
-def profile(dlab: str, module: str, out: Path) -> None:
+def profile(dlab: str, module: str, out: Path, sizes: dict[str, int] | None = None, ir: str = "stack") -> None:
     rows = []
+    sizes = PROFILE_SIZES if sizes is None else sizes
+    if not sizes:
+        sys.exit("no workload to profile (the register IR's come from the corpus's selection programs: interpreter/corpus/corpus.def)")
     with tempfile.TemporaryDirectory() as tmp:
-        for workload, size in PROFILE_SIZES.items():
+        for workload, size in sizes.items():
             js = Path(tmp) / f"{workload}.json"
-            subprocess.run([dlab, "wasm", "profile", "--lowering", "fold+fuse", "--json", str(js), "--invoke", workload, module,
-                            str(size)], check=True, capture_output=True, text=True)
+            subprocess.run([dlab, "wasm", "profile", "--ir", ir, "--lowering", "fold+fuse", "--json", str(js), "--invoke", workload,
+                            module, str(size)], check=True, capture_output=True, text=True)
             doc = json.loads(js.read_text())
             for p in doc["pairs"]:
                 rows.append((workload, p["from"], p["to"], p["count"], doc["dispatches"]))
@@ -65,14 +70,17 @@ def profile(dlab: str, module: str, out: Path) -> None:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(PAIRS_COLUMNS)
         w.writerows(rows)
-    print(f"wrote {out} ({len(rows)} pairs over {len(PROFILE_SIZES)} workloads)")
+    print(f"wrote {out} ({len(rows)} pairs over {len(sizes)} workloads)")
 
 
 def entries(clang: str, handlers: Path) -> dict[str, tuple[str, str]]:
     """Every op of handlers.def: name -> (kind OP|TOS, body), bodies macro-expanded except the
     dispatch and placement vocabulary (NEXT, NEXT_KEEP, GOTO, TRAP, TOP_VALUE, SET_TOP, PUSH_VALUE),
     which stays as written so each dispatch mode and placement expands it its own way."""
-    probe = ("#define DLW_NO_SUPERINSTRUCTIONS 1\n#define OP(name, ...) DLW_ENTRY OP name DLW_BEGIN __VA_ARGS__ DLW_END\n"
+    # DLW_REGISTER_IR: the register forms' real bodies (placement.h sets it per engine; where it is
+    # 0 a form traps, and so does every SUPER_R, so the text read here is only compiled where it is 1).
+    probe = ("#define DLW_NO_SUPERINSTRUCTIONS 1\n#define DLW_REGISTER_IR 1\n"
+             "#define OP(name, ...) DLW_ENTRY OP name DLW_BEGIN __VA_ARGS__ DLW_END\n"
              "#define TOS(name, ...) DLW_ENTRY TOS name DLW_BEGIN __VA_ARGS__ DLW_END\n"
              f'#include "{handlers}"\n')
     with tempfile.NamedTemporaryFile("w", suffix=".cc", delete=False) as f:
@@ -168,13 +176,24 @@ def eligible(first: str, second: str, ops: dict[str, tuple[str, str]]) -> bool:
     return steps_on(ops[first][1])
 
 
-def generate(clang: str, count: int, only: set[str] | None = None) -> str:
+def register_eligible(first: str, second: str, ops: dict[str, tuple[str, str]]) -> bool:
+    """A pair of the register IR's code: built only in the sp placement (no cached top), where an
+    OP entry composes as a TOS one does; the first must step on to the second."""
+    return steps_on(ops[first][1])
+
+
+def generate(clang: str, count: int, only: set[str] | None = None, register_count: int = DEFAULT_REGISTER_COUNT) -> str:
     ops = entries(clang, HANDLERS)
     pairs = read_pairs(PAIRS, only, ops)
     chosen = [(first, second, share) for first, second, share in pairs if eligible(first, second, ops)][:count]
     if not chosen:
         sys.exit(f"{PAIRS}: none of its {len(pairs)} pairs is two top-of-stack ops the first of which steps on "
                  "to the second: no superinstruction to generate")
+    taken = {f"{first}__{second}" for first, second, _ in chosen}
+    register = []
+    if register_count and REGISTER_PAIRS.exists():
+        register = [(first, second, share) for first, second, share in read_pairs(REGISTER_PAIRS, None, ops)
+                    if register_eligible(first, second, ops) and f"{first}__{second}" not in taken][:register_count]
     lines = ["// Generated by tools/superinstructions.py from handlers.def and superinstructions.pairs.csv: do not edit.",
              "// SUPER(name, first, second, (first body), (second body)): the most frequent consecutive pairs of",
              "// top-of-stack handlers over the workload kernels' profiles (lowering fold+fuse), each with",
@@ -184,6 +203,16 @@ def generate(clang: str, count: int, only: set[str] | None = None) -> str:
         name = f"{first}__{second}"
         lines.append(f"// {share * 100:.2f}% of dispatches")
         lines.append(f"SUPER({name}, {first}, {second}, ({step(ops[first][1], name)}), ({ops[second][1]}))")
+    if register:
+        workloads = sorted({row[0] for row in csv.reader(REGISTER_PAIRS.open(newline=""))} - {PAIRS_COLUMNS[0]})
+        lines += ["", "// SUPER_R(name, first, second, (first body), (second body)): the most frequent consecutive pairs",
+                  "// of the register IR's code over the corpus's selection programs' profiles (--ir register, lowering",
+                  f"// fold+fuse; {REGISTER_PAIRS.name}), each with its mean share of dispatches. Chosen from: "
+                  f"{', '.join(workloads)}; {register_count} pairs at most.", ""]
+        for first, second, share in register:
+            name = f"{first}__{second}"
+            lines.append(f"// {share * 100:.2f}% of dispatches")
+            lines.append(f"SUPER_R({name}, {first}, {second}, ({step(ops[first][1], name)}), ({ops[second][1]}))")
     return "\n".join(lines) + "\n"
 
 
@@ -193,6 +222,10 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("profile", help="measure pair frequencies into superinstructions.pairs.csv")
     p.add_argument("--dlab", default=str(ROOT / "build" / "release" / "dlab"))
     p.add_argument("--module", default=str(ROOT / "build" / "release" / "interpreter" / "workloads" / "kernels.wasm"))
+    r = sub.add_parser("profile-register", help="measure the register IR's pair frequencies on the corpus's selection "
+                       "programs into superinstructions_register.pairs.csv")
+    r.add_argument("--dlab", default=str(ROOT / "build" / "release" / "dlab"))
+    r.add_argument("--module", default=str(ROOT / "build" / "release" / "interpreter" / "corpus" / "corpus.wasm"))
     g = sub.add_parser("generate", help="write superinstructions.def from the pairs")
     g.add_argument("--clang", default="clang++-19")
     g.add_argument("--count", type=int, default=DEFAULT_COUNT, help="superinstructions (1..200)")
@@ -202,6 +235,9 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     if a.cmd == "profile":
         profile(a.dlab, a.module, PAIRS)
+        return 0
+    if a.cmd == "profile-register":
+        profile(a.dlab, a.module, REGISTER_PAIRS, corpus_selection_sizes(), "register")
         return 0
     if not 1 <= a.count <= 200:
         ap.error("--count must be 1..200")

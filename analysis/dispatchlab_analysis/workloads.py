@@ -108,3 +108,11 @@ def profile_sizes(suites: dict[str, Suite] | None = None) -> dict[str, int]:
     """The selection set: every workload with a profile size, at that size (superinstructions.py)."""
     suites = read_suites() if suites is None else suites
     return {w.name: w.profile for s in suites.values() for w in s.workloads if w.profile}
+
+
+def corpus_selection_sizes(suites: dict[str, Suite] | None = None) -> dict[str, int]:
+    """The corpus's selection programs at their quick size: what the register IR's
+    superinstructions are chosen from (superinstructions.py profile-register); never a held-out one."""
+    suites = read_suites() if suites is None else suites
+    corpus = suites.get("corpus")
+    return {w.name: w.quick for w in corpus.workloads if w.role == "selection"} if corpus else {}

@@ -24,6 +24,7 @@ def superinstructions(tmp_path, monkeypatch):
     pairs, out = tmp_path / "pairs.csv", tmp_path / "superinstructions.def"
     monkeypatch.setattr(tool, "PAIRS", pairs)
     monkeypatch.setattr(tool, "OUT", out)
+    monkeypatch.setattr(tool, "REGISTER_PAIRS", tmp_path / "register.pairs.csv")  # absent unless a test writes it
     ops = {
         "local_get": ("TOS", "PUSH_VALUE(fp[(ip[1])]); NEXT_KEEP(2);"),
         "i32_add": ("TOS", "{ SET_TOP(TOP_VALUE + sp[-2]); --sp; NEXT_KEEP(1); }"),
@@ -101,6 +102,21 @@ def test_a_pair_that_starts_with_unreachable_is_never_chosen(superinstructions):
     assert run_tool(tool, ["generate", "--count", "8"]) == (0, "")
     text = out.read_text()
     assert "SUPER(local_get__i32_add," in text and "unreachable" not in text
+
+
+def test_the_register_irs_pairs_become_super_r_entries_after_the_stack_ones(superinstructions):
+    tool, pairs, out = superinstructions
+    pairs.write_text(HEADER + GOOD_ROW)
+    # From the register IR's profile: a pair the stack section already has is not written twice,
+    # one whose first op never steps on is left out, and an OP entry may take part (sp placement).
+    tool.REGISTER_PAIRS.write_text(HEADER + "sqlite,local_get,i32_add,500,1000\nsqlite,call,local_get,400,1000\n"
+                                   "sqlite,i32_add,call,300,1000\n")
+    assert run_tool(tool, ["generate", "--count", "8"]) == (0, "")
+    text = out.read_text()
+    assert "SUPER_R(local_get__i32_add," not in text and "SUPER_R(i32_add__call, i32_add, call," in text
+    assert "call__local_get" not in text
+    assert text.index("SUPER(local_get__i32_add,") < text.index("SUPER_R(")
+    assert "Chosen from: sqlite" in text
 
 
 @pytest.mark.skipif(shutil.which("clang++-19") is None, reason="needs clang++-19 (./tools/bootstrap installs it)")

@@ -2,7 +2,7 @@
 Python reads the same rows dlab compiles in, and a row it cannot read is named at its file:line."""
 import pytest
 
-from dispatchlab_analysis.workloads import DefError, profile_sizes, read_suites
+from dispatchlab_analysis.workloads import DefError, corpus_selection_sizes, profile_sizes, read_suites
 from dlab_cli import run
 
 
@@ -18,6 +18,14 @@ def test_only_the_kernels_are_profiled_for_superinstructions():
     # superinstructions are chosen on the selection set; the 3.0 suite and the corpus are held out
     sizes = profile_sizes()
     assert set(sizes) == {w.name for w in read_suites()["kernels"].workloads}
+
+
+def test_the_register_irs_superinstructions_are_profiled_on_the_corpus_selection_program_only():
+    # never on a held-out program (lz4, lua): those are what the superinstructions are timed on
+    sizes = corpus_selection_sizes()
+    corpus = read_suites()["corpus"].workloads
+    assert set(sizes) == {w.name for w in corpus if w.role == "selection"} and sizes
+    assert not set(sizes) & {w.name for w in corpus if w.role == "held_out"}
 
 
 def test_dlab_lists_every_suite_and_workload_of_the_rows(dlab_bin):

@@ -108,6 +108,33 @@ TEST(RegisterIrTest, StackFormInstructionsGetTheStackPointerWhereTheyExpectIt) {
   EXPECT_TRUE(synced);
 }
 
+TEST(RegisterIrTest, SuperPairsRegisterFormsAndTheSecondsWordsStayInPlace) {
+  // Two loads into locals: i32_load_r, i32_load_r, a SUPER_R of superinstructions.def (chosen
+  // from sqlite's register-IR profile), written over the first load's op word with `super` only.
+  const char* wat = R"((module (memory 1) (data (i32.const 0) "\05\00\00\00\07\00\00\00")
+    (func (export "f") (param i32) (result i32) (local i32 i32)
+      (local.set 1 (i32.load (local.get 0)))
+      (local.set 2 (i32.load offset=4 (local.get 0)))
+      (i32.sub (local.get 2) (local.get 1)))))";
+  Lowering no_super = register_ir();
+  no_super.super = false;
+  auto unpaired = words_of(wat, no_super), paired = words_of(wat);
+  ASSERT_EQ(unpaired.size(), paired.size());
+  ASSERT_EQ(unpaired[0], W(Op::i32_load_r));
+  EXPECT_EQ(paired[0], W(Op::i32_load_r__i32_load_r));
+  EXPECT_EQ(std::vector<uint64_t>(paired.begin() + 1, paired.end()), std::vector<uint64_t>(unpaired.begin() + 1, unpaired.end()));
+  // And it runs: the first load's result stored, the second's words read, in every engine with the
+  // register forms.
+  for (Dispatch d : dispatch_modes()) {
+    if (!ir_unavailable(Ir::kRegister, d, Placement::kSp).empty()) continue;
+    SCOPED_TRACE(dispatch_name(d));
+    Runtime rt(d);
+    rt.set_lowering(register_ir());
+    Instance& inst = rt.instantiate(assemble(wat));
+    EXPECT_EQ(rt.invoke(inst.exports.at("f").func, {Value::i32(0)})[0].lo, 2u);
+  }
+}
+
 TEST(RegisterIrTest, OnlyTheSpPlacementBuildsIt) {
   EXPECT_EQ(ir_unavailable(Ir::kRegister, Placement::kSp), "");
   EXPECT_EQ(ir_unavailable(Ir::kStack, Placement::kVec), "");

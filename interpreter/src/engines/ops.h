@@ -143,9 +143,11 @@ struct SuperOf {
 inline constexpr SuperOf kSupers[] = {
 #define OP(name, ...)
 #define SUPER(name, first, second, ...) {Op::first, Op::second, Op::name},
+#define SUPER_R(name, first, second, ...) {Op::first, Op::second, Op::name},
 #include "engines/handlers.def"
 #undef OP
 #undef SUPER
+#undef SUPER_R
 };
 
 inline constexpr const char* kOpNames[] = {
