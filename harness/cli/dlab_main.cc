@@ -17,21 +17,6 @@
 
 namespace {
 
-// An error message must never be a second failure: with stderr closed or full, fmt::print would
-// throw inside the handler of the first error (and abort). This writes what it can and gives up
-// quietly; the exit status carries the failure either way.
-void print_error(const std::string& text) noexcept {
-  const char* p = text.data();
-  size_t left = text.size();
-  while (left > 0) {
-    ssize_t n = ::write(STDERR_FILENO, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-}
-
 // A closed standard descriptor would be reused by the next open(2): a result file would become
 // "stderr" and receive the progress lines. A closed stdin or stderr is pointed at /dev/null first
 // (errors to a closed stderr are lost, the exit status still says); stdout is
@@ -61,7 +46,7 @@ int check_standard_output(int status) noexcept {
   int err = dlab::standard_output::flush_and_check();
   if (err == 0) return status;
   try {
-    print_error(dlab::standard_output::failure_message(err));
+    dlab::standard_output::write_stderr(dlab::standard_output::failure_message(err));
   } catch (...) {  // (formatting the line ran out of memory: the status still says)
   }
   return status == 0 ? 1 : status;
@@ -98,10 +83,10 @@ int run(int argc, char** argv) {
   } catch (const dlab::cli::ExitStatus& e) {
     return e.status;
   } catch (const std::bad_alloc&) {
-    print_error("dlab: error: out of memory (a size or count too large for this machine?)\n");
+    dlab::standard_output::write_stderr("dlab: error: out of memory (a size or count too large for this machine?)\n");
     return 1;
   } catch (const std::exception& e) {
-    if (!failed_writing_stdout(e)) print_error(std::string("dlab: error: ") + e.what() + "\n");
+    if (!failed_writing_stdout(e)) dlab::standard_output::write_stderr(std::string("dlab: error: ") + e.what() + "\n");
     return 1;
   }
   return 0;
@@ -117,7 +102,7 @@ int main(int argc, char** argv) {
     status = run(argc, argv);
   } catch (...) {
     // Only a failure while reporting a failure (CLI11 printing usage to a broken stream) lands here.
-    print_error("dlab: error: the error could not be reported\n");
+    dlab::standard_output::write_stderr("dlab: error: the error could not be reported\n");
   }
   return check_standard_output(status);
 }

@@ -17,6 +17,7 @@
 
 #include "dispatchlab/harness/files.h"
 #include "dispatchlab/harness/process.h"
+#include "dispatchlab/harness/standard_output.h"
 #include "dispatchlab/harness/temp_dir.h"
 #include "dispatchlab/harness/quote.h"
 
@@ -111,19 +112,6 @@ CachegrindPair run_cachegrind_pair(const std::vector<std::string>& argv) {
   return {parse_cachegrind_out(*once), parse_cachegrind_out(*twice)};
 }
 
-namespace {
-void write_stderr(const std::string& text) noexcept {
-  const char* p = text.data();
-  size_t left = text.size();
-  while (left > 0) {
-    ssize_t n = ::write(STDERR_FILENO, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-}
-}  // namespace
 
 void count_forked_pair(uint64_t n, const std::function<void(uint64_t)>& repeat) {
   std::fflush(nullptr);  // what is buffered now is written once, not by both processes
@@ -134,10 +122,10 @@ void count_forked_pair(uint64_t n, const std::function<void(uint64_t)>& repeat) 
     try {
       repeat(n);
     } catch (const std::exception& e) {
-      write_stderr(fmt::format("the forked run of {} repetitions failed: {}\n", n, e.what()));
+      standard_output::write_stderr(fmt::format("the forked run of {} repetitions failed: {}\n", n, e.what()));
       status = 1;
     } catch (...) {
-      write_stderr("the forked run failed\n");
+      standard_output::write_stderr("the forked run failed\n");
       status = 1;
     }
     ::_exit(status);
@@ -155,7 +143,7 @@ void count_forked_pair(uint64_t n, const std::function<void(uint64_t)>& repeat) 
     throw;
   }
   if (!reap()) {
-    write_stderr(fmt::format("the forked child's run of {} repetitions did not succeed: its counts are not a measurement\n", n));
+    standard_output::write_stderr(fmt::format("the forked child's run of {} repetitions did not succeed: its counts are not a measurement\n", n));
     ::_exit(1);
   }
   ::_exit(0);

@@ -88,4 +88,16 @@ std::string failure_message(int err) {
   return fmt::format("dlab: error: cannot write standard output: {}; the output is incomplete\n", std::strerror(err));
 }
 
+void write_stderr(const std::string& text) noexcept {
+  const char* p = text.data();
+  size_t left = text.size();
+  while (left > 0) {
+    ssize_t n = ::write(STDERR_FILENO, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+}
+
 }  // namespace dlab::standard_output

@@ -139,11 +139,12 @@ inline constexpr DeclaredWords kDeclaredWords;
 // lowering's `super` technique writes `op` over `first` where `second` follows it.
 struct SuperOf {
   Op first, second, op;
+  bool register_ir = false;  // a SUPER_R: built only where the register IR is, a trapping stub elsewhere
 };
 inline constexpr SuperOf kSupers[] = {
 #define OP(name, ...)
 #define SUPER(name, first, second, ...) {Op::first, Op::second, Op::name},
-#define SUPER_R(name, first, second, ...) {Op::first, Op::second, Op::name},
+#define SUPER_R(name, first, second, ...) {Op::first, Op::second, Op::name, true},
 #include "engines/handlers.def"
 #undef OP
 #undef SUPER

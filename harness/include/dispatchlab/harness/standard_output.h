@@ -23,4 +23,9 @@ int flush_and_check();
 // reader that quit (EPIPE), "... standard output is closed ..." for `>&-`, else the system's reason.
 std::string failure_message(int err);
 
+// Writes text to descriptor 2 as far as it goes and gives up quietly: an error message must never
+// be a second failure (with stderr closed or full, fmt::print would throw inside the handler of
+// the first error). The exit status carries the failure either way.
+void write_stderr(const std::string& text) noexcept;
+
 }  // namespace dlab::standard_output
