@@ -204,7 +204,8 @@ def generate(clang: str, count: int, only: set[str] | None = None, register_coun
         lines.append(f"// {share * 100:.2f}% of dispatches")
         lines.append(f"SUPER({name}, {first}, {second}, ({step(ops[first][1], name)}), ({ops[second][1]}))")
     if register:
-        workloads = sorted({row[0] for row in csv.reader(REGISTER_PAIRS.open(newline=""))} - {PAIRS_COLUMNS[0]})
+        with REGISTER_PAIRS.open(newline="") as f:  # read_pairs has checked every row
+            workloads = sorted({row[0] for row in csv.reader(f) if row} - {PAIRS_COLUMNS[0]})
         lines += ["", "// SUPER_R(name, first, second, (first body), (second body)): the most frequent consecutive pairs",
                   "// of the register IR's code over the corpus's selection programs' profiles (--ir register, lowering",
                   f"// fold+fuse; {REGISTER_PAIRS.name}), each with its mean share of dispatches. Chosen from: "

@@ -112,7 +112,6 @@ CachegrindPair run_cachegrind_pair(const std::vector<std::string>& argv) {
   return {parse_cachegrind_out(*once), parse_cachegrind_out(*twice)};
 }
 
-
 void count_forked_pair(uint64_t n, const std::function<void(uint64_t)>& repeat) {
   std::fflush(nullptr);  // what is buffered now is written once, not by both processes
   pid_t child = ::fork();
