@@ -89,6 +89,7 @@ set(DLAB_GENERATED_MODEL_SOURCES
 )
 set(DLAB_DISPATCH_FLAGS_tail "")
 set(DLAB_DISPATCH_FLAGS_tail_pn "")
-set(DLAB_DISPATCH_FLAGS_goto "-mllvm;-tail-dup-pred-size=5000;-mllvm;-tail-dup-succ-size=5000;-mllvm;-tail-dup-placement=false")
+set(DLAB_DISPATCH_FLAGS_goto "-mllvm;-tail-dup-pred-size=5000;-mllvm;-tail-dup-succ-size=5000;-mllvm;-tail-dup-placement=false;-mllvm;-enable-tail-merge=false")
 set(DLAB_DISPATCH_FLAGS_goto_nodup "")
 set(DLAB_DISPATCH_FLAGS_switch "")
+set(DLAB_DISPATCH_MODES "tail;tail_pn;goto;goto_nodup;switch")

@@ -243,11 +243,14 @@ std::map<std::string, std::string> generate(const Spec& spec, const std::string&
   for (const auto& [f, c] : out)
     if (f.ends_with(".cc")) cmake += "  " + f + "\n";
   cmake += ")\n";
+  std::string modes;
   for (const auto& d : spec.dispatch_modes) {
     std::string flags;
     for (const auto& f : d.flags) flags += (flags.empty() ? "" : ";") + f;
     cmake += fmt::format("set(DLAB_DISPATCH_FLAGS_{} \"{}\")\n", d.name, flags);
+    modes += (modes.empty() ? "" : ";") + d.name;
   }
+  cmake += fmt::format("set(DLAB_DISPATCH_MODES \"{}\")\n", modes);
   out["generated_sources.cmake"] = cmake;
   return out;
 }

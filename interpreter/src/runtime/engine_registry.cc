@@ -279,9 +279,10 @@ std::string engine_unavailable(Dispatch d, Placement p, Budget b, Bounds bounds)
   }
   if (!e) return fmt::format("{} x {} is not in interpreter/include/dispatchlab/interpreter/engines.def", dispatch_name(d), placement_name(p));
   if (!e->op_words()) {
-    if (d == Dispatch::kGoto)
-      return fmt::format("{} x {} is not built in this build: the computed-goto engines beyond sp take minutes each to compile, "
-                         "so a default build leaves them out (configure with -DDLAB_ALL_ENGINES=ON)",
+    if (d == Dispatch::kGoto || d == Dispatch::kSwitch)
+      return fmt::format("{} x {} is not built in this build: the one-function engines (switch, goto) beyond sp take "
+                         "half a minute to minutes each to compile, so a default build leaves them out (configure with "
+                         "-DDLAB_ALL_ENGINES=ON)",
                          dispatch_name(d), placement_name(p));
     return fmt::format("dispatch mode {} needs clang's preserve_none (x86-64 or AArch64)", dispatch_name(d));
   }

@@ -6,3 +6,4 @@ set(DLAB_GENERATED_MODEL_SOURCES
 )
 set(DLAB_DISPATCH_FLAGS_tail "")
 set(DLAB_DISPATCH_FLAGS_switch "")
+set(DLAB_DISPATCH_MODES "tail;switch")
