@@ -16,6 +16,7 @@ from .experiments import describe, in_run_order
 from .figures import all_figures
 from .workloads import DefError, read_suites
 from .knee import dbinop_knees, kcopy_knees
+from . import where
 from .results import (CASE_COLUMN, PLACEMENT_PARAM, Run, experiment_emulation, latest_runs, load_run, machine_emulation, parse_params,
                       pick_cycles, with_case, without_emulated)
 from .tables import (MODEL_COLUMNS, VALGRIND_COLUMNS, WASM_COLUMNS, WASM_VALGRIND_COLUMNS, budgets_markdown, counters_markdown, gc_markdown, length_sweep_table, lowering_markdown,
@@ -238,7 +239,7 @@ def render(run: Run) -> str:
                   f"{'pinned to CPU ' + str(pin) if pin >= 0 else exp.sidecar.get('pin_note', 'not pinned')}; "
                   f"bootstrap {protocol.get('bootstrap_resamples')} resamples (seed {protocol.get('bootstrap_seed')}).\n",
                   "```json\n" + json.dumps(protocol, indent=2) + "\n```\n",
-                  experiment_markdown(exp),
+                  experiment_markdown(exp), where.report_section(run.path, exp.name),
                   "\nUnavailable metrics:\n\n", unavailable_markdown(exp.summary)]
     return "\n".join(parts)
 

@@ -52,6 +52,40 @@ CachegrindCounts parse_cachegrind_out(const std::string& text) {
   return c;
 }
 
+CachegrindFunctions parse_cachegrind_functions(const std::string& text) {
+  std::istringstream in(text);
+  std::string line, function;
+  std::vector<std::string> events;
+  CachegrindFunctions out;
+  size_t number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.rfind("events:", 0) == 0) {
+      std::istringstream ss(line.substr(7));
+      std::string e;
+      while (ss >> e) events.push_back(e);
+    } else if (line.rfind("fn=", 0) == 0) {
+      function = line.substr(3);
+    } else if (!line.empty() && line[0] >= '0' && line[0] <= '9') {
+      // "<source line> <count per event>...": trailing zero counts may be left out.
+      if (function.empty()) throw CounterError(fmt::format("cachegrind output line {}: counts before any fn= line", number));
+      std::istringstream ss(line);
+      uint64_t source_line = 0, v = 0;
+      ss >> source_line;
+      CachegrindCounts& c = out[function];
+      for (size_t i = 0; ss >> v; ++i) {
+        if (i >= events.size())
+          throw CounterError(fmt::format("cachegrind output line {}: more counts than the {} events", number, events.size()));
+        c[events[i]] += v;
+      }
+    }
+  }
+  if (events.empty()) throw CounterError("cachegrind output has no 'events:' line");
+  for (auto& [f, c] : out)
+    for (const auto& e : events) c.try_emplace(e, 0);
+  return out;
+}
+
 namespace {
 
 // valgrind's command line for argv, its counts written to out (which may hold %p, valgrind's
@@ -75,7 +109,7 @@ CounterError cachegrind_failed(const ProcessResult& rc, const std::string& messa
 
 }  // namespace
 
-CachegrindCounts run_cachegrind(const std::vector<std::string>& argv) {
+CachegrindCounts run_cachegrind(const std::vector<std::string>& argv, CachegrindFunctions* functions) {
   TempDir scratch("cachegrind");
   std::filesystem::path out = scratch.file("cachegrind.out"), log = scratch.file("cachegrind.log");
   ProcessOptions po;
@@ -83,10 +117,11 @@ CachegrindCounts run_cachegrind(const std::vector<std::string>& argv) {
   ProcessResult rc = run_process(cachegrind_command(out.string(), log.string(), argv), po);
   std::string counts = read_text_file(out.string()), messages = read_text_file(log.string());
   if (!rc.ok() || counts.empty()) throw cachegrind_failed(rc, messages, argv);
+  if (functions) *functions = parse_cachegrind_functions(counts);
   return parse_cachegrind_out(counts);
 }
 
-CachegrindPair run_cachegrind_pair(const std::vector<std::string>& argv) {
+CachegrindPair run_cachegrind_pair(const std::vector<std::string>& argv, bool with_functions) {
   namespace fs = std::filesystem;
   TempDir scratch("cachegrind");
   fs::path log = scratch.file("cachegrind.log");
@@ -109,7 +144,12 @@ CachegrindPair run_cachegrind_pair(const std::vector<std::string>& argv) {
   if (files != 2 || !twice || !once)
     throw CounterError(fmt::format("{} wrote {} count files, not its own and one forked child's (does it call count_forked_pair?)",
                                    argv.empty() ? std::string("the program") : argv.front(), files));
-  return {parse_cachegrind_out(*once), parse_cachegrind_out(*twice)};
+  CachegrindPair pair{parse_cachegrind_out(*once), parse_cachegrind_out(*twice), {}, {}};
+  if (with_functions) {
+    pair.once_functions = parse_cachegrind_functions(*once);
+    pair.twice_functions = parse_cachegrind_functions(*twice);
+  }
+  return pair;
 }
 
 void count_forked_pair(uint64_t n, const std::function<void(uint64_t)>& repeat) {
@@ -156,6 +196,24 @@ std::map<std::string, int64_t> difference(const CachegrindCounts& twice, const C
     d[e] = static_cast<int64_t>(v) - static_cast<int64_t>(it->second);
   }
   return d;
+}
+
+std::map<std::string, std::map<std::string, int64_t>> difference(const CachegrindFunctions& twice, const CachegrindFunctions& once) {
+  std::map<std::string, std::map<std::string, int64_t>> out;
+  static const CachegrindCounts kNone;
+  for (const auto& [f, counts] : twice) {
+    auto it = once.find(f);
+    const CachegrindCounts& before = it == once.end() ? kNone : it->second;
+    std::map<std::string, int64_t> d;
+    bool any = false;
+    for (const auto& [e, v] : counts) {
+      auto b = before.find(e);
+      d[e] = static_cast<int64_t>(v) - static_cast<int64_t>(b == before.end() ? 0 : b->second);
+      any |= d[e] != 0;
+    }
+    if (any) out[f] = std::move(d);
+  }
+  return out;
 }
 
 Availability ValgrindBackend::probe(const std::string& native_event) {

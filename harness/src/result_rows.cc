@@ -158,11 +158,13 @@ std::vector<std::string> experiment_files(const std::string& experiment) {
 }
 
 void write_experiment(const RunDirectory& dir, const std::string& experiment, const ExperimentTables& t,
-                      const nlohmann::json& sidecar) {
-  // One set: the samples, the summary and last the sidecar that describes them.
-  write_files_atomically(dir.path(), {{experiment + ".samples.csv", t.samples.to_csv()},
-                                      {experiment + ".summary.csv", t.summary.to_csv()},
-                                      {experiment + ".json", sidecar.dump(2) + "\n"}});
+                      const nlohmann::json& sidecar, const std::vector<std::pair<std::string, std::string>>& extra) {
+  // One set: the samples, the summary, any extra table and last the sidecar that describes them.
+  std::vector<std::pair<std::string, std::string>> files = {{experiment + ".samples.csv", t.samples.to_csv()},
+                                                            {experiment + ".summary.csv", t.summary.to_csv()}};
+  files.insert(files.end(), extra.begin(), extra.end());
+  files.push_back({experiment + ".json", sidecar.dump(2) + "\n"});
+  write_files_atomically(dir.path(), files);
 }
 
 }  // namespace dlab

@@ -110,12 +110,26 @@ constexpr Column kStatePlacement[] = {
     {"note", "warning or error text"},
 };
 
+constexpr Column kFunctions[] = {
+    {"run_id", "run directory name"},
+    {"experiment", "what was run (an experiment of cachegrind counts: <name>_valgrind)"},
+    {"variant", "the case (workload/engine, or workload/peer)"},
+    {"function", "cachegrind's name of the function (demangled, with its parameters)"},
+    {"family", "for an interpreter handler, its family (the handlers/ file its entry is in: control, numeric, ...); empty for any other function"},
+    {"instructions", "instructions executed in the function per repetition (2N - N)"},
+    {"loads", "loads per repetition"},
+    {"stores", "stores per repetition"},
+    {"branches", "conditional and indirect branches per repetition"},
+    {"mispredicts", "simulated conditional and indirect mispredicts per repetition"},
+};
+
 constexpr TableSchema kTables[] = {
     {"summary", "one row per experiment, variant and metric: the statistics of its samples", kSummary},
     {"samples", "one row per sample: the raw per-unit values behind summary.csv", kSamples},
     {"counters", "the counter availability table: one row per metric and candidate source", kCounters},
     {"register_budget", "ABI register probes: one row per target, convention and signature", kRegisterBudget},
     {"state_placement", "handler state placement: one row per model variant, target, convention and handler kind", kStatePlacement},
+    {"functions", "cachegrind counts split by function: one row per case and function that ran in its repetitions (`--valgrind-functions`)", kFunctions},
 };
 
 }  // namespace

@@ -69,6 +69,47 @@ TEST(Cachegrind, RejectsTruncatedOutput) {
   EXPECT_THROW(parse_cachegrind_out("events: Ir Dr\nsummary: 5\n"), CounterError);
 }
 
+// Two functions, one of them under two files, with trailing zero counts left out as cachegrind does.
+const char* kTwoFunctions = R"(events: Ir Dr Dw Bc Bcm Bi Bim
+fl=a.cc
+fn=dlab::wasm::(anonymous namespace)::h_i32_add(unsigned long const*, unsigned long*)
+10 5 2 1
+11 3 1 1 1 1
+fn=op_i32_Add_rs
+0 7 2
+fl=b.cc
+fn=dlab::wasm::(anonymous namespace)::h_i32_add(unsigned long const*, unsigned long*)
+12 2 0 0 0 0 1 1
+summary: 17 5 2 1 1 1 1
+)";
+
+TEST(Cachegrind, SplitsTheCountsByFunctionOverEveryFile) {
+  auto f = parse_cachegrind_functions(kTwoFunctions);
+  ASSERT_EQ(f.size(), 2u);
+  const auto& add = f.at("dlab::wasm::(anonymous namespace)::h_i32_add(unsigned long const*, unsigned long*)");
+  EXPECT_EQ(add.at("Ir"), 10u);
+  EXPECT_EQ(add.at("Dr"), 3u);
+  EXPECT_EQ(add.at("Bi"), 1u);
+  EXPECT_EQ(add.at("Bim"), 1u);
+  EXPECT_EQ(f.at("op_i32_Add_rs").at("Ir"), 7u);
+  EXPECT_EQ(f.at("op_i32_Add_rs").at("Bim"), 0u);  // left out, so zero
+}
+
+TEST(Cachegrind, RefusesCountsOutsideAFunctionOrBeyondTheEvents) {
+  EXPECT_THROW(parse_cachegrind_functions("events: Ir\n3 4\n"), CounterError);
+  EXPECT_THROW(parse_cachegrind_functions("events: Ir\nfn=f\n3 4 5\n"), CounterError);
+  EXPECT_THROW(parse_cachegrind_functions("fn=f\n3 4\n"), CounterError);
+}
+
+TEST(Cachegrind, FunctionDifferenceKeepsWhatTheRepetitionsRan) {
+  CachegrindFunctions once = {{"setup", {{"Ir", 500}}}, {"h_add", {{"Ir", 40}}}};
+  CachegrindFunctions twice = {{"setup", {{"Ir", 500}}}, {"h_add", {{"Ir", 80}}}, {"h_mul", {{"Ir", 6}}}};
+  auto d = difference(twice, once);
+  EXPECT_EQ(d.size(), 2u);  // setup's difference is zero: left out
+  EXPECT_EQ(d.at("h_add").at("Ir"), 40);
+  EXPECT_EQ(d.at("h_mul").at("Ir"), 6);
+}
+
 TEST(Cachegrind, DifferenceRemovesTheFixedCost) {
   CachegrindCounts once = {{"Ir", 1000}, {"Dr", 400}}, twice = {{"Ir", 1700}, {"Dr", 600}};
   auto d = difference(twice, once);

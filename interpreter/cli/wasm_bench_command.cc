@@ -180,10 +180,20 @@ struct BenchOptions {
   std::string calls_child;  // hidden: the child of --calls --valgrind (one kind of call, one engine)
   uint32_t calls_child_n = 0;
   uint64_t valgrind_calls = 1;
+  bool valgrind_functions = false;
   CachegrindOptions valgrind_options;
   RunProtocol protocol;
   RunDirectoryOptions out;
 };
+
+// The family of one of dlab's handlers from its cachegrind name (a tail-call engine's handler is
+// the function dlab::wasm::(anonymous namespace)::h_<op>(...)); "" for any other function.
+std::string handler_family(const std::string& function) {
+  const size_t at = function.find("::h_");
+  if (at == std::string::npos || function.rfind("dlab::wasm::", 0) != 0) return "";
+  const size_t begin = at + 4, end = function.find('(', begin);
+  return wasm::op_family_of(std::string_view(function).substr(begin, end == std::string::npos ? std::string::npos : end - begin));
+}
 
 // The command line's consistency, before anything runs or is created: an option that would be
 // silently ignored is refused (CLI::ValidationError, exit 2), as is an empty list. Returns the peers.
@@ -196,6 +206,12 @@ std::vector<Peer> check_bench_options(const BenchOptions& o, const CLI::App& cmd
         throw CLI::ValidationError(opt, "does not apply with --valgrind (cachegrind counts dlab's engines once each, at quick sizes)");
   if (!o.valgrind && given("--valgrind-calls")) throw CLI::ValidationError("--valgrind-calls", "applies only with --valgrind");
   if (!o.valgrind && given("--valgrind-reuse")) throw CLI::ValidationError("--valgrind-reuse", "applies only with --valgrind");
+  if (given("--valgrind-functions")) {
+    if (!o.valgrind) throw CLI::ValidationError("--valgrind-functions", "applies only with --valgrind");
+    if (given("--valgrind-reuse"))
+      throw CLI::ValidationError("--valgrind-functions", "not with --valgrind-reuse (a reused case has its totals only)");
+    if (o.no_save) throw CLI::ValidationError("--valgrind-functions", "writes <name>_valgrind.functions.csv: not with --no-save");
+  }
   if (o.calls && o.valgrind && given("--valgrind-calls"))
     throw CLI::ValidationError("--valgrind-calls", "the call path sets its own repetitions under cachegrind");
   if (o.calls)
@@ -703,6 +719,10 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
                   "binary and input files match a case counted there earlier is read back, not counted again (its rows' "
                   "sidecar names the case that counted it)")
       ->check(CLI::ExistingDirectory);
+  cmd->add_flag("--valgrind-functions", o->valgrind_functions,
+                "with --valgrind: also split each case's counts by function (the programs run unstripped) into "
+                "<name>_valgrind.functions.csv, each of dlab's handlers with its family (control, numeric, ...: its "
+                "handlers/ file); the tail-call engines have a function per handler, switch and goto one for all");
   cmd->add_flag("--calls", o->calls,
                 "instead of the kernels: the call path in every chosen engine (host-to-wasm nop and i32x4 calls, wasm-to-host, "
                 "wasm-to-wasm call, call_indirect, call_ref, a call into another instance, instantiation; and each instance's "
@@ -712,6 +732,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
   cmd->add_flag("--no-save", o->no_save, "print only, write no files");
   o->out.add_to(cmd, "results");
   cmd->callback([o, cmd] {
+    if (o->valgrind_functions) o->valgrind_options.family_of = handler_family;
     if (o->calls) {
       check_bench_options(*o, *cmd);
       if (o->quick) apply_quick_protocol(cmd, o->protocol);
@@ -753,6 +774,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
       run_call_path(engines, o->protocol, o->quick, dir, o->name + "_calls");
       return;
     }
+    if (o->valgrind_functions) o->valgrind_options.family_of = handler_family;
     BenchPlan plan;
     plan_bench(*o, *cmd, plan);
     // The engines, instantiated, and every workload's export checked (and called once) in the

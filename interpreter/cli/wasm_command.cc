@@ -2,6 +2,7 @@
 // command or one export) and spec (the spec suite, per stage and dispatch mode).
 #include <bit>
 #include <algorithm>
+#include <map>
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
@@ -141,6 +142,12 @@ void report_profile(const wasm::Profile& p, size_t top, const std::string& json_
   fmt::print(stderr, "top ops:\n");
   for (size_t i = 0; i < std::min(top, ops.size()); ++i)
     fmt::print(stderr, "  {:>12} {:6.2f}%  {}\n", p.op_counts[ops[i]], pct(p.op_counts[ops[i]]), p.op_names[ops[i]]);
+  std::map<std::string, uint64_t> by_family;
+  for (size_t i : ops) by_family[p.op_families[i]] += p.op_counts[i];
+  std::vector<std::pair<std::string, uint64_t>> families(by_family.begin(), by_family.end());
+  std::sort(families.begin(), families.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  fmt::print(stderr, "by family (handlers/ file):\n");
+  for (const auto& [f, c] : families) fmt::print(stderr, "  {:>12} {:6.2f}%  {}\n", c, pct(c), f);
   fmt::print(stderr, "top pairs:\n");
   for (size_t i = 0; i < std::min(top, pairs.size()); ++i)
     fmt::print(stderr, "  {:>12} {:6.2f}%  {} -> {}\n", pairs[i].second, pct(pairs[i].second), p.op_names[pairs[i].first.first],
@@ -149,8 +156,9 @@ void report_profile(const wasm::Profile& p, size_t top, const std::string& json_
   nlohmann::json j = {{"dispatches", p.dispatches}, {"distinct_ops", ops.size()}, {"distinct_pairs", pairs.size()},
                       {"pairs_covering", {{"50%", p50}, {"90%", p90}, {"99%", p99}}}};
   nlohmann::json jo = nlohmann::json::array(), jp = nlohmann::json::array();
-  for (size_t i : ops) jo.push_back({{"op", p.op_names[i]}, {"count", p.op_counts[i]}});
+  for (size_t i : ops) jo.push_back({{"op", p.op_names[i]}, {"family", p.op_families[i]}, {"count", p.op_counts[i]}});
   for (const auto& [pr, c] : pairs) jp.push_back({{"from", p.op_names[pr.first]}, {"to", p.op_names[pr.second]}, {"count", c}});
+  j["families"] = by_family;
   j["ops"] = jo;
   j["pairs"] = jp;
   write_output_file(json_path, j.dump(2) + "\n", replace ? ExistingFile::kReplace : ExistingFile::kRefuse, "--force");

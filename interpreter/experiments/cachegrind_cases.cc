@@ -79,6 +79,28 @@ std::string stripped_copy(const std::string& self, const TempDir& scratch, std::
   return self;
 }
 
+// Each case's 2N - N counts per function, per repetition, as rows of the functions table.
+ResultTable function_table(const std::string& run_id, const std::string& experiment, const std::vector<CachegrindCase>& cases,
+                           const std::vector<CachegrindFunctions>& once, const std::vector<CachegrindFunctions>& twice,
+                           const std::function<std::string(const std::string&)>& family_of) {
+  ResultTable t(result_table("functions"));
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const double n = static_cast<double>(cases[i].repetitions);
+    for (const auto& [function, d] : difference(twice[i], once[i])) {
+      auto per = [&](std::initializer_list<const char*> events) {
+        int64_t sum = 0;
+        for (const char* e : events)
+          if (auto it = d.find(e); it != d.end()) sum += it->second;
+        return format_number(static_cast<double>(sum) / n);
+      };
+      t.add({{"run_id", run_id}, {"experiment", experiment}, {"variant", cases[i].name}, {"function", function},
+             {"family", family_of(function)}, {"instructions", per({"Ir"})}, {"loads", per({"Dr"})}, {"stores", per({"Dw"})},
+             {"branches", per({"Bc", "Bi"})}, {"mispredicts", per({"Bcm", "Bim"})}});
+    }
+  }
+  return t;
+}
+
 }  // namespace
 
 void run_cachegrind_cases(const std::vector<CachegrindCase>& cases, const std::optional<RunDirectory>& dir, const std::string& experiment,
@@ -117,11 +139,16 @@ void run_cachegrind_cases(const std::vector<CachegrindCase>& cases, const std::o
     if (cases[i].pair_argv) jobs.push_back({i, Run::kPair});
     else jobs.insert(jobs.end(), {{i, Run::kTwice}, {i, Run::kOnce}});  // the longer run first
   }
-  if (!jobs.empty() && !self.empty()) {  // nothing to strip for when every case is read back
+  const bool by_function = static_cast<bool>(options.family_of);
+  if (by_function && !options.reuse.empty())
+    throw std::invalid_argument("counts by function are not kept in a reuse folder: leave out --valgrind-reuse");
+  // A function split needs the symbols, which the stripped copy drops.
+  if (!jobs.empty() && !self.empty() && !by_function) {  // nothing to strip for when every case is read back
     scratch.emplace("cachegrind-cases");
     program = stripped_copy(self, *scratch, strip_note);
   }
   std::vector<CachegrindCounts> once(n_cases), twice(n_cases);
+  std::vector<CachegrindFunctions> once_functions(n_cases), twice_functions(n_cases);
   std::vector<int> runs_left(n_cases);
   for (const Job& job : jobs) ++runs_left[job.i];
   std::atomic<size_t> next{0};
@@ -141,12 +168,19 @@ void run_cachegrind_cases(const std::vector<CachegrindCase>& cases, const std::o
       const CachegrindCase& c = cases[job.i];
       try {
         CachegrindPair got;
-        if (job.run == Run::kPair) got = run_cachegrind_pair(with_program(c.pair_argv(c.repetitions)));
-        else if (job.run == Run::kTwice) got.twice = run_cachegrind(with_program(c.argv(2 * c.repetitions)));
-        else got.once = run_cachegrind(with_program(c.argv(c.repetitions)));
+        if (job.run == Run::kPair) got = run_cachegrind_pair(with_program(c.pair_argv(c.repetitions)), by_function);
+        else if (job.run == Run::kTwice)
+          got.twice = run_cachegrind(with_program(c.argv(2 * c.repetitions)), by_function ? &got.twice_functions : nullptr);
+        else got.once = run_cachegrind(with_program(c.argv(c.repetitions)), by_function ? &got.once_functions : nullptr);
         std::lock_guard<std::mutex> lock(mu);
-        if (job.run != Run::kOnce) twice[job.i] = std::move(got.twice);
-        if (job.run != Run::kTwice) once[job.i] = std::move(got.once);
+        if (job.run != Run::kOnce) {
+          twice[job.i] = std::move(got.twice);
+          twice_functions[job.i] = std::move(got.twice_functions);
+        }
+        if (job.run != Run::kTwice) {
+          once[job.i] = std::move(got.once);
+          once_functions[job.i] = std::move(got.once_functions);
+        }
         if (--runs_left[job.i] == 0) fmt::print(stderr, "[cachegrind] {}/{} {}\n", ++cases_done, to_count, c.name);
       } catch (...) {  // kept for the caller's thread: no exception leaves a worker
         std::lock_guard<std::mutex> lock(mu);
@@ -192,16 +226,21 @@ void run_cachegrind_cases(const std::vector<CachegrindCase>& cases, const std::o
     r.variants.push_back(std::move(vs));
     variants.push_back({c.name, nullptr, static_cast<double>(n), c.unit, c.params, c.baseline});
   }
+  std::optional<ResultTable> functions;
+  if (by_function) functions = function_table(dir ? dir->run_id() : "", experiment, cases, once_functions, twice_functions, options.family_of);
   if (!dir) return;
   auto t = experiment_tables(dir->run_id(), experiment, r, variants, this_machine());
-  auto sidecar = sidecar_json(dir->run_id(), this_machine(), &r, {"summary", "samples"});
+  std::vector<std::string> tables = {"summary", "samples"};
+  if (functions) tables.push_back("functions");
+  auto sidecar = sidecar_json(dir->run_id(), this_machine(), &r, tables);
   sidecar["valgrind_repetitions"] = repetitions;  // per case: N and 2N
   sidecar["valgrind_runs"] = runs;  // per case: one process forking after its set-up, or two
   // Cases counted once for an identical case of an earlier bench of the same recipe run: which.
   if (!reuse_notes.empty()) sidecar["valgrind_reused"] = reuse_notes;
   if (!strip_note.empty()) sidecar["valgrind_program_note"] = strip_note;
   if (!cases.empty()) sidecar["valgrind_calls"] = {cases.front().repetitions, 2 * cases.front().repetitions};
-  write_experiment(*dir, experiment, t, sidecar);
+  if (functions) write_experiment(*dir, experiment, t, sidecar, {{experiment + ".functions.csv", functions->to_csv()}});
+  else write_experiment(*dir, experiment, t, sidecar);
   fmt::print(stderr, "wrote {}/{}.summary.csv\n", dir->path().string(), experiment);
 }
 

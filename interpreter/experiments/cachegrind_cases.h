@@ -31,8 +31,12 @@ struct CachegrindCase {
 // How the cases run: `reuse`, when not empty, is a folder shared by the benches of one recipe
 // run (`--valgrind-reuse DIR`): a case whose command line, dlab binary and input files are those
 // of a case already counted there is read back instead of counted again, and its rows say so.
+// `family_of`, when set, splits each case's counts by function as well (cachegrind's fn= names:
+// the programs run unstripped) into <experiment>.functions.csv, each function with the family
+// family_of gives its name ("" for none); not with `reuse`, whose files keep totals only.
 struct CachegrindOptions {
   std::string reuse;
+  std::function<std::string(const std::string& function)> family_of;
 };
 
 // Prints each case's instructions, loads, stores and simulated mispredicts per repetition and,

@@ -157,4 +157,38 @@ inline constexpr const char* kOpNames[] = {
 #undef OP
 };
 
+// Each op's family: the handlers/ file its entry is in (control, stack_locals_globals, ..., the
+// superinstructions), from handlers.def's FAMILY markers. In this enum the markers are numbered
+// among the ops, so the k-th family's first op is its marker's number minus k.
+namespace family_marker {
+enum Numbered : uint16_t {
+#define OP(name, ...) op_##name,
+#define FAMILY(name) family_##name,
+#include "engines/handlers.def"
+#undef OP
+#undef FAMILY
+};
+}  // namespace family_marker
+inline constexpr const char* kFamilyNames[] = {
+#define OP(name, ...)
+#define FAMILY(name) #name,
+#include "engines/handlers.def"
+#undef OP
+#undef FAMILY
+};
+inline constexpr uint16_t kFamilyMarkers[] = {
+#define OP(name, ...)
+#define FAMILY(name) family_marker::family_##name,
+#include "engines/handlers.def"
+#undef OP
+#undef FAMILY
+};
+inline constexpr size_t kFamilyCount = sizeof(kFamilyNames) / sizeof(kFamilyNames[0]);
+constexpr const char* op_family(size_t op) {
+  size_t f = 0;
+  for (size_t k = 0; k < kFamilyCount; ++k)
+    if (kFamilyMarkers[k] - k <= op) f = k;
+  return kFamilyNames[f];
+}
+
 }  // namespace dlab::wasm

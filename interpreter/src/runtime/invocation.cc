@@ -156,7 +156,10 @@ void Runtime::enable_profile() {
 Profile Runtime::profile() const {
   Profile p;
   constexpr size_t n = static_cast<size_t>(Op::kCount);
-  for (size_t i = 0; i < n; ++i) p.op_names.push_back(kOpNames[i]);
+  for (size_t i = 0; i < n; ++i) {
+    p.op_names.push_back(kOpNames[i]);
+    p.op_families.push_back(op_family(i));
+  }
   p.op_counts = op_counts_;
   for (uint64_t c : op_counts_) p.dispatches += c;
   for (size_t i = 0; i < pair_counts_.size(); ++i)

@@ -21,9 +21,16 @@ using CachegrindCounts = std::map<std::string, uint64_t>;  // event (Ir, Dr, Dw,
 // Parses a cachegrind.out file: its "events:" and "summary:" lines. Throws CounterError.
 CachegrindCounts parse_cachegrind_out(const std::string& text);
 
+// Per function, by cachegrind's fn= name (demangled, with its parameters): the sum of its lines'
+// counts over every file (fl=) it appears under. Throws CounterError with the line number of a
+// count line outside a function or with more values than events.
+using CachegrindFunctions = std::map<std::string, CachegrindCounts>;
+CachegrindFunctions parse_cachegrind_functions(const std::string& text);
+
 // Runs argv under `valgrind --tool=cachegrind --cache-sim=yes --branch-sim=yes` and returns the
-// summary counts. Throws CounterError with valgrind's message when it fails.
-CachegrindCounts run_cachegrind(const std::vector<std::string>& argv);
+// summary counts (and, when `functions` is given, fills it per function). Throws CounterError
+// with valgrind's message when it fails.
+CachegrindCounts run_cachegrind(const std::vector<std::string>& argv, CachegrindFunctions* functions = nullptr);
 
 // Both runs of a case from one valgrind start-up. argv is a program that sets up once (decodes,
 // lowers, instantiates) and then calls count_forked_pair below: it forks, the child makes N
@@ -36,9 +43,10 @@ CachegrindCounts run_cachegrind(const std::vector<std::string>& argv);
 // not for repetitions of a few thousand (the models' programs), which keep two processes.
 // Throws CounterError.
 struct CachegrindPair {
-  CachegrindCounts once, twice;  // N and 2N repetitions
+  CachegrindCounts once, twice;                      // N and 2N repetitions
+  CachegrindFunctions once_functions, twice_functions;  // filled only when asked for
 };
-CachegrindPair run_cachegrind_pair(const std::vector<std::string>& argv);
+CachegrindPair run_cachegrind_pair(const std::vector<std::string>& argv, bool with_functions = false);
 
 // In the counted program, after its set-up: forks; the child runs `repeat(n)`, this process
 // `repeat(2 * n)` and then waits for the child. Both end with _exit (no destructors, no output
@@ -51,6 +59,10 @@ CachegrindPair run_cachegrind_pair(const std::vector<std::string>& argv);
 // counts(2N) - counts(N), per event. Signed: simulated cache misses depend on where the loader
 // put things, so they may differ by a few either way; instruction, load and store counts do not.
 std::map<std::string, int64_t> difference(const CachegrindCounts& twice, const CachegrindCounts& once);
+
+// The same per function: twice's functions, each less its counts in once (a function once lacks
+// counts from zero there); functions whose every difference is zero are left out.
+std::map<std::string, std::map<std::string, int64_t>> difference(const CachegrindFunctions& twice, const CachegrindFunctions& once);
 
 // Availability of the cachegrind events; counts only whole processes, so it never joins a Meter.
 class ValgrindBackend final : public CounterBackend {

@@ -32,10 +32,10 @@ nlohmann::json sidecar_json(const std::string& run_id, const MachineFingerprint&
 
 // The files write_experiment writes, for RunDirectory::check_can_write before measuring.
 std::vector<std::string> experiment_files(const std::string& experiment);
-// Writes <experiment>.summary.csv, <experiment>.samples.csv and <experiment>.json as one set: all
-// of them or none.
+// Writes <experiment>.summary.csv, <experiment>.samples.csv, the `extra` files (name, content)
+// and <experiment>.json as one set: all of them or none.
 void write_experiment(const RunDirectory& dir, const std::string& experiment, const ExperimentTables& t,
-                      const nlohmann::json& sidecar);
+                      const nlohmann::json& sidecar, const std::vector<std::pair<std::string, std::string>>& extra = {});
 
 std::string format_number(double v);  // shortest text that round-trips to the same double
 

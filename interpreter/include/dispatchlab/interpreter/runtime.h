@@ -240,10 +240,16 @@ struct Machine;
 // What `dlab wasm profile` reports: dynamic counts per op and per pair of consecutive ops.
 struct Profile {
   std::vector<std::string> op_names;                 // index = op number
+  std::vector<std::string> op_families;              // index = op number: its handlers/ file (control, numeric, ...)
   std::vector<uint64_t> op_counts;                   // per op
   std::vector<std::pair<std::pair<uint32_t, uint32_t>, uint64_t>> pairs;  // ((previous, op), count), non-zero only
   uint64_t dispatches = 0;
 };
+
+// The family of the handler named `op` (kOpNames' name: i32_add, local_get_r, ...): the handlers/
+// file its entry is in (control, stack_locals_globals, gc, tables, memory, numeric, simd,
+// superinstructions); "" when no op has that name.
+std::string op_family_of(std::string_view op);
 
 class Runtime {
  public:
