@@ -216,7 +216,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
     add_ir_option(run, o->ir)->description(
         "the IR the lowering writes: stack (operand-stack code, every placement) or register (each instruction names the "
         "frame slots of its operands and result; built for the sp placement); default register where the engine has "
-        "it (the sp placement of tail and tail_pn, and of switch and goto in a build with -DDLAB_ALL_ENGINES=ON), else stack");
+        "it (the sp placement of tail and tail_pn, and of switch and goto in a build with -DDLAB_ONE_FUNCTION_REGISTER_IR=ON or -DDLAB_ALL_ENGINES=ON), else stack");
   }
   if (!profile) {
     auto* fuel = run->add_option("--fuel", o->fuel,

@@ -295,7 +295,8 @@ std::string ir_unavailable(Ir ir, Dispatch d, Placement p, Budget b, Bounds boun
   if (ir == Ir::kStack || !e || e->register_ir()) return "";
   return fmt::format("the register IR's forms are not compiled into the {} engines of this build: in a one-function engine "
                      "(switch, goto) they multiply its compile time, so a default build leaves them out (configure with "
-                     "-DDLAB_ALL_ENGINES=ON, or use --dispatch tail or tail_pn)",
+                     "-DDLAB_ONE_FUNCTION_REGISTER_IR=ON for the unbudgeted ones or -DDLAB_ALL_ENGINES=ON for all, or use "
+                     "--dispatch tail or tail_pn)",
                      dispatch_name(d));
 }
 
