@@ -25,7 +25,9 @@ std::string join_params(const std::map<std::string, std::string>& p) {
   return s;
 }
 
-std::map<std::string, std::string> provenance(const RunResult& r, const MachineFingerprint& m) {
+}  // namespace
+
+std::map<std::string, std::string> provenance_columns(const RunResult& r, const MachineFingerprint& m) {
   return {{"protocol", r.protocol.name},
           {"pinned_cpu", r.pinned_cpu >= 0 ? std::to_string(r.pinned_cpu) : ""},
           {"warmup_rounds", std::to_string(r.protocol.warmup_rounds)},
@@ -40,6 +42,10 @@ std::map<std::string, std::string> provenance(const RunResult& r, const MachineF
           {"cxx_flags", m.build.cxx_flags},
           {"git_commit", m.build.git_commit}};
 }
+
+std::string params_column(const std::map<std::string, std::string>& p) { return join_params(p); }
+
+namespace {
 
 // Per-unit values of one metric across rounds; nullopt entries where a sample had no value.
 std::vector<std::optional<double>> per_unit(const VariantSamples& vs, size_t metric, double units) {
@@ -56,7 +62,7 @@ std::vector<std::optional<double>> per_unit(const VariantSamples& vs, size_t met
 ExperimentTables experiment_tables(const std::string& run_id, const std::string& experiment, const RunResult& result,
                                    const std::vector<Variant>& variants, const MachineFingerprint& machine) {
   ExperimentTables t;
-  auto prov = provenance(result, machine);
+  auto prov = provenance_columns(result, machine);
   for (size_t vi = 0; vi < result.variants.size(); ++vi) {
     const auto& vs = result.variants[vi];
     const Variant& var = variants.at(vi);

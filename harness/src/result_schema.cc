@@ -121,6 +121,8 @@ constexpr Column kFunctions[] = {
     {"stores", "stores per repetition"},
     {"branches", "conditional and indirect branches per repetition"},
     {"mispredicts", "simulated conditional and indirect mispredicts per repetition"},
+    {"params", "the case's parameters as in summary.csv"},
+    DLAB_PROVENANCE_COLUMNS,
 };
 
 constexpr TableSchema kTables[] = {

@@ -82,7 +82,8 @@ std::string stripped_copy(const std::string& self, const TempDir& scratch, std::
 // Each case's 2N - N counts per function, per repetition, as rows of the functions table.
 ResultTable function_table(const std::string& run_id, const std::string& experiment, const std::vector<CachegrindCase>& cases,
                            const std::vector<CachegrindFunctions>& once, const std::vector<CachegrindFunctions>& twice,
-                           const std::function<std::string(const std::string&)>& family_of) {
+                           const std::function<std::string(const std::string&)>& family_of,
+                           const std::map<std::string, std::string>& provenance) {
   ResultTable t(result_table("functions"));
   for (size_t i = 0; i < cases.size(); ++i) {
     const double n = static_cast<double>(cases[i].repetitions);
@@ -93,9 +94,11 @@ ResultTable function_table(const std::string& run_id, const std::string& experim
           if (auto it = d.find(e); it != d.end()) sum += it->second;
         return format_number(static_cast<double>(sum) / n);
       };
-      t.add({{"run_id", run_id}, {"experiment", experiment}, {"variant", cases[i].name}, {"function", function},
-             {"family", family_of(function)}, {"instructions", per({"Ir"})}, {"loads", per({"Dr"})}, {"stores", per({"Dw"})},
-             {"branches", per({"Bc", "Bi"})}, {"mispredicts", per({"Bcm", "Bim"})}});
+      std::map<std::string, std::string> row = provenance;
+      row.insert({{"run_id", run_id}, {"experiment", experiment}, {"variant", cases[i].name}, {"function", function},
+                  {"family", family_of(function)}, {"instructions", per({"Ir"})}, {"loads", per({"Dr"})}, {"stores", per({"Dw"})},
+                  {"branches", per({"Bc", "Bi"})}, {"mispredicts", per({"Bcm", "Bim"})}, {"params", params_column(cases[i].params)}});
+      t.add(row);
     }
   }
   return t;
@@ -227,7 +230,9 @@ void run_cachegrind_cases(const std::vector<CachegrindCase>& cases, const std::o
     variants.push_back({c.name, nullptr, static_cast<double>(n), c.unit, c.params, c.baseline});
   }
   std::optional<ResultTable> functions;
-  if (by_function) functions = function_table(dir ? dir->run_id() : "", experiment, cases, once_functions, twice_functions, options.family_of);
+  if (by_function)
+    functions = function_table(dir ? dir->run_id() : "", experiment, cases, once_functions, twice_functions, options.family_of,
+                               provenance_columns(r, this_machine()));
   if (!dir) return;
   auto t = experiment_tables(dir->run_id(), experiment, r, variants, this_machine());
   std::vector<std::string> tables = {"summary", "samples"};

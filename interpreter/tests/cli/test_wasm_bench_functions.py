@@ -30,6 +30,9 @@ def test_the_counts_split_by_function_name_each_handlers_family(dlab_bin, tmp_pa
     assert set(handlers["family"]) <= FAMILIES
     assert handlers["function"].str.contains("::h_").all()
     assert "control" in set(handlers["family"])  # fib calls and returns
+    # Each row carries its case's params and the provenance every measured row carries.
+    assert (handlers["params"].str.contains("workload=fib")).all()
+    assert (f["protocol"] == "cachegrind-2n-minus-n").all() and (f["git_commit"] != "").all() and (f["cxx_flags"] != "").all()
     # The handlers' instructions are per call, and they are most of dlab's fib call.
     dlab_rows = f[f["variant"] != "fib/fake"]
     assert handlers["instructions"].sum() > 0.5 * dlab_rows["instructions"].sum()

@@ -3,6 +3,7 @@
 // availability table, and either into its JSON sidecar.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,12 @@ ExperimentTables experiment_tables(const std::string& run_id, const std::string&
                                    const std::vector<Variant>& variants, const MachineFingerprint& machine);
 
 ResultTable counters_table(const CounterPlan& plan);
+
+// The provenance columns every measured row carries (result_schema.cc's list: protocol, pinning,
+// machine, build), for a table written beside experiment_tables' (the cachegrind functions table).
+std::map<std::string, std::string> provenance_columns(const RunResult& result, const MachineFingerprint& machine);
+// A case's params as the `params` column writes them: key=value joined by ';'.
+std::string params_column(const std::map<std::string, std::string>& params);
 
 // Sidecar for <stem>.csv: fingerprint, protocol (when there is one), and the schema of the tables.
 nlohmann::json sidecar_json(const std::string& run_id, const MachineFingerprint& machine, const RunResult* result,
