@@ -12,7 +12,8 @@ is `numeric`, the register IR's `br_if_r`, `br_table_r` and `copy_r` are `stack_
 superinstruction is `superinstructions`; wasm3's fused ops (op_i32_Add_rs, its BranchIf) are put
 where their main operation is. Counts are cachegrind's (simulated branches), never times.
 
-    python -m dispatchlab_analysis.where RUN_DIR [--experiment wasm_valgrind] [--out FILE]
+    python -m dispatchlab_analysis.where RUN_DIR [--experiment wasm_valgrind] [--peer P] [--engine E]
+                                         [--out FILE] [--csv FILE]
 """
 from __future__ import annotations
 
@@ -38,7 +39,6 @@ WASM3_FAMILIES = [
     ("numeric", r"^op_[iuf](?:32|64)_"),
 ]
 METRICS = ["instructions", "loads", "stores", "branches", "mispredicts"]
-DLAB = "dlab"
 
 
 def wasm3_family(function: str) -> str:
@@ -68,23 +68,31 @@ def load_functions(run_dir: Path, experiment: str) -> tuple[pd.DataFrame, pd.Dat
     return f, summary
 
 
-def engine_of_cases(summary: pd.DataFrame) -> dict[str, tuple[str, str]]:
-    """case -> (workload, engine): a peer's cases are that peer (its name), every other case dlab."""
+def engine_of_cases(summary: pd.DataFrame) -> dict[str, tuple[str, str, bool]]:
+    """case -> (workload, engine, is a peer): a peer's cases are that peer (its name); each of dlab's
+    is its engine, the case's name after the workload ("tail_pn", "tail/vec")."""
     out = {}
     for case, params in summary[["variant", "params"]].drop_duplicates().itertuples(index=False):
         p = parse_params(params)
-        out[case] = (p.get("workload", case.split("/", 1)[0]), p.get("peer") or DLAB)
+        workload = p.get("workload", case.split("/", 1)[0])
+        peer = p.get("peer")
+        engine = peer or (case.split("/", 1)[1] if "/" in case else case)
+        out[case] = (workload, engine, bool(peer))
     return out
 
 
 def run_peers(summary: pd.DataFrame) -> list[str]:
     """The peers the run counted beside dlab."""
-    return sorted({engine for _, engine in engine_of_cases(summary).values()} - {DLAB})
+    return sorted({engine for _, engine, peer in engine_of_cases(summary).values() if peer})
+
+
+def run_engines(summary: pd.DataFrame) -> list[str]:
+    """dlab's engines in the run, in the order of its cases."""
+    return list(dict.fromkeys(engine for _, engine, peer in engine_of_cases(summary).values() if not peer))
 
 
 def by_family(functions: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
-    """Per workload, engine and family: the counts per call (rows of engines other than dlab and
-    the peers are kept as their own engines)."""
+    """Per workload, engine (each of dlab's engines apart, each peer) and family: the counts per call."""
     engines = engine_of_cases(summary)
     f = functions.copy()
     unknown = sorted(set(f["variant"]) - set(engines))
@@ -92,18 +100,18 @@ def by_family(functions: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
         raise ResultFormatError(f"functions rows of cases the summary does not have: {unknown[:3]}")
     f["workload"] = f["variant"].map(lambda c: engines[c][0])
     f["engine"] = f["variant"].map(lambda c: engines[c][1])
-    is_dlab = f["engine"] == DLAB
+    is_dlab = ~f["variant"].map(lambda c: engines[c][2])
     fam = f["family"].where(f["family"] != "", None)
     f["family"] = fam.where(is_dlab, f["function"].map(wasm3_family)).fillna("other")
     return f.groupby(["workload", "engine", "family"], as_index=False)[METRICS].sum()
 
 
-def family_markdown(table: pd.DataFrame, peer: str) -> str:
-    """Per workload, a row per family: dlab's and the peer's instructions and stores per call, their
-    ratio, and dlab's excess instructions as a share of the whole difference."""
+def family_markdown(table: pd.DataFrame, peer: str, engine: str) -> str:
+    """Per workload, a row per family: dlab's (one engine's) and the peer's instructions and stores
+    per call, their ratio, and dlab's excess instructions as a share of the peer's."""
     parts = []
     for workload, g in table.groupby("workload", sort=True):
-        d = g[g["engine"] == DLAB].set_index("family")
+        d = g[g["engine"] == engine].set_index("family")
         p = g[g["engine"] == peer].set_index("family")
         if d.empty or p.empty:
             continue
@@ -120,11 +128,11 @@ def family_markdown(table: pd.DataFrame, peer: str) -> str:
                      fmt_number(d["stores"].sum()), fmt_number(p["stores"].sum()),
                      fmt_number(d["stores"].sum() / p["stores"].sum(), 3) if p["stores"].sum() else "",
                      f"{100 * (total_d - total_p) / total_p:+.1f}%" if total_p else ""])
-        parts.append(f"#### {workload}\n\n" + markdown_table(
+        parts.append(f"#### {workload} (dlab `{engine}`)\n\n" + markdown_table(
             ["family", "dlab instr/call", f"{peer} instr/call", "ratio", "dlab stores/call", f"{peer} stores/call", "ratio",
              f"dlab - {peer}, share of {peer}'s total"], rows))
     if not parts:
-        return f"(no workload has both dlab's and {peer}'s functions)\n"
+        return f"(no workload has both dlab `{engine}`'s and {peer}'s functions)\n"
     return "\n".join(parts)
 
 
@@ -135,13 +143,13 @@ def report_section(run_dir: Path, experiment: str) -> str:
         return ""
     functions, summary = load_functions(Path(run_dir), experiment)
     table = by_family(functions, summary)
-    peers = run_peers(summary)
     parts = []
-    for peer in peers:
-        parts.append(f"\n### Where dlab executes more than `{peer}`, by family (`{experiment}.functions.csv`)\n\n"
-                     "Cachegrind's counts per call split by function: dlab's handlers by their handlers/ file, "
-                     f"{peer}'s operations by name (dispatchlab_analysis.where); counts, not times.\n\n"
-                     + family_markdown(table, peer))
+    for peer in run_peers(summary):
+        for engine in run_engines(summary):
+            parts.append(f"\n### Where dlab `{engine}` executes more than `{peer}`, by family (`{experiment}.functions.csv`)\n\n"
+                         "Cachegrind's counts per call split by function: dlab's handlers by their handlers/ file, "
+                         f"{peer}'s operations by name (dispatchlab_analysis.where); counts, not times.\n\n"
+                         + family_markdown(table, peer, engine))
     return "\n".join(parts)
 
 
@@ -150,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("run_dir", type=Path, help="a run directory with <experiment>.functions.csv")
     ap.add_argument("--experiment", default="wasm_valgrind", help="the cachegrind experiment (default: wasm_valgrind)")
     ap.add_argument("--peer", default=None, help="the peer to compare with (default: the one peer in the run)")
+    ap.add_argument("--engine", default=None, help="dlab's engine to compare (the case's name after the workload; "
+                    "default: the one engine in the run)")
     ap.add_argument("--out", type=Path, help="write the Markdown here (a new file) instead of stdout")
     ap.add_argument("--csv", type=Path, help="also write the per-family table as CSV (a new file)")
     a = ap.parse_args(argv)
@@ -161,17 +171,23 @@ def main(argv: list[str] | None = None) -> int:
         if peer is None or peer not in peers:
             raise ValueError(f"--peer must name one of the run's peers {peers}" if peers else
                              "the run has no peer: bench with --peer (wasm3: `just peers`)")
-        text = family_markdown(table, peer)
+        engines = run_engines(summary)
+        engine = a.engine or (engines[0] if len(engines) == 1 else None)
+        if engine is None or engine not in engines:
+            raise ValueError(f"--engine must name one of the run's engines {engines}")
+        text = family_markdown(table, peer, engine)
         for path in (a.out, a.csv):
             if path is not None and path.exists():
                 raise FileExistsError(f"{path} exists: give a new file")
+        if a.out is not None and a.csv is not None and a.out.resolve() == a.csv.resolve():
+            raise ValueError("--out and --csv name the same file")
         if a.csv is not None:
             table.to_csv(a.csv, index=False)
         if a.out is not None:
             a.out.write_text(text)
         else:
             sys.stdout.write(text)
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, KeyError) as e:
         print(f"where: {e}", file=sys.stderr)
         return 1
     return 0

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <set>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -68,16 +69,18 @@ CachegrindFunctions parse_cachegrind_functions(const std::string& text) {
       function = line.substr(3);
     } else if (!line.empty() && line[0] >= '0' && line[0] <= '9') {
       // "<source line> <count per event>...": trailing zero counts may be left out.
+      if (events.empty()) throw CounterError(fmt::format("cachegrind output line {}: counts before the events: line", number));
       if (function.empty()) throw CounterError(fmt::format("cachegrind output line {}: counts before any fn= line", number));
       std::istringstream ss(line);
       uint64_t source_line = 0, v = 0;
-      ss >> source_line;
+      if (!(ss >> source_line)) throw CounterError(fmt::format("cachegrind output line {}: no source line number", number));
       CachegrindCounts& c = out[function];
       for (size_t i = 0; ss >> v; ++i) {
         if (i >= events.size())
           throw CounterError(fmt::format("cachegrind output line {}: more counts than the {} events", number, events.size()));
         c[events[i]] += v;
       }
+      if (!ss.eof()) throw CounterError(fmt::format("cachegrind output line {}: a count that is not a number", number));
     }
   }
   if (events.empty()) throw CounterError("cachegrind output has no 'events:' line");
@@ -199,16 +202,27 @@ std::map<std::string, int64_t> difference(const CachegrindCounts& twice, const C
 }
 
 std::map<std::string, std::map<std::string, int64_t>> difference(const CachegrindFunctions& twice, const CachegrindFunctions& once) {
+  // Over the functions of both runs: one that ran only in the N run (a forked child's own exit
+  // path) has a negative difference, so the rows still add up to the summary's difference.
   std::map<std::string, std::map<std::string, int64_t>> out;
   static const CachegrindCounts kNone;
-  for (const auto& [f, counts] : twice) {
-    auto it = once.find(f);
-    const CachegrindCounts& before = it == once.end() ? kNone : it->second;
+  auto of = [](const CachegrindFunctions& fs, const std::string& f) -> const CachegrindCounts& {
+    auto it = fs.find(f);
+    return it == fs.end() ? kNone : it->second;
+  };
+  std::set<std::string> names;
+  for (const auto& [f, c] : twice) names.insert(f);
+  for (const auto& [f, c] : once) names.insert(f);
+  for (const auto& f : names) {
+    const CachegrindCounts &after = of(twice, f), &before = of(once, f);
+    std::set<std::string> events;
+    for (const auto& [e, v] : after) events.insert(e);
+    for (const auto& [e, v] : before) events.insert(e);
     std::map<std::string, int64_t> d;
     bool any = false;
-    for (const auto& [e, v] : counts) {
-      auto b = before.find(e);
-      d[e] = static_cast<int64_t>(v) - static_cast<int64_t>(b == before.end() ? 0 : b->second);
+    for (const auto& e : events) {
+      auto a = after.find(e), b = before.find(e);
+      d[e] = static_cast<int64_t>(a == after.end() ? 0 : a->second) - static_cast<int64_t>(b == before.end() ? 0 : b->second);
       any |= d[e] != 0;
     }
     if (any) out[f] = std::move(d);

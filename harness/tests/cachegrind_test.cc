@@ -98,7 +98,8 @@ TEST(Cachegrind, SplitsTheCountsByFunctionOverEveryFile) {
 TEST(Cachegrind, RefusesCountsOutsideAFunctionOrBeyondTheEvents) {
   EXPECT_THROW(parse_cachegrind_functions("events: Ir\n3 4\n"), CounterError);
   EXPECT_THROW(parse_cachegrind_functions("events: Ir\nfn=f\n3 4 5\n"), CounterError);
-  EXPECT_THROW(parse_cachegrind_functions("fn=f\n3 4\n"), CounterError);
+  EXPECT_THROW(parse_cachegrind_functions("fn=f\n3 4\n"), CounterError);  // no events: line before the counts
+  EXPECT_THROW(parse_cachegrind_functions("events: Ir Dr\nfn=f\n3 4 x\n"), CounterError);
 }
 
 TEST(Cachegrind, FunctionDifferenceKeepsWhatTheRepetitionsRan) {
@@ -108,6 +109,8 @@ TEST(Cachegrind, FunctionDifferenceKeepsWhatTheRepetitionsRan) {
   EXPECT_EQ(d.size(), 2u);  // setup's difference is zero: left out
   EXPECT_EQ(d.at("h_add").at("Ir"), 40);
   EXPECT_EQ(d.at("h_mul").at("Ir"), 6);
+  once["child_exit"] = {{"Ir", 8}};  // ran only in the N run: negative, so the rows still add up
+  EXPECT_EQ(difference(twice, once).at("child_exit").at("Ir"), -8);
 }
 
 TEST(Cachegrind, DifferenceRemovesTheFixedCost) {

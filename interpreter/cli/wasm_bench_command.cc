@@ -195,6 +195,13 @@ std::string handler_family(const std::string& function) {
   return wasm::op_family_of(std::string_view(function).substr(begin, end == std::string::npos ? std::string::npos : end - begin));
 }
 
+// The files a cachegrind bench writes, checked before anything is counted.
+std::vector<std::string> valgrind_files(const std::string& experiment, bool functions) {
+  std::vector<std::string> files = experiment_files(experiment);
+  if (functions) files.push_back(experiment + ".functions.csv");
+  return files;
+}
+
 // The command line's consistency, before anything runs or is created: an option that would be
 // silently ignored is refused (CLI::ValidationError, exit 2), as is an empty list. Returns the peers.
 std::vector<Peer> check_bench_options(const BenchOptions& o, const CLI::App& cmd) {
@@ -721,7 +728,8 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
       ->check(CLI::ExistingDirectory);
   cmd->add_flag("--valgrind-functions", o->valgrind_functions,
                 "with --valgrind: also split each case's counts by function (the programs run unstripped) into "
-                "<name>_valgrind.functions.csv, each of dlab's handlers with its family (control, numeric, ...: its "
+                "<name>_valgrind.functions.csv (with --calls <name>_calls_valgrind.functions.csv), each of dlab's "
+                "handlers with its family (control, numeric, ...: its "
                 "handlers/ file); the tail-call engines have a function per handler, switch and goto one for all");
   cmd->add_flag("--calls", o->calls,
                 "instead of the kernels: the call path in every chosen engine (host-to-wasm nop and i32x4 calls, wasm-to-host, "
@@ -765,7 +773,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
                              n});
           }
         std::optional<RunDirectory> dir;
-        if (!o->no_save) dir = o->out.resolve(this_machine(), experiment_files(o->name + "_calls_valgrind"));
+        if (!o->no_save) dir = o->out.resolve(this_machine(), valgrind_files(o->name + "_calls_valgrind", o->valgrind_functions));
         run_cachegrind_cases(cases, dir, o->name + "_calls_valgrind", o->valgrind_options);
         return;
       }
@@ -774,7 +782,6 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
       run_call_path(engines, o->protocol, o->quick, dir, o->name + "_calls");
       return;
     }
-    if (o->valgrind_functions) o->valgrind_options.family_of = handler_family;
     BenchPlan plan;
     plan_bench(*o, *cmd, plan);
     // The engines, instantiated, and every workload's export checked (and called once) in the
@@ -784,7 +791,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
     if (o->valgrind) {
       prepared.clear();
       std::optional<RunDirectory> dir;
-      if (!o->no_save) dir = o->out.resolve(this_machine(), experiment_files(o->name + "_valgrind"));
+      if (!o->no_save) dir = o->out.resolve(this_machine(), valgrind_files(o->name + "_valgrind", o->valgrind_functions));
       run_valgrind(o->module, o->clock, o->heap_limit, plan.workloads, plan.engines, o->valgrind_calls, dir, o->name + "_valgrind",
                    o->valgrind_options, plan.peers, plan.command_module);
       return;

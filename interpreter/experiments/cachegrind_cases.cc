@@ -108,6 +108,9 @@ ResultTable function_table(const std::string& run_id, const std::string& experim
 
 void run_cachegrind_cases(const std::vector<CachegrindCase>& cases, const std::optional<RunDirectory>& dir, const std::string& experiment,
                           const CachegrindOptions& options) {
+  const bool by_function = static_cast<bool>(options.family_of);
+  if (by_function && !options.reuse.empty())
+    throw std::invalid_argument("counts by function are not kept in a reuse folder: leave out --valgrind-reuse");
   const auto& cat = MetricCatalog::builtin();
   RunResult r = cachegrind_result(cat);
   std::error_code ec;
@@ -142,9 +145,6 @@ void run_cachegrind_cases(const std::vector<CachegrindCase>& cases, const std::o
     if (cases[i].pair_argv) jobs.push_back({i, Run::kPair});
     else jobs.insert(jobs.end(), {{i, Run::kTwice}, {i, Run::kOnce}});  // the longer run first
   }
-  const bool by_function = static_cast<bool>(options.family_of);
-  if (by_function && !options.reuse.empty())
-    throw std::invalid_argument("counts by function are not kept in a reuse folder: leave out --valgrind-reuse");
   // A function split needs the symbols, which the stripped copy drops.
   if (!jobs.empty() && !self.empty() && !by_function) {  // nothing to strip for when every case is read back
     scratch.emplace("cachegrind-cases");

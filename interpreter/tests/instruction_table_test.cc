@@ -203,6 +203,14 @@ TEST(InstructionTable, EveryOpHasTheFamilyOfTheFileItsEntryIsIn) {
   EXPECT_EQ(op_family_of(kOpNames[static_cast<size_t>(kSupers[0].op)]), "superinstructions");
   EXPECT_EQ(op_family_of("no_such_op"), "");
   for (size_t i = 0; i < static_cast<size_t>(Op::kCount); ++i) EXPECT_STRNE(op_family(i), "") << kOpNames[i];
+  // At each boundary: the family's first op is its own, the op before it the previous family's.
+  for (size_t k = 1; k < kFamilyCount; ++k) {
+    const size_t first = kFamilyMarkers[k] - k;
+    EXPECT_STREQ(op_family(first), kFamilyNames[k]) << kOpNames[first];
+    EXPECT_STREQ(op_family(first - 1), kFamilyNames[k - 1]) << kOpNames[first - 1];
+  }
+  EXPECT_STREQ(kOpNames[kFamilyMarkers[1] - 2], "br_on_non_null");  // control.def's last entry
+  EXPECT_STREQ(kOpNames[kFamilyMarkers[1] - 1], "drop");           // stack_locals_globals.def's first
 }
 
 TEST(InstructionTable, AnUndeclaredOpcodeIsNotFound) {

@@ -40,12 +40,13 @@ def test_the_counts_split_by_function_name_each_handlers_family(dlab_bin, tmp_pa
     out = tmp_path / "where.md"
     assert where.main([str(functions_csv.parent), "--out", str(out)]) == 0
     text = out.read_text()
-    assert "#### fib" in text and "fake instr/call" in text and "| **all** |" in text
-    assert "Where dlab executes more than `fake`" in where.report_section(functions_csv.parent, "wasm_valgrind")
+    assert "#### fib (dlab `tail_pn`)" in text and "fake instr/call" in text and "| **all** |" in text
+    assert "Where dlab `tail_pn` executes more than `fake`" in where.report_section(functions_csv.parent, "wasm_valgrind")
 
 
-def test_functions_are_refused_where_they_would_be_lost(dlab_bin):
-    for extra, says in ((["--no-save"], "not with --no-save"), ([], "applies only with --valgrind")):
+def test_functions_are_refused_where_they_would_be_lost(dlab_bin, tmp_path):
+    for extra, says in ((["--no-save"], "not with --no-save"), ([], "applies only with --valgrind"),
+                        (["--valgrind-reuse", str(tmp_path)], "not with --valgrind-reuse")):
         args = ["wasm", "bench", "--valgrind-functions", "--workloads", "fib"] + extra
         if extra:
             args.insert(2, "--valgrind")

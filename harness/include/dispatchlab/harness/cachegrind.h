@@ -60,8 +60,9 @@ CachegrindPair run_cachegrind_pair(const std::vector<std::string>& argv, bool wi
 // put things, so they may differ by a few either way; instruction, load and store counts do not.
 std::map<std::string, int64_t> difference(const CachegrindCounts& twice, const CachegrindCounts& once);
 
-// The same per function: twice's functions, each less its counts in once (a function once lacks
-// counts from zero there); functions whose every difference is zero are left out.
+// The same per function, over the functions of either run (a function one run lacks counts zero
+// there, so a difference may be negative and the rows add up to the summary's); functions whose
+// every difference is zero are left out.
 std::map<std::string, std::map<std::string, int64_t>> difference(const CachegrindFunctions& twice, const CachegrindFunctions& once);
 
 // Availability of the cachegrind events; counts only whole processes, so it never joins a Meter.
