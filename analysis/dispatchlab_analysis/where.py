@@ -176,15 +176,16 @@ def main(argv: list[str] | None = None) -> int:
         if engine is None or engine not in engines:
             raise ValueError(f"--engine must name one of the run's engines {engines}")
         text = family_markdown(table, peer, engine)
-        for path in (a.out, a.csv):
-            if path is not None and path.exists():
-                raise FileExistsError(f"{path} exists: give a new file")
-        if a.out is not None and a.csv is not None and a.out.resolve() == a.csv.resolve():
+        if a.out is not None and a.csv is not None and a.out.absolute() == a.csv.absolute():
             raise ValueError("--out and --csv name the same file")
+        # Exclusive creation: an existing file, a device or a symbolic link (even a dangling one)
+        # is refused, never written through or replaced.
         if a.csv is not None:
-            table.to_csv(a.csv, index=False)
+            with open(a.csv, "x", newline="") as f:
+                table.to_csv(f, index=False)
         if a.out is not None:
-            a.out.write_text(text)
+            with open(a.out, "x") as f:
+                f.write(text)
         else:
             sys.stdout.write(text)
     except (OSError, ValueError, KeyError) as e:

@@ -88,3 +88,8 @@ def test_the_command_asks_which_engine_when_the_run_has_several(tmp_path, capsys
     assert "(dlab `tail`)" in out.read_text()
     assert "Where dlab `tail_pn` executes more than `wasm3`" in where.report_section(tmp_path, "x_valgrind")
     assert where.main([str(tmp_path), "--experiment", "x_valgrind", "--engine", "tail", "--out", str(out)]) == 1  # exists
+    dangling = tmp_path / "link.md"
+    dangling.symlink_to(tmp_path / "nowhere.md")
+    assert where.main([str(tmp_path), "--experiment", "x_valgrind", "--engine", "tail", "--out", str(dangling)]) == 1
+    assert not (tmp_path / "nowhere.md").exists()  # not written through the link
+    assert where.main([str(tmp_path), "--experiment", "x_valgrind", "--engine", "tail", "--out", "/dev/null"]) == 1
