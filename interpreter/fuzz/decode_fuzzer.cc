@@ -98,8 +98,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   bool first = true;
   for (Bounds bounds : bounds_list())
   for (Dispatch d : dispatch_modes())
-    for (Lowering lowering : {Lowering{false, false, false}, Lowering{true, true, true}, Lowering{false, false, false, Ir::kRegister},
-                              Lowering{true, true, true, Ir::kRegister}}) {
+    for (Lowering lowering : {Lowering{false, false, false, false}, Lowering{true, true, true, true},
+                              Lowering{false, false, false, false, Ir::kRegister}, Lowering{true, true, true, true, Ir::kRegister}}) {
       if (!engine_unavailable(d, Placement::kSp, Budget::kNone, bounds).empty()) continue;  // no such engine
       if (!ir_unavailable(lowering.ir, d, Placement::kSp, Budget::kNone, bounds).empty()) continue;  // not compiled into this engine
       Runtime rt(d, Placement::kSp, Budget::kNone, bounds);

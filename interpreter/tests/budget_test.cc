@@ -54,9 +54,11 @@ TEST(Budget, EveryEngineRowHasANameAndTheTailSignaturesAddTheCounter) {
     EXPECT_EQ(parse_bounds(bounds_name(e.bounds)), e.bounds);
     EXPECT_EQ(parse_budget(budget_name(e.budget)), e.budget);
   }
-  EXPECT_EQ(handler_signature(Dispatch::kTail, Placement::kSp, Budget::kNone), "ptr,ptr,ptr,ptr");
-  EXPECT_EQ(handler_signature(Dispatch::kTail, Placement::kSp, Budget::kFuel), "ptr,ptr,ptr,ptr,u64");
-  EXPECT_EQ(handler_signature(Dispatch::kTail, Placement::kSp, Budget::kFuelMachine), "ptr,ptr,ptr,ptr");
+  // sp: the register IR's accumulator after the machine, then the counter.
+  EXPECT_EQ(handler_signature(Dispatch::kTail, Placement::kSp, Budget::kNone), "ptr,ptr,ptr,ptr,u64");
+  EXPECT_EQ(handler_signature(Dispatch::kTail, Placement::kSp, Budget::kFuel), "ptr,ptr,ptr,ptr,u64,u64");
+  EXPECT_EQ(handler_signature(Dispatch::kTail, Placement::kSp, Budget::kFuelMachine), "ptr,ptr,ptr,ptr,u64");
+  EXPECT_EQ(handler_signature(Dispatch::kTail, Placement::kVec, Budget::kNone), "ptr,ptr,ptr");
   EXPECT_EQ(handler_signature(Dispatch::kTail, Placement::kSpWt, Budget::kNone), "ptr,ptr,ptr,ptr,u64");
   EXPECT_EQ(handler_signature(Dispatch::kSwitch, Placement::kSp, Budget::kFuel), "");
   EXPECT_NE(engine_unavailable(Dispatch::kGoto, Placement::kVec, Budget::kFuel), "");

@@ -135,6 +135,49 @@ TEST(RegisterIrTest, SuperPairsRegisterFormsAndTheSecondsWordsStayInPlace) {
   }
 }
 
+// acc: an operand the instruction just before computed comes from the accumulator (the x / y
+// forms: the first operand, with the second from a slot or the immediate; or the second); its
+// producer still stores it, so a form that has to read slots is turned back into its slot form.
+TEST(RegisterIrTest, AnOperandJustComputedComesFromTheAccumulator) {
+  // ((p0 + p1) ^ 7) - (p1 - (p0 + 1)): the xor's a and both subs' b in the accumulator (slots 0, 1
+  // the parameters; 2 the xor's result, 3 the pending local.get 1, 4 the inner add's result).
+  const char* wat = R"((module (func (export "f") (param i32 i32) (result i32)
+    (i32.sub (i32.xor (i32.add (local.get 0) (local.get 1)) (i32.const 7))
+             (i32.sub (local.get 1) (i32.add (local.get 0) (i32.const 1)))))))";
+  EXPECT_EQ(words_of(wat), (std::vector<uint64_t>{W(Op::i32_add_r), 0, 1, 2, W(Op::i32_xor_xk), 7, 2, W(Op::i32_add_k), 0, 1, 4,
+                                                  W(Op::i32_sub_y), 1, 3, W(Op::i32_sub_y), 2, 2, W(Op::return_r1), 2}));
+  Lowering no_acc = register_ir();
+  no_acc.acc = false;
+  EXPECT_EQ(words_of(wat, no_acc), (std::vector<uint64_t>{W(Op::i32_add_r), 0, 1, 2, W(Op::i32_xor_k), 2, 7, 2, W(Op::i32_add_k), 0, 1, 4,
+                                                          W(Op::i32_sub_r), 1, 4, 3, W(Op::i32_sub_r), 2, 3, 2, W(Op::return_r1), 2}));
+  // A compare before a branch reads its operand from the slot again (the fused form reads slots),
+  // and an address add that took its operand from the accumulator still folds into the load.
+  const char* loop = R"((module (memory 1) (data (i32.const 16) "\2a")
+    (func (export "f") (param i32) (result i32) (local i32)
+      (loop $l
+        (local.set 1 (i32.add (local.get 1) (i32.const 1)))
+        (br_if $l (i32.lt_u (i32.mul (local.get 1) (i32.const 2)) (local.get 0))))
+      (i32.load8_u (i32.add (i32.mul (local.get 0) (i32.const 0)) (i32.const 16))))))";
+  auto words = words_of(loop);
+  EXPECT_EQ(std::vector<uint64_t>(words.begin() + 4, words.begin() + 12),
+            (std::vector<uint64_t>{W(Op::i32_mul_k), 1, 2, 2, W(Op::i32_lt_u_rr_br_if), 2, 0, static_cast<uint64_t>(-8)}));
+  EXPECT_EQ(std::vector<uint64_t>(words.begin() + 12, words.end()),
+            (std::vector<uint64_t>{W(Op::i32_mul_k), 0, 0, 2, W(Op::i32_load8_u_a), 0, 2, 16, 2, W(Op::return_r1), 2}));
+  // And the results agree with and without it, in every engine with the register forms.
+  for (Dispatch d : dispatch_modes()) {
+    if (!ir_unavailable(Ir::kRegister, d, Placement::kSp).empty()) continue;
+    SCOPED_TRACE(dispatch_name(d));
+    for (Lowering l : {register_ir(), no_acc}) {
+      Runtime rt(d);
+      rt.set_lowering(l);
+      Instance& inst = rt.instantiate(assemble(wat));
+      EXPECT_EQ(rt.invoke(inst.exports.at("f").func, {Value::i32(5), Value::i32(9)})[0].lo, static_cast<uint32_t>(((5 + 9) ^ 7) - (9 - 6)));
+      Instance& looped = rt.instantiate(assemble(loop));
+      EXPECT_EQ(rt.invoke(looped.exports.at("f").func, {Value::i32(10)})[0].lo, 0x2au);
+    }
+  }
+}
+
 TEST(RegisterIrTest, OnlyTheSpPlacementBuildsIt) {
   EXPECT_EQ(ir_unavailable(Ir::kRegister, Placement::kSp), "");
   EXPECT_EQ(ir_unavailable(Ir::kStack, Placement::kVec), "");

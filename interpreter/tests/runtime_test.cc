@@ -35,7 +35,7 @@ class RuntimeTest : public ::testing::TestWithParam<Dispatch> {
 };
 
 TEST_P(RuntimeTest, LoweredWordsAreTheModesOpWords) {
-  rt.set_lowering({false, false, false});  // plain: one instruction per wasm instruction (lowering_test.cc has the rest)
+  rt.set_lowering(Lowering::none());  // plain: one instruction per wasm instruction (lowering_test.cc has the rest)
   auto& inst = load(R"((module (func (export "add") (param i32 i32) (result i32) local.get 0 local.get 1 i32.add)))");
   const FuncInst* f = inst.exports.at("add").func;
   // local.get 0, local.get 1, i32.add, return 1: blocks and `end` lower to nothing else.

@@ -43,6 +43,9 @@ struct SimpleOp {
   // (reg), or the last operand an immediate (reg_k); Op::kCount for SIMD.
   Op reg = Op::kCount, reg_k = Op::kCount;
   Op reg_a = Op::kCount;  // a memory instruction's address slot + constant form
+  // The accumulator forms (handlers.def): the first operand from it (reg_x; reg_xk with the
+  // second an immediate), or the second (reg_y).
+  Op reg_x = Op::kCount, reg_xk = Op::kCount, reg_y = Op::kCount;
 };
 
 // A signature's operand counts ("ii:i": 2 pops, 1 push), for the register forms' bodies.
@@ -65,8 +68,10 @@ constexpr int sig_pushes(const char* s) {
 #define DLW_SHUF Imm::SHUF, 0, 32
 inline constexpr SimpleOp kSimpleOps[] = {
 #define OP(name, ...)
-#define NUM(name, opcode, sig, ...) {opcode, Op::name, sig, DLW_NONE, Op::name##_r, Op::name##_k},
-#define MEM(name, opcode, sig, imm, ...) {opcode, Op::name, sig, DLW_##imm, Op::name##_r, Op::name##_k, Op::name##_a},
+#define NUM(name, opcode, sig, ...) \
+  {opcode, Op::name, sig, DLW_NONE, Op::name##_r, Op::name##_k, Op::kCount, Op::name##_x, Op::name##_xk, Op::name##_y},
+#define MEM(name, opcode, sig, imm, ...) \
+  {opcode, Op::name, sig, DLW_##imm, Op::name##_r, Op::name##_k, Op::name##_a, Op::name##_x, Op::name##_xk, Op::name##_y},
 #define VEC(name, sub, imm, sig, ...) {0xFD000 + sub, Op::name, sig, DLW_##imm},
 #include "engines/handlers.def"
 #undef OP
@@ -79,6 +84,14 @@ inline constexpr SimpleOp kSimpleOps[] = {
 #undef DLW_LANE
 #undef DLW_MEMLANE
 #undef DLW_SHUF
+
+// The accumulator forms an instruction's operands leave without meaning (a one-operand
+// instruction's xk and y forms): stubs that trap, which the lowering never writes (handlers.def).
+constexpr bool unwritten_register_form(Op op) {
+  for (const SimpleOp& s : kSimpleOps)
+    if (s.reg_x != Op::kCount && sig_pops(s.signature) < 2 && (op == s.reg_xk || op == s.reg_y)) return true;
+  return false;
+}
 
 // A memory instruction's body checks 64-bit addresses only in its memory64 form, which declares
 // its own kAddr64 = true (handlers.def's MEM and VMEM).

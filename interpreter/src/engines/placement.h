@@ -135,7 +135,7 @@ constexpr bool kGuardPages = DLW_GUARD_PAGES;
 #define DLW_P_ARGS0 DLW_HANDLER_ARGS
 #define DLW_SP_IN
 #define DLW_SP_OUT
-#define DLW_RUN_FIRST(Handler) reinterpret_cast<Handler>(ip[0])(DLW_HANDLER_ARGS DLW_B_FIRST);
+#define DLW_RUN_FIRST(Handler) reinterpret_cast<Handler>(ip[0])(DLW_HANDLER_ARGS DLW_ACC_FIRST DLW_B_FIRST);
 #define DLW_LOCAL_SP_OUT
 #define DLW_LOCAL_SP_IN
 #define DLW_LOCAL_TOP
@@ -169,6 +169,24 @@ inline constexpr bool dlw_in_register_form = false;
   dlw_register_done: __attribute__((unused)); \
   __builtin_unreachable();
 
-// The budget's counter, when it is an argument, comes last (budget.h).
-#define DLW_P_PARAMS DLW_P_PARAMS0 DLW_B_PARAM
-#define DLW_P_ARGS DLW_P_ARGS0 DLW_B_ARG
+// The register IR's accumulator (handlers.def's x / y forms): the last register form's result,
+// which the next instruction may take from here rather than from the slot it was also stored to.
+// A tail handler's argument after the machine (it costs no instruction where a handler does not
+// touch it: the register stays as the previous handler left it), a local of the run function in
+// switch / goto; only where the register IR is built. The first handler gets 0: the lowering never
+// writes a form that reads it except right after the instruction that set it.
+#if DLW_REGISTER_IR
+#define DLW_ACC_PARAM , uint64_t acc
+#define DLW_ACC_ARG , acc
+#define DLW_ACC_FIRST , uint64_t{0}
+#define DLW_LOCAL_ACC uint64_t acc = 0;
+#else
+#define DLW_ACC_PARAM
+#define DLW_ACC_ARG
+#define DLW_ACC_FIRST
+#define DLW_LOCAL_ACC
+#endif
+
+// The accumulator, then the budget's counter when it is an argument, come last (budget.h).
+#define DLW_P_PARAMS DLW_P_PARAMS0 DLW_ACC_PARAM DLW_B_PARAM
+#define DLW_P_ARGS DLW_P_ARGS0 DLW_ACC_ARG DLW_B_ARG

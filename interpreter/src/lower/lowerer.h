@@ -89,6 +89,9 @@ class Lowerer {
   struct Written {
     Op op;
     size_t at;  // its op word's index in code_
+    // Register IR, an accumulator form (handlers.def's x / y forms): the slot its accumulator
+    // operand was also stored to, so that it can become its slot-reading form again (unaccumulate).
+    uint32_t acc_slot = UINT32_MAX;
   };
   // Register IR: where an operand-stack value is (see the register IR section below).
   struct Loc {
@@ -212,8 +215,11 @@ class Lowerer {
   // value stay pending (an operand read from a local or a constant word, the _k and _a forms, a
   // result written straight into the local a local.set names); without it every value is written
   // to its own slot first and every local.set copies, as a stack machine would. `fuse` is the
-  // compare-and-branch forms (register_branch). `super` pairs what the window holds: only
-  // stack-form instructions have superinstructions so far.
+  // compare-and-branch forms (register_branch). `super` pairs what the window holds (SUPER_R:
+  // pairs of register forms too). `acc`: an operand the instruction just before computed is taken
+  // from the accumulator, the register that instruction also left its result in (the x / y forms),
+  // not loaded back from the slot it was stored to; a form that has to read it from its slot after
+  // all (a compare fused into a branch, an address add folded into an access) is turned back.
   uint32_t slot_of(const Loc& l) const { return l.kind == Loc::kLocal ? static_cast<uint32_t>(l.value) : l.home; }
   void materialize(Loc& l);
   uint32_t operand_slot(Loc& l);
@@ -221,6 +227,8 @@ class Lowerer {
   void sync_sp(uint32_t height);
   void stack_form();
   bool just_written(const Loc& l) const;
+  bool in_accumulator(const Loc& l) const;
+  void unaccumulate(Written& w);
   std::pair<size_t, size_t> register_branch(Loc c, bool when_true);
   void register_return(uint32_t base, bool at_label);
   bool register_body(const Instruction& in);

@@ -35,6 +35,34 @@ struct RegisterBranches {
 };
 constexpr RegisterBranches kRegisterBranches;
 
+// The accumulator forms (handlers.def's x / y forms), per op: the form that reads the same operand
+// from its slot instead, which operand (1: the first, 2: the second) comes from the accumulator,
+// and the words before the operands (the op word and the declared immediates); and whether an op
+// leaves its result in the accumulator (every register form of an instruction with a result).
+struct AccumulatorForms {
+  struct Form {
+    Op slot_form = Op::kCount;
+    uint8_t operand = 0;
+    uint8_t head = 0;
+  };
+  std::array<Form, static_cast<size_t>(Op::kCount)> of{};
+  std::array<bool, static_cast<size_t>(Op::kCount)> sets{};
+  constexpr AccumulatorForms() {
+    for (const SimpleOp& s : kSimpleOps) {
+      if (s.reg_x == Op::kCount) continue;
+      const uint8_t head = static_cast<uint8_t>(1 + imm_words(s.imm));
+      of[static_cast<size_t>(s.reg_x)] = {s.reg, 1, head};
+      of[static_cast<size_t>(s.reg_xk)] = {s.reg_k, 1, head};
+      of[static_cast<size_t>(s.reg_y)] = {s.reg, 2, head};
+      if (sig_pushes(s.signature) == 1)
+        for (Op f : {s.reg, s.reg_k, s.reg_a, s.reg_x, s.reg_xk, s.reg_y})
+          if (f != Op::kCount) sets[static_cast<size_t>(f)] = true;
+    }
+  }
+  const Form& operator[](Op op) const { return of[static_cast<size_t>(op)]; }
+};
+constexpr AccumulatorForms kAccumulatorForms;
+
 // A signature all of whose operands and results take one slot (no v128): the register forms'.
 constexpr bool one_slot_signature(const char* sig) {
   for (const char* p = sig; *p; ++p)
@@ -82,11 +110,32 @@ bool Lowerer::just_written(const Loc& l) const {
          !window_.empty();
 }
 
+// Value `l` is in the accumulator: the instruction just written computed it and left it there.
+bool Lowerer::in_accumulator(const Loc& l) const {
+  return lowering_.acc && just_written(l) && kAccumulatorForms.sets[static_cast<size_t>(window_.back().op)];
+}
+
+// An accumulator form, the stream's last instruction, turned back into the form that reads that
+// operand from its slot (which its producer also wrote): the slot inserted where that form has it.
+void Lowerer::unaccumulate(Written& w) {
+  const AccumulatorForms::Form& f = kAccumulatorForms[w.op];
+  if (f.slot_form == Op::kCount) return;
+  const size_t at = w.at + f.head + (f.operand == 2 ? 1 : 0);
+  code_.insert(code_.begin() + static_cast<std::ptrdiff_t>(at), w.acc_slot);
+  if (last_result_ != SIZE_MAX && last_result_ >= at) ++last_result_;
+  rewrite(w, f.slot_form);
+  w.acc_slot = UINT32_MAX;
+}
+
 // A branch on condition `c` (popped): a compare (or i32.eqz) just written becomes the compare and
 // branch, its result word the offset; otherwise br_if_r / br_unless_r on the condition's slot.
 std::pair<size_t, size_t> Lowerer::register_branch(Loc c, bool when_true) {
   materialize_all();
   if (lowering_.fuse && just_written(c)) {
+    // A compare that took an operand from the accumulator reads it from its slot again: the fused
+    // compare-and-branch forms read slots (and charge the budget, so they must be restartable).
+    const Op slot_form = kAccumulatorForms[window_.back().op].slot_form;
+    if (slot_form != Op::kCount && kRegisterBranches[slot_form].when_true != Op::kCount) unaccumulate(window_.back());
     const RegisterBranches::Pair& fused = kRegisterBranches[window_.back().op];
     if (fused.when_true != Op::kCount) {
       rewrite(window_.back(), when_true ? fused.when_true : fused.when_false);
@@ -292,12 +341,15 @@ bool Lowerer::register_local(const Instruction& in) {
     if (aliased) {
       const size_t at = window_.back().at;
       const Op producer = window_.back().op;
+      const uint32_t acc_slot = window_.back().acc_slot;
       std::vector<uint64_t> words(code_.begin() + static_cast<std::ptrdiff_t>(at) + 1, code_.end());
       code_.resize(at);
       window_.pop_back();
+      // The copies between leave the accumulator as it is (only register forms with a result set it).
       for (Loc& l : locs_)
         if (l.kind == Loc::kLocal && l.value == x) materialize(l);
       emit(producer);
+      window_.back().acc_slot = acc_slot;
       for (uint64_t w : words) word(w);
       last_result_ = code_.size() - 1;
     }
@@ -334,25 +386,37 @@ bool Lowerer::register_table_op(const Instruction& in, const SimpleOp& s) {
   const bool k = pops == 2 ? b.kind == Loc::kConst : a.kind == Loc::kConst && s.imm == Imm::MEM;
   // An address just computed by `i32.add` of a constant: the add folded into the access (_a).
   std::optional<std::pair<uint64_t, uint64_t>> address;
-  if (lowering_.fold && s.reg_a != Op::kCount && !k && just_written(a) && window_.back().op == Op::i32_add_k) {
-    const size_t at = window_.back().at;
-    address = {{code_[at + 1], code_[at + 2]}};
-    code_.resize(at);
+  if (lowering_.fold && s.reg_a != Op::kCount && !k && just_written(a) &&
+      (window_.back().op == Op::i32_add_k || window_.back().op == Op::i32_add_xk)) {
+    // i32_add_xk [op, constant, result] took its slot operand from the accumulator.
+    const Written& add = window_.back();
+    address = add.op == Op::i32_add_k ? std::pair{code_[add.at + 1], code_[add.at + 2]} : std::pair{uint64_t{add.acc_slot}, code_[add.at + 1]};
+    code_.resize(add.at);
     window_.pop_back();
     last_result_ = SIZE_MAX;
   }
-  uint64_t first = address ? 0 : pops == 1 && k ? a.value : operand_slot(a);
-  uint64_t second = pops == 2 ? (k ? b.value : operand_slot(b)) : 0;
+  // acc: the operand the instruction just written computed, from the accumulator (the first; or
+  // the second, when the first needs no constant written to its slot first).
+  int from_acc = 0;
+  if (!address && s.reg_x != Op::kCount && !(pops == 1 && k)) {
+    if (in_accumulator(a)) from_acc = 1;
+    else if (pops == 2 && a.kind != Loc::kConst && in_accumulator(b)) from_acc = 2;
+  }
+  const uint32_t acc_slot = from_acc == 1 ? a.home : from_acc == 2 ? b.home : UINT32_MAX;
+  uint64_t first = address || from_acc == 1 ? 0 : pops == 1 && k ? a.value : operand_slot(a);
+  uint64_t second = pops == 2 && from_acc != 2 ? (k ? b.value : operand_slot(b)) : 0;
   for (int i = 0; i < pops; ++i) pop();
   uint32_t result = height_;
   for (const char* p = std::strchr(s.signature, ':') + 1; *p; ++p) push(type_letter(*p));
-  emit(address ? s.reg_a : k ? s.reg_k : s.reg);
+  const Op form = address ? s.reg_a : from_acc == 1 ? (k ? s.reg_xk : s.reg_x) : from_acc == 2 ? s.reg_y : k ? s.reg_k : s.reg;
+  emit(form);
+  window_.back().acc_slot = acc_slot;
   if (s.imm == Imm::MEM) word(offset);
   if (address) {
     word(address->first);
     word(address->second);
-  } else word(first);
-  if (pops == 2) word(second);
+  } else if (from_acc != 1) word(first);
+  if (pops == 2 && from_acc != 2) word(second);
   last_result_ = SIZE_MAX;
   if (pushes) {
     last_result_ = code_.size();
