@@ -141,6 +141,7 @@ std::set<std::string> register_forms() {
     add(s.reg_x);
     add(s.reg_xk);
     add(s.reg_y);
+    add(s.reg_ax);
   }
   for (const auto& s : wasm::kSupers)
     if (s.register_ir) add(s.op);

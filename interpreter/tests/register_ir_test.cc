@@ -151,7 +151,8 @@ TEST(RegisterIrTest, AnOperandJustComputedComesFromTheAccumulator) {
   EXPECT_EQ(words_of(wat, no_acc), (std::vector<uint64_t>{W(Op::i32_add_r), 0, 1, 2, W(Op::i32_xor_k), 2, 7, 2, W(Op::i32_add_k), 0, 1, 4,
                                                           W(Op::i32_sub_r), 1, 4, 3, W(Op::i32_sub_r), 2, 3, 2, W(Op::return_r1), 2}));
   // A compare before a branch reads its operand from the slot again (the fused form reads slots),
-  // and an address add that took its operand from the accumulator still folds into the load.
+  // and an address add that took its operand from the accumulator still folds into the load, which
+  // takes it from there (_ax: [op, offset, constant, result]).
   const char* loop = R"((module (memory 1) (data (i32.const 16) "\2a")
     (func (export "f") (param i32) (result i32) (local i32)
       (loop $l
@@ -162,7 +163,7 @@ TEST(RegisterIrTest, AnOperandJustComputedComesFromTheAccumulator) {
   EXPECT_EQ(std::vector<uint64_t>(words.begin() + 4, words.begin() + 12),
             (std::vector<uint64_t>{W(Op::i32_mul_k), 1, 2, 2, W(Op::i32_lt_u_rr_br_if), 2, 0, static_cast<uint64_t>(-8)}));
   EXPECT_EQ(std::vector<uint64_t>(words.begin() + 12, words.end()),
-            (std::vector<uint64_t>{W(Op::i32_mul_k), 0, 0, 2, W(Op::i32_load8_u_a), 0, 2, 16, 2, W(Op::return_r1), 2}));
+            (std::vector<uint64_t>{W(Op::i32_mul_k), 0, 0, 2, W(Op::i32_load8_u_ax), 0, 16, 2, W(Op::return_r1), 2}));
   // And the results agree with and without it, in every engine with the register forms.
   for (Dispatch d : dispatch_modes()) {
     if (!ir_unavailable(Ir::kRegister, d, Placement::kSp).empty()) continue;

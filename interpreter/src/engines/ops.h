@@ -46,6 +46,7 @@ struct SimpleOp {
   // The accumulator forms (handlers.def): the first operand from it (reg_x; reg_xk with the
   // second an immediate), or the second (reg_y).
   Op reg_x = Op::kCount, reg_xk = Op::kCount, reg_y = Op::kCount;
+  Op reg_ax = Op::kCount;  // reg_a with the slot's value from the accumulator
 };
 
 // A signature's operand counts ("ii:i": 2 pops, 1 push), for the register forms' bodies.
@@ -71,7 +72,7 @@ inline constexpr SimpleOp kSimpleOps[] = {
 #define NUM(name, opcode, sig, ...) \
   {opcode, Op::name, sig, DLW_NONE, Op::name##_r, Op::name##_k, Op::kCount, Op::name##_x, Op::name##_xk, Op::name##_y},
 #define MEM(name, opcode, sig, imm, ...) \
-  {opcode, Op::name, sig, DLW_##imm, Op::name##_r, Op::name##_k, Op::name##_a, Op::name##_x, Op::name##_xk, Op::name##_y},
+  {opcode, Op::name, sig, DLW_##imm, Op::name##_r, Op::name##_k, Op::name##_a, Op::name##_x, Op::name##_xk, Op::name##_y, Op::name##_ax},
 #define VEC(name, sub, imm, sig, ...) {0xFD000 + sub, Op::name, sig, DLW_##imm},
 #include "engines/handlers.def"
 #undef OP

@@ -54,8 +54,9 @@ struct AccumulatorForms {
       of[static_cast<size_t>(s.reg_x)] = {s.reg, 1, head};
       of[static_cast<size_t>(s.reg_xk)] = {s.reg_k, 1, head};
       of[static_cast<size_t>(s.reg_y)] = {s.reg, 2, head};
+      if (s.reg_ax != Op::kCount) of[static_cast<size_t>(s.reg_ax)] = {s.reg_a, 1, head};
       if (sig_pushes(s.signature) == 1)
-        for (Op f : {s.reg, s.reg_k, s.reg_a, s.reg_x, s.reg_xk, s.reg_y})
+        for (Op f : {s.reg, s.reg_k, s.reg_a, s.reg_x, s.reg_xk, s.reg_y, s.reg_ax})
           if (f != Op::kCount) sets[static_cast<size_t>(f)] = true;
     }
   }
@@ -386,11 +387,17 @@ bool Lowerer::register_table_op(const Instruction& in, const SimpleOp& s) {
   const bool k = pops == 2 ? b.kind == Loc::kConst : a.kind == Loc::kConst && s.imm == Imm::MEM;
   // An address just computed by `i32.add` of a constant: the add folded into the access (_a).
   std::optional<std::pair<uint64_t, uint64_t>> address;
+  uint32_t address_acc_slot = UINT32_MAX;
   if (lowering_.fold && s.reg_a != Op::kCount && !k && just_written(a) &&
       (window_.back().op == Op::i32_add_k || window_.back().op == Op::i32_add_xk)) {
-    // i32_add_xk [op, constant, result] took its slot operand from the accumulator.
+    // i32_add_xk [op, constant, result] took its slot operand from the accumulator: with the add
+    // gone, the access follows the instruction that set it, and takes it from there too (_ax).
     const Written& add = window_.back();
-    address = add.op == Op::i32_add_k ? std::pair{code_[add.at + 1], code_[add.at + 2]} : std::pair{uint64_t{add.acc_slot}, code_[add.at + 1]};
+    if (add.op == Op::i32_add_k) address = {{code_[add.at + 1], code_[add.at + 2]}};
+    else {
+      address = {{uint64_t{add.acc_slot}, code_[add.at + 1]}};
+      address_acc_slot = add.acc_slot;
+    }
     code_.resize(add.at);
     window_.pop_back();
     last_result_ = SIZE_MAX;
@@ -402,18 +409,18 @@ bool Lowerer::register_table_op(const Instruction& in, const SimpleOp& s) {
     if (in_accumulator(a)) from_acc = 1;
     else if (pops == 2 && a.kind != Loc::kConst && in_accumulator(b)) from_acc = 2;
   }
-  const uint32_t acc_slot = from_acc == 1 ? a.home : from_acc == 2 ? b.home : UINT32_MAX;
+  const uint32_t acc_slot = address_acc_slot != UINT32_MAX ? address_acc_slot : from_acc == 1 ? a.home : from_acc == 2 ? b.home : UINT32_MAX;
   uint64_t first = address || from_acc == 1 ? 0 : pops == 1 && k ? a.value : operand_slot(a);
   uint64_t second = pops == 2 && from_acc != 2 ? (k ? b.value : operand_slot(b)) : 0;
   for (int i = 0; i < pops; ++i) pop();
   uint32_t result = height_;
   for (const char* p = std::strchr(s.signature, ':') + 1; *p; ++p) push(type_letter(*p));
-  const Op form = address ? s.reg_a : from_acc == 1 ? (k ? s.reg_xk : s.reg_x) : from_acc == 2 ? s.reg_y : k ? s.reg_k : s.reg;
+  const Op form = address ? (address_acc_slot != UINT32_MAX ? s.reg_ax : s.reg_a) : from_acc == 1 ? (k ? s.reg_xk : s.reg_x) : from_acc == 2 ? s.reg_y : k ? s.reg_k : s.reg;
   emit(form);
   window_.back().acc_slot = acc_slot;
   if (s.imm == Imm::MEM) word(offset);
   if (address) {
-    word(address->first);
+    if (address_acc_slot == UINT32_MAX) word(address->first);
     word(address->second);
   } else if (from_acc != 1) word(first);
   if (pops == 2 && from_acc != 2) word(second);
