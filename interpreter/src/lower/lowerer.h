@@ -261,6 +261,10 @@ class Lowerer {
   Loc popped_;
   uint32_t sp_at_ = 0;
   size_t last_result_ = SIZE_MAX;
+  // acc: the local the instruction ending at code_[acc_local_end_] wrote its result to (and left
+  // in the accumulator), so that a local.get of it right after reads the accumulator.
+  uint32_t acc_local_ = 0;
+  size_t acc_local_end_ = SIZE_MAX;
   std::vector<uint64_t> code_;
   std::vector<ValType> types_;
   uint32_t height_ = 0, max_height_ = 0;

@@ -16,6 +16,7 @@ void Lowerer::label() {
   // Branches may arrive here from anywhere: where the stack pointer is, is not known (register IR).
   sp_at_ = kUnknownHeight;
   last_result_ = SIZE_MAX;
+  acc_local_end_ = SIZE_MAX;
 }
 
 // super: left to right, each pair of consecutive instructions with a superinstruction becomes it

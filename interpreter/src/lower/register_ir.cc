@@ -112,8 +112,12 @@ bool Lowerer::just_written(const Loc& l) const {
 }
 
 // Value `l` is in the accumulator: the instruction just written computed it and left it there.
+// Or a pending local.get of the local that instruction wrote its result to (a local.set or
+// local.tee folded into it): the local's slot and the accumulator hold the same value.
 bool Lowerer::in_accumulator(const Loc& l) const {
-  return lowering_.acc && just_written(l) && kAccumulatorForms.sets[static_cast<size_t>(window_.back().op)];
+  if (!lowering_.acc || window_.empty() || !kAccumulatorForms.sets[static_cast<size_t>(window_.back().op)]) return false;
+  if (l.kind == Loc::kLocal) return acc_local_end_ == code_.size() && l.value == acc_local_;
+  return just_written(l);
 }
 
 // An accumulator form, the stream's last instruction, turned back into the form that reads that
@@ -355,6 +359,8 @@ bool Lowerer::register_local(const Instruction& in) {
       last_result_ = code_.size() - 1;
     }
     code_[last_result_] = x;
+    acc_local_ = x;
+    acc_local_end_ = code_.size();
   } else {
     for (Loc& l : locs_)
       if (l.kind == Loc::kLocal && l.value == x) materialize(l);  // they read the old value
@@ -409,7 +415,7 @@ bool Lowerer::register_table_op(const Instruction& in, const SimpleOp& s) {
     if (in_accumulator(a)) from_acc = 1;
     else if (pops == 2 && a.kind != Loc::kConst && in_accumulator(b)) from_acc = 2;
   }
-  const uint32_t acc_slot = address_acc_slot != UINT32_MAX ? address_acc_slot : from_acc == 1 ? a.home : from_acc == 2 ? b.home : UINT32_MAX;
+  const uint32_t acc_slot = address_acc_slot != UINT32_MAX ? address_acc_slot : from_acc == 1 ? slot_of(a) : from_acc == 2 ? slot_of(b) : UINT32_MAX;
   uint64_t first = address || from_acc == 1 ? 0 : pops == 1 && k ? a.value : operand_slot(a);
   uint64_t second = pops == 2 && from_acc != 2 ? (k ? b.value : operand_slot(b)) : 0;
   for (int i = 0; i < pops; ++i) pop();
