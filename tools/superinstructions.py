@@ -61,8 +61,8 @@ def profile(dlab: str, module: str, out: Path, sizes: dict[str, int] | None = No
     with tempfile.TemporaryDirectory() as tmp:
         for workload, size in sizes.items():
             js = Path(tmp) / f"{workload}.json"
-            # Every technique but super itself (acc changes the register IR only).
-            lowering = "fold+fuse+acc" if ir == "register" else "fold+fuse"
+            # Every technique but super itself (acc and elide change the register IR only).
+            lowering = "fold+fuse+acc+elide" if ir == "register" else "fold+fuse"
             subprocess.run([dlab, "wasm", "profile", "--ir", ir, "--lowering", lowering, "--json", str(js), "--invoke", workload,
                             module, str(size)], check=True, capture_output=True, text=True)
             doc = json.loads(js.read_text())
@@ -210,7 +210,7 @@ def generate(clang: str, count: int, only: set[str] | None = None, register_coun
             workloads = sorted({row[0] for row in csv.reader(f) if row} - {PAIRS_COLUMNS[0]})
         lines += ["", "// SUPER_R(name, first, second, (first body), (second body)): the most frequent consecutive pairs",
                   "// of the register IR's code over the corpus's selection programs' profiles (--ir register, lowering",
-                  f"// fold+fuse+acc; {REGISTER_PAIRS.name}), each with its mean share of dispatches. Chosen from: "
+                  f"// fold+fuse+acc+elide; {REGISTER_PAIRS.name}), each with its mean share of dispatches. Chosen from: "
                   f"{', '.join(workloads)}; {register_count} pairs at most.", ""]
         for first, second, share in register:
             name = f"{first}__{second}"

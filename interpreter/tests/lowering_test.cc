@@ -18,8 +18,8 @@ namespace {
 using test_support::assemble;
 
 // fold, fuse, super, acc (lowerings.def's order; acc changes the register IR only).
-constexpr Lowering kPlain{false, false, false, false}, kFold{true, false, false, false}, kFuse{false, true, false, false},
-    kFoldFuse{true, true, false, false}, kAll{true, true, true, true};
+constexpr Lowering kPlain{false, false, false, false, false}, kFold{true, false, false, false, false},
+    kFuse{false, true, false, false, false}, kFoldFuse{true, true, false, false, false}, kAll{true, true, true, true, true};
 
 // The op numbers of a function's lowered code (switch words are op numbers), read at the starts
 // of its instructions as the lowering recorded them: an immediate that happens to equal an op
@@ -144,7 +144,7 @@ TEST(LoweringTest, SuperNeverPairsAcrossALabel) {
 
 TEST(LoweringTest, NamesRoundTrip) {
   for (Lowering l : lowerings()) EXPECT_EQ(parse_lowering(lowering_name(l)), l);
-  EXPECT_EQ(lowering_name(kAll), "fold+fuse+super+acc");
+  EXPECT_EQ(lowering_name(kAll), "fold+fuse+super+acc+elide");
   EXPECT_EQ(lowering_name(kFoldFuse), "fold+fuse");
   EXPECT_EQ(lowering_name(kPlain), "plain");
   EXPECT_FALSE(parse_lowering("fuse+fold").has_value());

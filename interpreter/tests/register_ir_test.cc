@@ -148,8 +148,10 @@ TEST(RegisterIrTest, AnOperandJustComputedComesFromTheAccumulator) {
   const char* wat = R"((module (func (export "f") (param i32 i32) (result i32)
     (i32.sub (i32.xor (i32.add (local.get 0) (local.get 1)) (i32.const 7))
              (i32.sub (local.get 1) (i32.add (local.get 0) (i32.const 1)))))))";
-  EXPECT_EQ(words_of(wat), (std::vector<uint64_t>{W(Op::i32_add_r), 0, 1, 2, W(Op::i32_xor_xk), 7, 2, W(Op::i32_add_k), 0, 1, 4,
-                                                  W(Op::i32_sub_y), 1, 3, W(Op::i32_sub_y), 2, 2, W(Op::return_r1), 2}));
+  Lowering no_elide = register_ir();
+  no_elide.elide = false;
+  EXPECT_EQ(words_of(wat, no_elide), (std::vector<uint64_t>{W(Op::i32_add_r), 0, 1, 2, W(Op::i32_xor_xk), 7, 2, W(Op::i32_add_k), 0, 1, 4,
+                                                            W(Op::i32_sub_y), 1, 3, W(Op::i32_sub_y), 2, 2, W(Op::return_r1), 2}));
   Lowering no_acc = register_ir();
   no_acc.acc = false;
   EXPECT_EQ(words_of(wat, no_acc), (std::vector<uint64_t>{W(Op::i32_add_r), 0, 1, 2, W(Op::i32_xor_k), 2, 7, 2, W(Op::i32_add_k), 0, 1, 4,
@@ -163,7 +165,7 @@ TEST(RegisterIrTest, AnOperandJustComputedComesFromTheAccumulator) {
         (local.set 1 (i32.add (local.get 1) (i32.const 1)))
         (br_if $l (i32.lt_u (i32.mul (local.get 1) (i32.const 2)) (local.get 0))))
       (i32.load8_u (i32.add (i32.mul (local.get 0) (i32.const 0)) (i32.const 16))))))";
-  auto words = words_of(loop);
+  auto words = words_of(loop, no_elide);
   // (the multiply reads local 1 from the accumulator too: the add before it wrote it there)
   EXPECT_EQ(std::vector<uint64_t>(words.begin() + 4, words.begin() + 11),
             (std::vector<uint64_t>{W(Op::i32_mul_xk), 2, 2, W(Op::i32_lt_u_rr_br_if), 2, 0, static_cast<uint64_t>(-7)}));
@@ -173,13 +175,69 @@ TEST(RegisterIrTest, AnOperandJustComputedComesFromTheAccumulator) {
   for (Dispatch d : dispatch_modes()) {
     if (!ir_unavailable(Ir::kRegister, d, Placement::kSp).empty()) continue;
     SCOPED_TRACE(dispatch_name(d));
-    for (Lowering l : {register_ir(), no_acc}) {
+    for (Lowering l : {register_ir(), no_elide, no_acc}) {
       Runtime rt(d);
       rt.set_lowering(l);
       Instance& inst = rt.instantiate(assemble(wat));
       EXPECT_EQ(rt.invoke(inst.exports.at("f").func, {Value::i32(5), Value::i32(9)})[0].lo, static_cast<uint32_t>(((5 + 9) ^ 7) - (9 - 6)));
       Instance& looped = rt.instantiate(assemble(loop));
       EXPECT_EQ(rt.invoke(looped.exports.at("f").func, {Value::i32(10)})[0].lo, 0x2au);
+    }
+  }
+}
+
+// elide: a result that is an operand-stack value, read from the accumulator by the next
+// instruction (its only reader), is not stored: its producer becomes its _n form, one word shorter.
+// A local's value is stored (it is read again), and so is an operand of a compare, which a branch
+// after it fuses into a form that reads slots.
+TEST(RegisterIrTest, AResultOnlyTheNextInstructionReadsIsNotStored) {
+  // The same expression as above: the first add's result is read by the xor alone, the inner
+  // add's by the inner sub, the inner sub's by the outer sub; the xor's is read two instructions
+  // later (from its slot, 2) and the outer sub's by the return.
+  const char* wat = R"((module (func (export "f") (param i32 i32) (result i32)
+    (i32.sub (i32.xor (i32.add (local.get 0) (local.get 1)) (i32.const 7))
+             (i32.sub (local.get 1) (i32.add (local.get 0) (i32.const 1)))))))";
+  EXPECT_EQ(words_of(wat), (std::vector<uint64_t>{W(Op::i32_add_rn), 0, 1, W(Op::i32_xor_xk), 7, 2, W(Op::i32_add_kn), 0, 1,
+                                                  W(Op::i32_sub_yn), 1, W(Op::i32_sub_y), 2, 2, W(Op::return_r1), 2}));
+  // A local written by the add is stored though the multiply reads it from the accumulator.
+  const char* local = R"((module (func (export "f") (param i32 i32) (result i32) (local i32)
+    (local.set 2 (i32.add (local.get 0) (local.get 1)))
+    (i32.mul (local.get 2) (i32.const 3)))))";
+  EXPECT_EQ(words_of(local), (std::vector<uint64_t>{W(Op::i32_add_r), 0, 1, 2, W(Op::i32_mul_xk), 3, 3, W(Op::return_r1), 3}));
+  // The multiply's result is the compare's operand, and the compare fuses with the branch: stored.
+  // After the loop, the multiply's result is read by the address add alone, which folds into the
+  // load: the load takes it from the accumulator (_ax), and the multiply stores nothing.
+  const char* loop = R"((module (memory 1) (data (i32.const 16) "\2a")
+    (func (export "f") (param i32) (result i32) (local i32)
+      (loop $l
+        (local.set 1 (i32.add (local.get 1) (i32.const 1)))
+        (br_if $l (i32.lt_u (i32.mul (local.get 1) (i32.const 2)) (local.get 0))))
+      (i32.load8_u (i32.add (i32.mul (local.get 0) (i32.const 0)) (i32.const 16))))))";
+  EXPECT_EQ(words_of(loop), (std::vector<uint64_t>{W(Op::i32_add_k), 1, 1, 1, W(Op::i32_mul_xk), 2, 2, W(Op::i32_lt_u_rr_br_if), 2, 0,
+                                                   static_cast<uint64_t>(-7), W(Op::i32_mul_kn), 0, 0, W(Op::i32_load8_u_ax), 0, 16, 2,
+                                                   W(Op::return_r1), 2}));
+  // The add's result is read by a compare, which a branch after it could still fuse: stored. The
+  // compare's, read by the and alone, is not.
+  const char* compare = R"((module (func (export "f") (param i32 i32) (result i32)
+    (i32.and (i32.lt_u (i32.add (local.get 0) (local.get 1)) (i32.const 9)) (local.get 1)))))";
+  EXPECT_EQ(words_of(compare), (std::vector<uint64_t>{W(Op::i32_add_r), 0, 1, 2, W(Op::i32_lt_u_xkn), 9, W(Op::i32_and_x), 1, 2,
+                                                      W(Op::return_r1), 2}));
+  // The same results with and without it, in every engine with the register forms.
+  Lowering no_elide = register_ir();
+  no_elide.elide = false;
+  for (Dispatch d : dispatch_modes()) {
+    if (!ir_unavailable(Ir::kRegister, d, Placement::kSp).empty()) continue;
+    SCOPED_TRACE(dispatch_name(d));
+    for (Lowering l : {register_ir(), no_elide}) {
+      Runtime rt(d);
+      rt.set_lowering(l);
+      Instance& inst = rt.instantiate(assemble(wat));
+      EXPECT_EQ(rt.invoke(inst.exports.at("f").func, {Value::i32(5), Value::i32(9)})[0].lo, static_cast<uint32_t>(((5 + 9) ^ 7) - (9 - 6)));
+      Instance& looped = rt.instantiate(assemble(loop));
+      EXPECT_EQ(rt.invoke(looped.exports.at("f").func, {Value::i32(10)})[0].lo, 0x2au);
+      Instance& compared = rt.instantiate(assemble(compare));
+      EXPECT_EQ(rt.invoke(compared.exports.at("f").func, {Value::i32(2), Value::i32(3)})[0].lo, 1u);
+      EXPECT_EQ(rt.invoke(compared.exports.at("f").func, {Value::i32(7), Value::i32(3)})[0].lo, 0u);
     }
   }
 }

@@ -47,6 +47,11 @@ struct SimpleOp {
   // second an immediate), or the second (reg_y).
   Op reg_x = Op::kCount, reg_xk = Op::kCount, reg_y = Op::kCount;
   Op reg_ax = Op::kCount;  // reg_a with the slot's value from the accumulator
+  // The same seven forms without the result slot (handlers.def's _n forms: the result left in the
+  // accumulator only; the `elide` technique), in the order reg, reg_k, reg_a, reg_x, reg_xk,
+  // reg_y, reg_ax.
+  Op reg_n = Op::kCount, reg_kn = Op::kCount, reg_an = Op::kCount, reg_xn = Op::kCount, reg_xkn = Op::kCount,
+     reg_yn = Op::kCount, reg_axn = Op::kCount;
 };
 
 // A signature's operand counts ("ii:i": 2 pops, 1 push), for the register forms' bodies.
@@ -69,10 +74,14 @@ constexpr int sig_pushes(const char* s) {
 #define DLW_SHUF Imm::SHUF, 0, 32
 inline constexpr SimpleOp kSimpleOps[] = {
 #define OP(name, ...)
-#define NUM(name, opcode, sig, ...) \
-  {opcode, Op::name, sig, DLW_NONE, Op::name##_r, Op::name##_k, Op::kCount, Op::name##_x, Op::name##_xk, Op::name##_y},
-#define MEM(name, opcode, sig, imm, ...) \
-  {opcode, Op::name, sig, DLW_##imm, Op::name##_r, Op::name##_k, Op::name##_a, Op::name##_x, Op::name##_xk, Op::name##_y, Op::name##_ax},
+#define NUM(name, opcode, sig, ...)                                                                                       \
+  {opcode,       Op::name,         sig,         DLW_NONE,    Op::name##_r,  Op::name##_k,  Op::kCount,   Op::name##_x,          \
+   Op::name##_xk, Op::name##_y,    Op::kCount,  Op::name##_rn, Op::name##_kn, Op::kCount,  Op::name##_xn, Op::name##_xkn,       \
+   Op::name##_yn, Op::kCount},
+#define MEM(name, opcode, sig, imm, ...)                                                                                  \
+  {opcode,        Op::name,         sig,           DLW_##imm,     Op::name##_r,   Op::name##_k,  Op::name##_a, Op::name##_x, \
+   Op::name##_xk, Op::name##_y,     Op::name##_ax, Op::name##_rn, Op::name##_kn,  Op::name##_an, Op::name##_xn,              \
+   Op::name##_xkn, Op::name##_yn,   Op::name##_axn},
 #define VEC(name, sub, imm, sig, ...) {0xFD000 + sub, Op::name, sig, DLW_##imm},
 #include "engines/handlers.def"
 #undef OP
@@ -87,10 +96,16 @@ inline constexpr SimpleOp kSimpleOps[] = {
 #undef DLW_SHUF
 
 // The accumulator forms an instruction's operands leave without meaning (a one-operand
-// instruction's xk and y forms): stubs that trap, which the lowering never writes (handlers.def).
+// instruction's xk and y forms, with or without their result slot) and the _n forms of an
+// instruction without a result: stubs that trap, which the lowering never writes (handlers.def).
 constexpr bool unwritten_register_form(Op op) {
-  for (const SimpleOp& s : kSimpleOps)
-    if (s.reg_x != Op::kCount && sig_pops(s.signature) < 2 && (op == s.reg_xk || op == s.reg_y)) return true;
+  for (const SimpleOp& s : kSimpleOps) {
+    if (s.reg_x == Op::kCount) continue;
+    if (sig_pops(s.signature) < 2 && (op == s.reg_xk || op == s.reg_y || op == s.reg_xkn || op == s.reg_yn)) return true;
+    if (sig_pushes(s.signature) == 0 && op != Op::kCount &&
+        (op == s.reg_n || op == s.reg_kn || op == s.reg_an || op == s.reg_xn || op == s.reg_xkn || op == s.reg_yn || op == s.reg_axn))
+      return true;
+  }
   return false;
 }
 

@@ -220,6 +220,9 @@ class Lowerer {
   // from the accumulator, the register that instruction also left its result in (the x / y forms),
   // not loaded back from the slot it was stored to; a form that has to read it from its slot after
   // all (a compare fused into a branch, an address add folded into an access) is turned back.
+  // `elide` (with acc): when that operand was an operand-stack value, the accumulator form is its
+  // only reader, so the instruction that computed it drops its store (its _n form, elide_store),
+  // unless the reader may still be turned back (a compare, which a branch after it would fuse).
   uint32_t slot_of(const Loc& l) const { return l.kind == Loc::kLocal ? static_cast<uint32_t>(l.value) : l.home; }
   void materialize(Loc& l);
   uint32_t operand_slot(Loc& l);
@@ -229,6 +232,7 @@ class Lowerer {
   bool just_written(const Loc& l) const;
   bool in_accumulator(const Loc& l) const;
   void unaccumulate(Written& w);
+  void elide_store();
   std::pair<size_t, size_t> register_branch(Loc c, bool when_true);
   void register_return(uint32_t base, bool at_label);
   bool register_body(const Instruction& in);

@@ -37,8 +37,9 @@ constexpr RegisterBranches kRegisterBranches;
 
 // The accumulator forms (handlers.def's x / y forms), per op: the form that reads the same operand
 // from its slot instead, which operand (1: the first, 2: the second) comes from the accumulator,
-// and the words before the operands (the op word and the declared immediates); and whether an op
-// leaves its result in the accumulator (every register form of an instruction with a result).
+// and the words before the operands (the op word and the declared immediates); whether an op
+// leaves its result in the accumulator (every register form of an instruction with a result); and
+// the form of the same op without its result slot (elide: the _n forms), where it has one.
 struct AccumulatorForms {
   struct Form {
     Op slot_form = Op::kCount;
@@ -47,7 +48,9 @@ struct AccumulatorForms {
   };
   std::array<Form, static_cast<size_t>(Op::kCount)> of{};
   std::array<bool, static_cast<size_t>(Op::kCount)> sets{};
+  std::array<Op, static_cast<size_t>(Op::kCount)> without_store{};
   constexpr AccumulatorForms() {
+    for (Op& n : without_store) n = Op::kCount;
     for (const SimpleOp& s : kSimpleOps) {
       if (s.reg_x == Op::kCount) continue;
       const uint8_t head = static_cast<uint8_t>(1 + imm_words(s.imm));
@@ -55,9 +58,14 @@ struct AccumulatorForms {
       of[static_cast<size_t>(s.reg_xk)] = {s.reg_k, 1, head};
       of[static_cast<size_t>(s.reg_y)] = {s.reg, 2, head};
       if (s.reg_ax != Op::kCount) of[static_cast<size_t>(s.reg_ax)] = {s.reg_a, 1, head};
-      if (sig_pushes(s.signature) == 1)
-        for (Op f : {s.reg, s.reg_k, s.reg_a, s.reg_x, s.reg_xk, s.reg_y, s.reg_ax})
-          if (f != Op::kCount) sets[static_cast<size_t>(f)] = true;
+      if (sig_pushes(s.signature) != 1) continue;
+      const Op stored[] = {s.reg, s.reg_k, s.reg_a, s.reg_x, s.reg_xk, s.reg_y, s.reg_ax};
+      const Op bare[] = {s.reg_n, s.reg_kn, s.reg_an, s.reg_xn, s.reg_xkn, s.reg_yn, s.reg_axn};
+      for (size_t i = 0; i < 7; ++i) {
+        if (stored[i] == Op::kCount) continue;
+        sets[static_cast<size_t>(stored[i])] = sets[static_cast<size_t>(bare[i])] = true;
+        without_store[static_cast<size_t>(stored[i])] = bare[i];
+      }
     }
   }
   const Form& operator[](Op op) const { return of[static_cast<size_t>(op)]; }
@@ -130,6 +138,19 @@ void Lowerer::unaccumulate(Written& w) {
   if (last_result_ != SIZE_MAX && last_result_ >= at) ++last_result_;
   rewrite(w, f.slot_form);
   w.acc_slot = UINT32_MAX;
+}
+
+// elide: the stream's last instruction, whose result (an operand-stack value, its result word the
+// stream's last word) the instruction about to be written takes from the accumulator and nothing
+// else reads, becomes its form without the result slot. The caller has checked that the reader
+// cannot be turned back into its slot form (unaccumulate), which would read the slot.
+void Lowerer::elide_store() {
+  Written& producer = window_.back();
+  const Op bare = kAccumulatorForms.without_store[static_cast<size_t>(producer.op)];
+  if (bare == Op::kCount || last_result_ + 1 != code_.size()) return;
+  code_.pop_back();
+  rewrite(producer, bare);
+  last_result_ = SIZE_MAX;
 }
 
 // A branch on condition `c` (popped): a compare (or i32.eqz) just written becomes the compare and
@@ -422,6 +443,13 @@ bool Lowerer::register_table_op(const Instruction& in, const SimpleOp& s) {
   uint32_t result = height_;
   for (const char* p = std::strchr(s.signature, ':') + 1; *p; ++p) push(type_letter(*p));
   const Op form = address ? (address_acc_slot != UINT32_MAX ? s.reg_ax : s.reg_a) : from_acc == 1 ? (k ? s.reg_xk : s.reg_x) : from_acc == 2 ? s.reg_y : k ? s.reg_k : s.reg;
+  // elide: an operand-stack value (not a local's, which is read again) taken from the accumulator
+  // has this instruction as its only reader, so its producer need not store it; but a compare may
+  // still be fused into a branch after it, which reads its operands from their slots.
+  if (lowering_.elide && from_acc != 0 && (from_acc == 1 ? a : b).kind == Loc::kHome) {
+    const Op slot_form = kAccumulatorForms[form].slot_form;
+    if (slot_form == Op::kCount || kRegisterBranches[slot_form].when_true == Op::kCount) elide_store();
+  }
   emit(form);
   window_.back().acc_slot = acc_slot;
   if (s.imm == Imm::MEM) word(offset);
