@@ -292,6 +292,9 @@ std::vector<std::string> parameter_names(const EngineRow& e) {
   // The register IR's accumulator (placement.h's DLW_ACC_PARAM): where the register IR is built.
   if (sp_home(e.placement) == SpHome::ARG && top_home(e.placement) == TopHome::NONE) names.push_back("acc");
   if (counter(e.budget) == Counter::ARG) names.push_back("fuel");
+  // The memory's base (placement.h's DLW_MEM_PARAM): where the register IR is, in preserve_none engines.
+  if (e.dispatch == wasm::Dispatch::kTailPreserveNone && sp_home(e.placement) == SpHome::ARG && top_home(e.placement) == TopHome::NONE)
+    names.push_back("mem");
   return names;
 }
 std::string convention(const EngineRow& e) { return e.dispatch == wasm::Dispatch::kTailPreserveNone ? "preserve_none" : "default"; }

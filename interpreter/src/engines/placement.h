@@ -135,7 +135,7 @@ constexpr bool kGuardPages = DLW_GUARD_PAGES;
 #define DLW_P_ARGS0 DLW_HANDLER_ARGS
 #define DLW_SP_IN
 #define DLW_SP_OUT
-#define DLW_RUN_FIRST(Handler) reinterpret_cast<Handler>(ip[0])(DLW_HANDLER_ARGS DLW_ACC_FIRST DLW_B_FIRST);
+#define DLW_RUN_FIRST(Handler) reinterpret_cast<Handler>(ip[0])(DLW_HANDLER_ARGS DLW_ACC_FIRST DLW_B_FIRST DLW_MEM_FIRST);
 #define DLW_LOCAL_SP_OUT
 #define DLW_LOCAL_SP_IN
 #define DLW_LOCAL_TOP
@@ -187,6 +187,31 @@ inline constexpr bool dlw_in_register_form = false;
 #define DLW_LOCAL_ACC
 #endif
 
-// The accumulator, then the budget's counter when it is an argument, come last (budget.h).
-#define DLW_P_PARAMS DLW_P_PARAMS0 DLW_ACC_PARAM DLW_B_PARAM
-#define DLW_P_ARGS DLW_P_ARGS0 DLW_ACC_ARG DLW_B_ARG
+// The current memory's base (Machine::mem_base) as a handler argument, where the register IR is
+// built in the preserve_none tail-call engines (dispatch_tail_pn.inc defines DLW_MEM_ARGUMENT):
+// a load or store then addresses `mem + ea` instead of loading m->mem_base first (wasm3 passes
+// its memory the same way). Only there: the default convention's six integer argument registers
+// (System V) hold ip, sp, fp, m, acc and the fuel counter already, and a seventh argument would
+// travel on the stack. Every handler that changes the machine's memory (memory_use, memory.grow,
+// a call or return into another instance, a host call, an exception's landing) reloads it with
+// DLW_MEM_SYNC, so `mem == m->mem_base` whenever a handler starts.
+#if DLW_REGISTER_IR && defined(DLW_MEM_ARGUMENT)
+#define DLW_MEM_PARAM , uint8_t* mem
+#define DLW_MEM_ARG , mem
+#define DLW_MEM_FIRST , m->mem_base
+#define DLW_MEM_BASE mem
+#define DLW_MEM_SYNC mem = m->mem_base;
+#define DLW_MEM_BUILT true
+#else
+#define DLW_MEM_PARAM
+#define DLW_MEM_ARG
+#define DLW_MEM_FIRST
+#define DLW_MEM_BASE m->mem_base
+#define DLW_MEM_SYNC
+#define DLW_MEM_BUILT false
+#endif
+
+// The accumulator, then the budget's counter when it is an argument (budget.h), then the memory's
+// base come last.
+#define DLW_P_PARAMS DLW_P_PARAMS0 DLW_ACC_PARAM DLW_B_PARAM DLW_MEM_PARAM
+#define DLW_P_ARGS DLW_P_ARGS0 DLW_ACC_ARG DLW_B_ARG DLW_MEM_ARG
