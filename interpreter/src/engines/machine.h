@@ -99,6 +99,12 @@ struct Landing {
 };
 ExnInst* make_exception(Machine* m, const TagInst* tag, const uint64_t* sp) noexcept;
 Landing unwind(Machine* m, ExnInst* exn, const uint64_t* at, uint64_t* fp) noexcept;
+// A call of host function `f` whose arguments end at `sp` (handlers.def's CALL_HOST; out of line so
+// that the handlers that may make one keep their wasm-call path free of a stack frame): null when
+// it returned, else the trap's message (an exit request, Machine::exited set, is the trap "exit").
+// No exception leaves it. `guard_pages`: the engine's memory is guarded (a fault while the host
+// runs is not this invocation's trap).
+const char* call_host(Machine* m, const FuncInst* f, uint64_t* sp, bool guard_pages) noexcept;
 
 // GC instructions that allocate, or copy or fill many elements, run out of line (gc_ops.cc): the
 // gc_op handler's word 1 is one of these, words 2 and 3 its immediates. Each returns the new stack

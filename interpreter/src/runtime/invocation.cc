@@ -83,6 +83,35 @@ ExnInst* make_exception(Machine* m, const TagInst* tag, const uint64_t* sp) noex
   return m->heap->new_exception(tag, sp - tag->payload_slots, tag->payload_slots, sp);
 }
 
+// The host call of a handler (machine.h); the messages are those the handlers gave when it was inline.
+const char* call_host(Machine* m, const FuncInst* f, uint64_t* sp, bool guard) noexcept {
+  HostCall hc{sp - f->param_slots, m->instance && !m->instance->memories.empty() ? m->instance->memories[0] : nullptr};
+  m->host_sp = sp;
+  void* scope = guard ? guard_pages::leave() : nullptr;
+  try {
+    f->host(hc);
+  } catch (const ProcExit& e) {  // from a nested invocation
+    m->exited = true;
+    m->exit_code = e.code();
+    return "exit";
+  } catch (const Trap& e) {  // a nested invocation's trap, unwound
+    m->host_error = e.what();
+    return m->host_error.c_str();
+  } catch (const std::exception& e) {
+    m->host_error = std::string("host function failed: ") + e.what();
+    return m->host_error.c_str();
+  } catch (...) {
+    return "host function failed";
+  }
+  if (guard) guard_pages::enter(scope);
+  if (hc.exit_code) {
+    m->exited = true;
+    m->exit_code = *hc.exit_code;
+    return "exit";
+  }
+  return hc.trap;
+}
+
 // The innermost catch clause for `exn`: in the frame running `at` (the throwing instruction, or a
 // caller's call instruction), then each caller's, down to where this invocation's frames begin.
 // Popping a frame restores its caller's instance, as a return does.
