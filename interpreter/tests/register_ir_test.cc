@@ -139,15 +139,41 @@ TEST(RegisterIrTest, SuperPairsRegisterFormsAndTheSecondsWordsStayInPlace) {
   }
 }
 
+// The accumulator's programs (the acc and elide tests): ((p0 + p1) ^ 7) - (p1 - (p0 + 1)), the
+// xor's a and both subs' b in the accumulator (slots 0, 1 the parameters; 2 the xor's result, 3 the
+// pending local.get 1, 4 the inner add's result); and a loop whose compare fuses with its branch,
+// then an address add folded into a load.
+constexpr const char* kAccExpression = R"((module (func (export "f") (param i32 i32) (result i32)
+    (i32.sub (i32.xor (i32.add (local.get 0) (local.get 1)) (i32.const 7))
+             (i32.sub (local.get 1) (i32.add (local.get 0) (i32.const 1)))))))";
+constexpr const char* kAccLoop = R"((module (memory 1) (data (i32.const 16) "\2a")
+    (func (export "f") (param i32) (result i32) (local i32)
+      (loop $l
+        (local.set 1 (i32.add (local.get 1) (i32.const 1)))
+        (br_if $l (i32.lt_u (i32.mul (local.get 1) (i32.const 2)) (local.get 0))))
+      (i32.load8_u (i32.add (i32.mul (local.get 0) (i32.const 0)) (i32.const 16))))))";
+
+// Both programs give their results under each lowering, in every engine with the register forms.
+void expect_accumulator_programs_agree(std::initializer_list<Lowering> lowerings) {
+  for (Dispatch d : dispatch_modes()) {
+    if (!ir_unavailable(Ir::kRegister, d, Placement::kSp).empty()) continue;
+    SCOPED_TRACE(dispatch_name(d));
+    for (Lowering l : lowerings) {
+      Runtime rt(d);
+      rt.set_lowering(l);
+      Instance& inst = rt.instantiate(assemble(kAccExpression));
+      EXPECT_EQ(rt.invoke(inst.exports.at("f").func, {Value::i32(5), Value::i32(9)})[0].lo, static_cast<uint32_t>(((5 + 9) ^ 7) - (9 - 6)));
+      Instance& looped = rt.instantiate(assemble(kAccLoop));
+      EXPECT_EQ(rt.invoke(looped.exports.at("f").func, {Value::i32(10)})[0].lo, 0x2au);
+    }
+  }
+}
+
 // acc: an operand the instruction just before computed comes from the accumulator (the x / y
 // forms: the first operand, with the second from a slot or the immediate; or the second); its
 // producer still stores it, so a form that has to read slots is turned back into its slot form.
 TEST(RegisterIrTest, AnOperandJustComputedComesFromTheAccumulator) {
-  // ((p0 + p1) ^ 7) - (p1 - (p0 + 1)): the xor's a and both subs' b in the accumulator (slots 0, 1
-  // the parameters; 2 the xor's result, 3 the pending local.get 1, 4 the inner add's result).
-  const char* wat = R"((module (func (export "f") (param i32 i32) (result i32)
-    (i32.sub (i32.xor (i32.add (local.get 0) (local.get 1)) (i32.const 7))
-             (i32.sub (local.get 1) (i32.add (local.get 0) (i32.const 1)))))))";
+  const char* wat = kAccExpression;
   Lowering no_elide = register_ir();
   no_elide.elide = false;
   EXPECT_EQ(words_of(wat, no_elide), (std::vector<uint64_t>{W(Op::i32_add_r), 0, 1, 2, W(Op::i32_xor_xk), 7, 2, W(Op::i32_add_k), 0, 1, 4,
@@ -159,31 +185,14 @@ TEST(RegisterIrTest, AnOperandJustComputedComesFromTheAccumulator) {
   // A compare before a branch reads its operand from the slot again (the fused form reads slots),
   // and an address add that took its operand from the accumulator still folds into the load, which
   // takes it from there (_ax: [op, offset, constant, result]).
-  const char* loop = R"((module (memory 1) (data (i32.const 16) "\2a")
-    (func (export "f") (param i32) (result i32) (local i32)
-      (loop $l
-        (local.set 1 (i32.add (local.get 1) (i32.const 1)))
-        (br_if $l (i32.lt_u (i32.mul (local.get 1) (i32.const 2)) (local.get 0))))
-      (i32.load8_u (i32.add (i32.mul (local.get 0) (i32.const 0)) (i32.const 16))))))";
-  auto words = words_of(loop, no_elide);
+  auto words = words_of(kAccLoop, no_elide);
   // (the multiply reads local 1 from the accumulator too: the add before it wrote it there)
   EXPECT_EQ(std::vector<uint64_t>(words.begin() + 4, words.begin() + 11),
             (std::vector<uint64_t>{W(Op::i32_mul_xk), 2, 2, W(Op::i32_lt_u_rr_br_if), 2, 0, static_cast<uint64_t>(-7)}));
   EXPECT_EQ(std::vector<uint64_t>(words.begin() + 11, words.end()),
             (std::vector<uint64_t>{W(Op::i32_mul_k), 0, 0, 2, W(Op::i32_load8_u_ax), 0, 16, 2, W(Op::return_r1), 2}));
   // And the results agree with and without it, in every engine with the register forms.
-  for (Dispatch d : dispatch_modes()) {
-    if (!ir_unavailable(Ir::kRegister, d, Placement::kSp).empty()) continue;
-    SCOPED_TRACE(dispatch_name(d));
-    for (Lowering l : {register_ir(), no_elide, no_acc}) {
-      Runtime rt(d);
-      rt.set_lowering(l);
-      Instance& inst = rt.instantiate(assemble(wat));
-      EXPECT_EQ(rt.invoke(inst.exports.at("f").func, {Value::i32(5), Value::i32(9)})[0].lo, static_cast<uint32_t>(((5 + 9) ^ 7) - (9 - 6)));
-      Instance& looped = rt.instantiate(assemble(loop));
-      EXPECT_EQ(rt.invoke(looped.exports.at("f").func, {Value::i32(10)})[0].lo, 0x2au);
-    }
-  }
+  expect_accumulator_programs_agree({register_ir(), no_elide, no_acc});
 }
 
 // elide: a result that is an operand-stack value, read from the accumulator by the next
@@ -194,10 +203,7 @@ TEST(RegisterIrTest, AResultOnlyTheNextInstructionReadsIsNotStored) {
   // The same expression as above: the first add's result is read by the xor alone, the inner
   // add's by the inner sub, the inner sub's by the outer sub; the xor's is read two instructions
   // later (from its slot, 2) and the outer sub's by the return.
-  const char* wat = R"((module (func (export "f") (param i32 i32) (result i32)
-    (i32.sub (i32.xor (i32.add (local.get 0) (local.get 1)) (i32.const 7))
-             (i32.sub (local.get 1) (i32.add (local.get 0) (i32.const 1)))))))";
-  EXPECT_EQ(words_of(wat), (std::vector<uint64_t>{W(Op::i32_add_rn), 0, 1, W(Op::i32_xor_xk), 7, 2, W(Op::i32_add_kn), 0, 1,
+  EXPECT_EQ(words_of(kAccExpression), (std::vector<uint64_t>{W(Op::i32_add_rn), 0, 1, W(Op::i32_xor_xk), 7, 2, W(Op::i32_add_kn), 0, 1,
                                                   W(Op::i32_sub_yn), 1, W(Op::i32_sub_y), 2, 2, W(Op::return_r1), 2}));
   // A local written by the add is stored though the multiply reads it from the accumulator.
   const char* local = R"((module (func (export "f") (param i32 i32) (result i32) (local i32)
@@ -207,13 +213,7 @@ TEST(RegisterIrTest, AResultOnlyTheNextInstructionReadsIsNotStored) {
   // The multiply's result is the compare's operand, and the compare fuses with the branch: stored.
   // After the loop, the multiply's result is read by the address add alone, which folds into the
   // load: the load takes it from the accumulator (_ax), and the multiply stores nothing.
-  const char* loop = R"((module (memory 1) (data (i32.const 16) "\2a")
-    (func (export "f") (param i32) (result i32) (local i32)
-      (loop $l
-        (local.set 1 (i32.add (local.get 1) (i32.const 1)))
-        (br_if $l (i32.lt_u (i32.mul (local.get 1) (i32.const 2)) (local.get 0))))
-      (i32.load8_u (i32.add (i32.mul (local.get 0) (i32.const 0)) (i32.const 16))))))";
-  EXPECT_EQ(words_of(loop), (std::vector<uint64_t>{W(Op::i32_add_k), 1, 1, 1, W(Op::i32_mul_xk), 2, 2, W(Op::i32_lt_u_rr_br_if), 2, 0,
+  EXPECT_EQ(words_of(kAccLoop), (std::vector<uint64_t>{W(Op::i32_add_k), 1, 1, 1, W(Op::i32_mul_xk), 2, 2, W(Op::i32_lt_u_rr_br_if), 2, 0,
                                                    static_cast<uint64_t>(-7), W(Op::i32_mul_kn), 0, 0, W(Op::i32_load8_u_ax), 0, 16, 2,
                                                    W(Op::return_r1), 2}));
   // The add's result is read by a compare, which a branch after it could still fuse: stored. The
@@ -225,16 +225,13 @@ TEST(RegisterIrTest, AResultOnlyTheNextInstructionReadsIsNotStored) {
   // The same results with and without it, in every engine with the register forms.
   Lowering no_elide = register_ir();
   no_elide.elide = false;
+  expect_accumulator_programs_agree({register_ir(), no_elide});
   for (Dispatch d : dispatch_modes()) {
     if (!ir_unavailable(Ir::kRegister, d, Placement::kSp).empty()) continue;
     SCOPED_TRACE(dispatch_name(d));
     for (Lowering l : {register_ir(), no_elide}) {
       Runtime rt(d);
       rt.set_lowering(l);
-      Instance& inst = rt.instantiate(assemble(wat));
-      EXPECT_EQ(rt.invoke(inst.exports.at("f").func, {Value::i32(5), Value::i32(9)})[0].lo, static_cast<uint32_t>(((5 + 9) ^ 7) - (9 - 6)));
-      Instance& looped = rt.instantiate(assemble(loop));
-      EXPECT_EQ(rt.invoke(looped.exports.at("f").func, {Value::i32(10)})[0].lo, 0x2au);
       Instance& compared = rt.instantiate(assemble(compare));
       EXPECT_EQ(rt.invoke(compared.exports.at("f").func, {Value::i32(2), Value::i32(3)})[0].lo, 1u);
       EXPECT_EQ(rt.invoke(compared.exports.at("f").func, {Value::i32(7), Value::i32(3)})[0].lo, 0u);
