@@ -163,6 +163,30 @@ std::string half(const std::string& name, int which) {
   return which == 0 ? name.substr(0, at) : name.substr(at + 2);
 }
 
+// The op whose handler a function is, by its mangled name ("<length>h_<op>E", in an anonymous
+// namespace), or kNoOp. A map from the names, not a scan of every op per function: with about 2,800
+// ops and a file per engine, the scan was most of this test's time (minutes under qemu-user).
+constexpr size_t kNoOp = SIZE_MAX;
+size_t op_of_handler(const std::string& mangled) {
+  static const std::map<std::string, size_t> by_name = [] {
+    std::map<std::string, size_t> m;
+    for (size_t i = 0; i < std::size(wasm::kOpNames); ++i) m.emplace(wasm::kOpNames[i], i);
+    return m;
+  }();
+  for (size_t p = mangled.find("h_"); p != std::string::npos; p = mangled.find("h_", p + 1)) {
+    // The length before "h_" has one to four digits; the wrong split (a digit of what precedes it)
+    // names no op followed by 'E'.
+    size_t length = 0, scale = 1;
+    for (size_t k = 1; k <= 4 && k <= p && mangled[p - k] >= '0' && mangled[p - k] <= '9'; ++k, scale *= 10) {
+      length += static_cast<size_t>(mangled[p - k] - '0') * scale;
+      if (length < 3 || p + length >= mangled.size() || mangled[p + length] != 'E') continue;
+      auto it = by_name.find(mangled.substr(p + 2, length - 2));
+      if (it != by_name.end()) return it->second;
+    }
+  }
+  return kNoOp;
+}
+
 void check_file(const std::string& path, SpHome home = SpHome::ARG, bool register_ir = true) {
   SCOPED_TRACE(path);
   static const std::set<std::string> register_only = register_forms();
@@ -174,13 +198,9 @@ void check_file(const std::string& path, SpHome home = SpHome::ARG, bool registe
   int handlers = 0;
   for (const auto& f : parse_asm_functions(read(path))) {
     // Handlers are h_<op> in an anonymous namespace: Itanium-mangled as "<length>h_<op>E".
-    std::string name;
-    size_t number = 0;
-    for (size_t i = 0; i < std::size(wasm::kOpNames); ++i) {
-      std::string h = std::string("h_") + wasm::kOpNames[i];
-      if (f.name.find(std::to_string(h.size()) + h + "E") != std::string::npos) name = wasm::kOpNames[i], number = i;
-    }
-    if (name.empty()) continue;
+    const size_t number = op_of_handler(f.name);
+    if (number == kNoOp) continue;
+    const std::string name = wasm::kOpNames[number];
     ++handlers;
     bool jumps = false, machine_sp = false, stack_sp = false;
     for (const auto& ins : f.instructions) {
