@@ -201,14 +201,12 @@ inline constexpr bool dlw_in_register_form = false;
 #define DLW_MEM_FIRST , m->mem_base
 #define DLW_MEM_BASE mem
 #define DLW_MEM_SYNC mem = m->mem_base;
-#define DLW_MEM_BUILT true
 #else
 #define DLW_MEM_PARAM
 #define DLW_MEM_ARG
 #define DLW_MEM_FIRST
 #define DLW_MEM_BASE m->mem_base
 #define DLW_MEM_SYNC
-#define DLW_MEM_BUILT false
 #endif
 
 // The accumulator, then the budget's counter when it is an argument (budget.h), then the memory's

@@ -35,6 +35,10 @@ struct RegisterBranches {
 };
 constexpr RegisterBranches kRegisterBranches;
 
+// A register form a branch right after it would fuse with (a compare, i32.eqz, i32.and of a
+// constant), which then reads its operands from their slots.
+constexpr bool fuses_with_a_branch(Op op) { return op != Op::kCount && kRegisterBranches[op].when_true != Op::kCount; }
+
 // The accumulator forms (handlers.def's x / y forms), per op: the form that reads the same operand
 // from its slot instead, which operand (1: the first, 2: the second) comes from the accumulator,
 // and the words before the operands (the op word and the declared immediates); whether an op
@@ -161,7 +165,7 @@ std::pair<size_t, size_t> Lowerer::register_branch(Loc c, bool when_true) {
     // A compare that took an operand from the accumulator reads it from its slot again: the fused
     // compare-and-branch forms read slots (and charge the budget, so they must be restartable).
     const Op slot_form = kAccumulatorForms[window_.back().op].slot_form;
-    if (slot_form != Op::kCount && kRegisterBranches[slot_form].when_true != Op::kCount) unaccumulate(window_.back());
+    if (fuses_with_a_branch(slot_form)) unaccumulate(window_.back());
     const RegisterBranches::Pair& fused = kRegisterBranches[window_.back().op];
     if (fused.when_true != Op::kCount) {
       rewrite(window_.back(), when_true ? fused.when_true : fused.when_false);
@@ -447,8 +451,7 @@ bool Lowerer::register_table_op(const Instruction& in, const SimpleOp& s) {
   // has this instruction as its only reader, so its producer need not store it; but a compare may
   // still be fused into a branch after it, which reads its operands from their slots.
   if (lowering_.elide && from_acc != 0 && (from_acc == 1 ? a : b).kind == Loc::kHome) {
-    const Op slot_form = kAccumulatorForms[form].slot_form;
-    if (slot_form == Op::kCount || kRegisterBranches[slot_form].when_true == Op::kCount) elide_store();
+    if (!fuses_with_a_branch(kAccumulatorForms[form].slot_form)) elide_store();
   }
   emit(form);
   window_.back().acc_slot = acc_slot;
