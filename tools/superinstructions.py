@@ -84,6 +84,7 @@ def entries(clang: str, handlers: Path) -> dict[str, tuple[str, str]]:
     probe = ("#define DLW_NO_SUPERINSTRUCTIONS 1\n#define DLW_REGISTER_IR 1\n"
              "#define OP(name, ...) DLW_ENTRY OP name DLW_BEGIN __VA_ARGS__ DLW_END\n"
              "#define TOS(name, ...) DLW_ENTRY TOS name DLW_BEGIN __VA_ARGS__ DLW_END\n"
+             '#include "engines/operand_layout.h"\n'
              f'#include "{handlers}"\n')
     with tempfile.NamedTemporaryFile("w", suffix=".cc", delete=False) as f:
         f.write(probe)

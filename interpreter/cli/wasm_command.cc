@@ -510,11 +510,16 @@ void add_wasm_command(CLI::App& app) {
       ->capture_default_str();
   spec->add_option("--only", *only, "run only files whose path contains this text");
   spec->add_flag("--verbose", *verbose, "list every failure");
+  auto counting = std::make_shared<bool>(false);
+  spec->add_flag("--counting", *counting,
+                 "execute stage: run in the counting engine of `dlab wasm profile` (tail dispatch, sp placement, bounds "
+                 "checks; the register forms built) instead of --dispatch's, which checks at every dispatch that each "
+                 "handler consumes the words its layout declares");
   auto modules_out = std::make_shared<std::string>();
   spec->add_option("--modules-out", *modules_out,
                    "instead of running: write every module of the suite's .bin.wast scripts into this (new or empty) folder as "
                    "<script>-<n>.wasm, e.g. to seed the fuzzer (`just fuzz`)");
-  spec->callback([suite, verbose, stage, dispatch, variant, only, lowering, budget, ir, bounds, modules_out] {
+  spec->callback([suite, verbose, stage, dispatch, variant, only, lowering, budget, ir, bounds, modules_out, counting] {
     if (!modules_out->empty()) {
       size_t n = wasm::write_suite_modules(*suite, *only, *modules_out);
       fmt::print(stderr, "wrote {} modules into {}\n", n, *modules_out);
@@ -531,6 +536,9 @@ void add_wasm_command(CLI::App& app) {
                          : *stage == "validate" ? wasm::SpecStage::kValidate
                          : *stage == "execute"  ? wasm::SpecStage::kExecute
                                                 : wasm::SpecStage::kDecode;
+    if (*counting && (st != wasm::SpecStage::kExecute || *dispatch != "tail" || *variant != "sp" || *budget != "none" || *bounds != "check"))
+      throw CLI::ValidationError("--counting", "the counting engine runs the execute stage with --dispatch tail --placement sp "
+                                               "--budget none --bounds check (its own); give those, or leave --counting out");
     std::vector<wasm::Dispatch> modes;
     if (st != wasm::SpecStage::kExecute) modes = {wasm::Dispatch::kTail};  // earlier stages run no code
     else if (*dispatch == "all") modes = wasm::dispatch_modes();
@@ -569,13 +577,14 @@ void add_wasm_command(CLI::App& app) {
       std::string engine = fmt::format("{} dispatch, {} placement, {} lowering, {} IR{}", wasm::dispatch_name(mode), wasm::placement_name(place),
                                        *lowering, *ir, bud == wasm::Budget::kNone ? "" : fmt::format(", {} budget", wasm::budget_name(bud)));
       if (bnd != wasm::Bounds::kCheck) engine += fmt::format(", {} bounds", wasm::bounds_name(bnd));
+      if (*counting) engine += ", the counting engine (every length checked)";
       wasm::Lowering spec_lowering = *wasm::parse_lowering(*lowering);
       spec_lowering.ir = *wasm::parse_ir(*ir);
       if (st == wasm::SpecStage::kExecute) fmt::print("== {} ==\n", engine);
       for (const auto& f : files) {
         if (!only->empty() && f.find(*only) == std::string::npos) continue;
         ++files_run;
-        auto r = wasm::run_spec_file(f, st, mode, place, spec_lowering, bud, bnd);
+        auto r = wasm::run_spec_file(f, st, mode, place, spec_lowering, bud, bnd, *counting);
         int sk = 0;
         for (const auto& [why, n] : r.skipped) {
           skipped[why] += n;

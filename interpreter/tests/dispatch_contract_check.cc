@@ -18,4 +18,5 @@
 #ifndef DLW_LEAVE_OUT_OP
 #define OP(name, ...)
 #endif
+#include "engines/operand_layout.h"
 #include "engines/handlers.def"

@@ -135,14 +135,7 @@ std::set<std::string> register_forms() {
     if (op != wasm::Op::kCount) out.insert(wasm::kOpNames[static_cast<size_t>(op)]);
   };
   for (const auto& s : wasm::kSimpleOps) {
-    add(s.reg);
-    add(s.reg_k);
-    add(s.reg_a);
-    add(s.reg_x);
-    add(s.reg_xk);
-    add(s.reg_y);
-    add(s.reg_ax);
-    for (wasm::Op n : {s.reg_n, s.reg_kn, s.reg_an, s.reg_xn, s.reg_xkn, s.reg_yn, s.reg_axn}) add(n);
+    for (wasm::Op op : s.forms) add(op);
   }
   for (const auto& s : wasm::kSupers)
     if (s.register_ir) add(s.op);

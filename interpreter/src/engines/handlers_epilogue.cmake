@@ -26,7 +26,7 @@ endfunction()
 # MODE=leaks (the ctest interpreter.handlers_def_leaks): with its epilogue, handlers.def leaves
 # nothing defined that was not defined before it, as the preprocessor sees it.
 # Otherwise: what it defines without its epilogue, which the epilogue is to undefine.
-set(_head "#define OP(name, ...)\n")
+set(_head "#include \"engines/operand_layout.h\"\n#define OP(name, ...)\n")
 if(NOT MODE STREQUAL "leaks")
   string(APPEND _head "#define DLW_HANDLERS_NO_EPILOGUE 1\n")
 endif()

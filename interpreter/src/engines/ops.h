@@ -3,8 +3,11 @@
 // (an expander that defines only OP gets every entry through handlers.def's kind fallbacks).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+
+#include "engines/operand_layout.h"
 
 namespace dlab::wasm {
 
@@ -39,19 +42,16 @@ struct SimpleOp {
   Imm imm;
   uint8_t align;
   uint8_t lanes;
-  // The register IR's forms (handlers.def's DLW_REGISTER_FORMS): operands from frame slots
-  // (reg), or the last operand an immediate (reg_k); Op::kCount for SIMD.
-  Op reg = Op::kCount, reg_k = Op::kCount;
-  Op reg_a = Op::kCount;  // a memory instruction's address slot + constant form
-  // The accumulator forms (handlers.def): the first operand from it (reg_x; reg_xk with the
-  // second an immediate), or the second (reg_y).
-  Op reg_x = Op::kCount, reg_xk = Op::kCount, reg_y = Op::kCount;
-  Op reg_ax = Op::kCount;  // reg_a with the slot's value from the accumulator
-  // The same seven forms without the result slot (handlers.def's _n forms: the result left in the
-  // accumulator only; the `elide` technique), in the order reg, reg_k, reg_a, reg_x, reg_xk,
-  // reg_y, reg_ax.
-  Op reg_n = Op::kCount, reg_kn = Op::kCount, reg_an = Op::kCount, reg_xn = Op::kCount, reg_xkn = Op::kCount,
-     reg_yn = Op::kCount, reg_axn = Op::kCount;
+  // The register IR's forms (operand_layout.h's lists; handlers.def's DLW_REGISTER_FORMS), by
+  // RegisterForm: Op::kCount for SIMD, and for a numeric instruction's address forms.
+  std::array<Op, kRegisterForms> forms = no_forms();
+  constexpr Op form(RegisterForm f) const { return forms[static_cast<size_t>(f)]; }
+  constexpr bool has_register_forms() const { return form(RegisterForm::r) != Op::kCount; }
+  static constexpr std::array<Op, kRegisterForms> no_forms() {
+    std::array<Op, kRegisterForms> none{};
+    for (Op& o : none) o = Op::kCount;
+    return none;
+  }
 };
 
 // A signature's operand counts ("ii:i": 2 pops, 1 push), for the register forms' bodies.
@@ -72,16 +72,14 @@ constexpr int sig_pushes(const char* s) {
 #define DLW_LANE(lanes) Imm::LANE, 0, lanes
 #define DLW_MEMLANE(align, lanes) Imm::MEMLANE, align, lanes
 #define DLW_SHUF Imm::SHUF, 0, 32
+#define DLW_FORM_OP(form, K, A, X, S, name) Op::name##_##form,
+#define DLW_NO_FORM(...) Op::kCount,
 inline constexpr SimpleOp kSimpleOps[] = {
 #define OP(name, ...)
-#define NUM(name, opcode, sig, ...)                                                                                       \
-  {opcode,       Op::name,         sig,         DLW_NONE,    Op::name##_r,  Op::name##_k,  Op::kCount,   Op::name##_x,          \
-   Op::name##_xk, Op::name##_y,    Op::kCount,  Op::name##_rn, Op::name##_kn, Op::kCount,  Op::name##_xn, Op::name##_xkn,       \
-   Op::name##_yn, Op::kCount},
-#define MEM(name, opcode, sig, imm, ...)                                                                                  \
-  {opcode,        Op::name,         sig,           DLW_##imm,     Op::name##_r,   Op::name##_k,  Op::name##_a, Op::name##_x, \
-   Op::name##_xk, Op::name##_y,     Op::name##_ax, Op::name##_rn, Op::name##_kn,  Op::name##_an, Op::name##_xn,              \
-   Op::name##_xkn, Op::name##_yn,   Op::name##_axn},
+#define NUM(name, opcode, sig, ...) \
+  {opcode, Op::name, sig, DLW_NONE, {DLW_REGISTER_FORM_LIST(DLW_FORM_OP, name) DLW_ADDRESS_FORM_LIST(DLW_NO_FORM, )}},
+#define MEM(name, opcode, sig, imm, ...) \
+  {opcode, Op::name, sig, DLW_##imm, {DLW_REGISTER_FORM_LIST(DLW_FORM_OP, name) DLW_ADDRESS_FORM_LIST(DLW_FORM_OP, name)}},
 #define VEC(name, sub, imm, sig, ...) {0xFD000 + sub, Op::name, sig, DLW_##imm},
 #include "engines/handlers.def"
 #undef OP
@@ -89,23 +87,25 @@ inline constexpr SimpleOp kSimpleOps[] = {
 #undef MEM
 #undef VEC
 };
+#undef DLW_FORM_OP
+#undef DLW_NO_FORM
 #undef DLW_NONE
 #undef DLW_MEMARG
 #undef DLW_LANE
 #undef DLW_MEMLANE
 #undef DLW_SHUF
 
-// The accumulator forms an instruction's operands leave without meaning (a one-operand
-// instruction's xk and y forms, with or without their result slot) and the _n forms of an
-// instruction without a result: stubs that trap, which the lowering never writes (handlers.def).
+// The words of a declared instruction's register form (operand_layout.h).
+constexpr OperandLayout register_layout_of(const SimpleOp& s, RegisterForm f) {
+  return register_layout(imm_words(s.imm), sig_pops(s.signature), sig_pushes(s.signature), f);
+}
+
+// The register forms the lowering never writes (an accumulator form of an operand the instruction
+// does not have, an unstored form of an instruction without a result): stubs that trap.
 constexpr bool unwritten_register_form(Op op) {
-  for (const SimpleOp& s : kSimpleOps) {
-    if (s.reg_x == Op::kCount) continue;
-    if (sig_pops(s.signature) < 2 && (op == s.reg_xk || op == s.reg_y || op == s.reg_xkn || op == s.reg_yn)) return true;
-    if (sig_pushes(s.signature) == 0 && op != Op::kCount &&
-        (op == s.reg_n || op == s.reg_kn || op == s.reg_an || op == s.reg_xn || op == s.reg_xkn || op == s.reg_yn || op == s.reg_axn))
-      return true;
-  }
+  for (const SimpleOp& s : kSimpleOps)
+    for (int f = 0; f < kRegisterForms; ++f)
+      if (s.forms[f] == op && op != Op::kCount) return !register_layout_of(s, static_cast<RegisterForm>(f)).written;
   return false;
 }
 
@@ -152,17 +152,6 @@ inline constexpr FormsOf kForms[] = {
 #undef VMEM
 };
 
-// Per op, the words its declaration gives it (op word + immediates; 0: not a table instruction):
-// the length its handler must consume, which the counting engine checks at every NEXT.
-struct DeclaredWords {
-  uint8_t of[static_cast<size_t>(Op::kCount)] = {};
-  constexpr DeclaredWords() {
-    for (const SimpleOp& s : kSimpleOps) of[static_cast<size_t>(s.op)] = static_cast<uint8_t>(1 + imm_words(s.imm));
-    for (const FormsOf& f : kForms)  // a memory64 form has its instruction's words
-      if (f.forms.a64 != Op::kCount) of[static_cast<size_t>(f.forms.a64)] = of[static_cast<size_t>(f.op)];
-  }
-};
-inline constexpr DeclaredWords kDeclaredWords;
 
 // The superinstructions (superinstructions.def, generated from measured pair frequencies): the
 // lowering's `super` technique writes `op` over `first` where `second` follows it.
@@ -179,6 +168,50 @@ inline constexpr SuperOf kSupers[] = {
 #undef SUPER
 #undef SUPER_R
 };
+
+// Per op, the words its layout gives it (the op word with the rest; 0: an op lowered by hand,
+// whose length nothing declares): the length its handler must consume, which the counting engine
+// checks at every NEXT (dispatch_tail.inc). A declared instruction and its memory64 form (op word
+// and immediates), every register form the lowering writes (operand_layout.h's register_layout),
+// the fold and fuse forms and the register IR's branches (layout::), and a superinstruction whose
+// first op has a length: that length, checked where its first body steps into the second.
+struct DeclaredWords {
+  uint8_t of[static_cast<size_t>(Op::kCount)] = {};
+  constexpr void set(Op op, const OperandLayout& l) {
+    if (op != Op::kCount) of[static_cast<size_t>(op)] = l.words;
+  }
+  constexpr DeclaredWords() {
+    for (const SimpleOp& s : kSimpleOps) {
+      of[static_cast<size_t>(s.op)] = static_cast<uint8_t>(1 + imm_words(s.imm));
+      for (int f = 0; f < kRegisterForms; ++f) {
+        const OperandLayout l = register_layout_of(s, static_cast<RegisterForm>(f));
+        if (l.written) set(s.forms[f], l);
+      }
+    }
+    for (const FormsOf& f : kForms) {
+      if (f.forms.a64 != Op::kCount) of[static_cast<size_t>(f.forms.a64)] = of[static_cast<size_t>(f.op)];
+      set(f.forms.ri, layout::kRi);
+      set(f.forms.rl, layout::kRl);
+      set(f.forms.li, layout::kLi);
+      set(f.forms.ll, layout::kLl);
+      set(f.forms.local_address, layout::kLocalAddress);
+      set(f.forms.br_if, layout::kBr);
+      set(f.forms.br_unless, layout::kBr);
+      set(f.forms.ri_br_if, layout::kRiBr);
+      set(f.forms.ri_br_unless, layout::kRiBr);
+      set(f.forms.rr_br_if, layout::kRrBr);
+      set(f.forms.rr_br_unless, layout::kRrBr);
+      set(f.forms.rk_br_if, layout::kRkBr);
+      set(f.forms.rk_br_unless, layout::kRkBr);
+    }
+    set(Op::br_if_r, layout::kBrR);
+    set(Op::br_unless_r, layout::kBrR);
+    set(Op::i32_and_k_br_if, layout::kRkBr);
+    set(Op::i32_and_k_br_unless, layout::kRkBr);
+    for (const SuperOf& s : kSupers) of[static_cast<size_t>(s.op)] = of[static_cast<size_t>(s.first)];
+  }
+};
+inline constexpr DeclaredWords kDeclaredWords;
 
 inline constexpr const char* kOpNames[] = {
 #define OP(name, ...) #name,

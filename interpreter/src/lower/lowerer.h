@@ -42,11 +42,11 @@ struct RewriteTable {
       if (e.forms.br_if == Op::kCount) continue;
       plain.br_if = e.forms.br_if;
       plain.br_unless = e.forms.br_unless;
-      plain.words = 1;
+      plain.words = kDeclaredWords.of[static_cast<size_t>(e.op)];
       Rewrites& ri = of[static_cast<size_t>(e.forms.ri)];
       ri.br_if = e.forms.ri_br_if;
       ri.br_unless = e.forms.ri_br_unless;
-      ri.words = 2;
+      ri.words = layout::kRi.words;
     }
   }
   const Rewrites& operator[](Op op) const { return of[static_cast<size_t>(op)]; }

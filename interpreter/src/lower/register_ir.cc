@@ -4,6 +4,7 @@
 // written in its stack form (stack_ir.cc) with its operands materialised first.
 #include <cstring>
 #include <optional>
+#include <stdexcept>
 
 #include "lower/lowerer.h"
 
@@ -24,8 +25,8 @@ struct RegisterBranches {
       if (e.forms.rr_br_if == Op::kCount) continue;
       for (const SimpleOp& s : kSimpleOps)
         if (s.op == e.op) {
-          of[static_cast<size_t>(s.reg)] = {e.forms.rr_br_if, e.forms.rr_br_unless};
-          of[static_cast<size_t>(s.reg_k)] = {e.forms.rk_br_if, e.forms.rk_br_unless};
+          of[static_cast<size_t>(s.form(RegisterForm::r))] = {e.forms.rr_br_if, e.forms.rr_br_unless};
+          of[static_cast<size_t>(s.form(RegisterForm::k))] = {e.forms.rk_br_if, e.forms.rk_br_unless};
         }
     }
     of[static_cast<size_t>(Op::i32_eqz_r)] = {Op::br_unless_r, Op::br_if_r};
@@ -41,14 +42,14 @@ constexpr bool fuses_with_a_branch(Op op) { return op != Op::kCount && kRegister
 
 // The accumulator forms (handlers.def's x / y forms), per op: the form that reads the same operand
 // from its slot instead, which operand (1: the first, 2: the second) comes from the accumulator,
-// and the words before the operands (the op word and the declared immediates); whether an op
-// leaves its result in the accumulator (every register form of an instruction with a result); and
-// the form of the same op without its result slot (elide: the _n forms), where it has one.
+// and the word that slot form has it in (operand_layout.h); whether an op leaves its result in the
+// accumulator (every register form of an instruction with a result); and the form of the same op
+// without its result slot (elide: the _n forms), where it has one. All from the forms' shapes.
 struct AccumulatorForms {
   struct Form {
     Op slot_form = Op::kCount;
     uint8_t operand = 0;
-    uint8_t head = 0;
+    uint8_t slot_word = 0;
   };
   std::array<Form, static_cast<size_t>(Op::kCount)> of{};
   std::array<bool, static_cast<size_t>(Op::kCount)> sets{};
@@ -56,25 +57,36 @@ struct AccumulatorForms {
   constexpr AccumulatorForms() {
     for (Op& n : without_store) n = Op::kCount;
     for (const SimpleOp& s : kSimpleOps) {
-      if (s.reg_x == Op::kCount) continue;
-      const uint8_t head = static_cast<uint8_t>(1 + imm_words(s.imm));
-      of[static_cast<size_t>(s.reg_x)] = {s.reg, 1, head};
-      of[static_cast<size_t>(s.reg_xk)] = {s.reg_k, 1, head};
-      of[static_cast<size_t>(s.reg_y)] = {s.reg, 2, head};
-      if (s.reg_ax != Op::kCount) of[static_cast<size_t>(s.reg_ax)] = {s.reg_a, 1, head};
-      if (sig_pushes(s.signature) != 1) continue;
-      const Op stored[] = {s.reg, s.reg_k, s.reg_a, s.reg_x, s.reg_xk, s.reg_y, s.reg_ax};
-      const Op bare[] = {s.reg_n, s.reg_kn, s.reg_an, s.reg_xn, s.reg_xkn, s.reg_yn, s.reg_axn};
-      for (size_t i = 0; i < 7; ++i) {
-        if (stored[i] == Op::kCount) continue;
-        sets[static_cast<size_t>(stored[i])] = sets[static_cast<size_t>(bare[i])] = true;
-        without_store[static_cast<size_t>(stored[i])] = bare[i];
+      if (!s.has_register_forms()) continue;
+      for (int i = 0; i < kRegisterForms; ++i) {
+        const RegisterForm f = static_cast<RegisterForm>(i);
+        const Op op = s.form(f);
+        if (op == Op::kCount || !register_layout_of(s, f).written) continue;
+        const RegisterFormShape shape = shape_of(f);
+        if (shape.from_acc != 0 && shape.stored) {
+          RegisterFormShape from_slot = shape;
+          from_slot.from_acc = 0;
+          const RegisterForm slot_form = form_of(from_slot);
+          of[static_cast<size_t>(op)] = {s.form(slot_form), shape.from_acc,
+                                         static_cast<uint8_t>(register_layout_of(s, slot_form).operand[shape.from_acc - 1])};
+        }
+        if (sig_pushes(s.signature) != 1) continue;
+        sets[static_cast<size_t>(op)] = true;
+        if (shape.stored) {
+          RegisterFormShape bare = shape;
+          bare.stored = false;
+          without_store[static_cast<size_t>(op)] = s.form(form_of(bare));
+        }
       }
     }
   }
   const Form& operator[](Op op) const { return of[static_cast<size_t>(op)]; }
 };
 constexpr AccumulatorForms kAccumulatorForms;
+
+// i32.add's _k and _xk forms, whose words an access that folds the add in takes over (_a, _ax).
+constexpr OperandLayout kAddK = register_layout(0, 2, 1, RegisterForm::k);
+constexpr OperandLayout kAddXk = register_layout(0, 2, 1, RegisterForm::xk);
 
 // A signature all of whose operands and results take one slot (no v128): the register forms'.
 constexpr bool one_slot_signature(const char* sig) {
@@ -137,7 +149,7 @@ bool Lowerer::in_accumulator(const Loc& l) const {
 void Lowerer::unaccumulate(Written& w) {
   const AccumulatorForms::Form& f = kAccumulatorForms[w.op];
   if (f.slot_form == Op::kCount) return;
-  const size_t at = w.at + f.head + (f.operand == 2 ? 1 : 0);
+  const size_t at = w.at + f.slot_word;
   code_.insert(code_.begin() + static_cast<std::ptrdiff_t>(at), w.acc_slot);
   if (last_result_ != SIZE_MAX && last_result_ >= at) ++last_result_;
   rewrite(w, f.slot_form);
@@ -159,6 +171,13 @@ void Lowerer::elide_store() {
 
 // A branch on condition `c` (popped): a compare (or i32.eqz) just written becomes the compare and
 // branch, its result word the offset; otherwise br_if_r / br_unless_r on the condition's slot.
+// The fused forms' layouts must have their offset where the compare has its result slot.
+static_assert(register_layout(0, 2, 1, RegisterForm::r).result == layout::kRrBr.label &&
+              register_layout(0, 2, 1, RegisterForm::r).words == layout::kRrBr.words, "cmp_r a b res -> cmp_rr_br a b offset");
+static_assert(register_layout(0, 2, 1, RegisterForm::k).result == layout::kRkBr.label &&
+              register_layout(0, 2, 1, RegisterForm::k).words == layout::kRkBr.words, "cmp_k a c res -> cmp_rk_br a c offset");
+static_assert(register_layout(0, 1, 1, RegisterForm::r).result == layout::kBrR.label &&
+              register_layout(0, 1, 1, RegisterForm::r).words == layout::kBrR.words, "i32_eqz_r a res -> br_unless_r a offset");
 std::pair<size_t, size_t> Lowerer::register_branch(Loc c, bool when_true) {
   materialize_all();
   if (lowering_.fuse && just_written(c)) {
@@ -344,7 +363,7 @@ bool Lowerer::register_body(const Instruction& in) {
   }
   if (op >= 0xFB) return false;  // prefixed instructions: their stack forms
   const SimpleOp* s = in.simple;
-  if (!s || s->reg == Op::kCount || !one_slot_signature(s->signature)) return false;
+  if (!s || !s->has_register_forms() || !one_slot_signature(s->signature)) return false;
   if (s->imm == Imm::MEM && (inst_.memories.empty() || memory64(0) || !in.mem.short_flags)) return false;
   return register_table_op(in, *s);
 }
@@ -405,8 +424,8 @@ bool Lowerer::register_local(const Instruction& in) {
   return true;
 }
 
-// A declared numeric or memory instruction in its register form: [op, immediates, operand
-// slots (the last one the constant itself in the _k form), result slot].
+// A declared numeric or memory instruction in its register form, its words written in the order
+// the form's layout gives (operand_layout.h, which the handler reads them by).
 bool Lowerer::register_table_op(const Instruction& in, const SimpleOp& s) {
   const int pops = sig_pops(s.signature), pushes = sig_pushes(s.signature);
   if (pops < 1 || pops > 2 || pushes > 1 || locs_.size() < static_cast<size_t>(pops)) return false;
@@ -419,14 +438,15 @@ bool Lowerer::register_table_op(const Instruction& in, const SimpleOp& s) {
   // An address just computed by `i32.add` of a constant: the add folded into the access (_a).
   std::optional<std::pair<uint64_t, uint64_t>> address;
   uint32_t address_acc_slot = UINT32_MAX;
-  if (lowering_.fold && s.reg_a != Op::kCount && !k && just_written(a) &&
+  if (lowering_.fold && s.form(RegisterForm::a) != Op::kCount && !k && just_written(a) &&
       (window_.back().op == Op::i32_add_k || window_.back().op == Op::i32_add_xk)) {
     // i32_add_xk [op, constant, result] took its slot operand from the accumulator: with the add
     // gone, the access follows the instruction that set it, and takes it from there too (_ax).
     const Written& add = window_.back();
-    if (add.op == Op::i32_add_k) address = {{code_[add.at + 1], code_[add.at + 2]}};
+    const OperandLayout& add_k = kAddK, &add_xk = kAddXk;
+    if (add.op == Op::i32_add_k) address = {{code_[add.at + add_k.operand[0]], code_[add.at + add_k.operand[1]]}};
     else {
-      address = {{uint64_t{add.acc_slot}, code_[add.at + 1]}};
+      address = {{uint64_t{add.acc_slot}, code_[add.at + add_xk.operand[1]]}};
       address_acc_slot = add.acc_slot;
     }
     code_.resize(add.at);
@@ -436,35 +456,46 @@ bool Lowerer::register_table_op(const Instruction& in, const SimpleOp& s) {
   // acc: the operand the instruction just written computed, from the accumulator (the first; or
   // the second, when the first needs no constant written to its slot first).
   int from_acc = 0;
-  if (!address && s.reg_x != Op::kCount && !(pops == 1 && k)) {
+  if (!address && s.form(RegisterForm::x) != Op::kCount && !(pops == 1 && k)) {
     if (in_accumulator(a)) from_acc = 1;
     else if (pops == 2 && a.kind != Loc::kConst && in_accumulator(b)) from_acc = 2;
   }
+  if (address_acc_slot != UINT32_MAX) from_acc = 1;
   const uint32_t acc_slot = address_acc_slot != UINT32_MAX ? address_acc_slot : from_acc == 1 ? slot_of(a) : from_acc == 2 ? slot_of(b) : UINT32_MAX;
-  uint64_t first = address || from_acc == 1 ? 0 : pops == 1 && k ? a.value : operand_slot(a);
-  uint64_t second = pops == 2 && from_acc != 2 ? (k ? b.value : operand_slot(b)) : 0;
+  // The operands' words (an operand from the accumulator has none; a constant is the word itself),
+  // in this order: materialising a constant into its slot writes an instruction first.
+  uint64_t operand[2] = {0, 0};
+  if (address) operand[0] = address->first;
+  else if (from_acc != 1) operand[0] = pops == 1 && k ? a.value : operand_slot(a);
+  if (pops == 2 && from_acc != 2) operand[1] = k ? b.value : operand_slot(b);
   for (int i = 0; i < pops; ++i) pop();
   uint32_t result = height_;
   for (const char* p = std::strchr(s.signature, ':') + 1; *p; ++p) push(type_letter(*p));
-  const Op form = address ? (address_acc_slot != UINT32_MAX ? s.reg_ax : s.reg_a) : from_acc == 1 ? (k ? s.reg_xk : s.reg_x) : from_acc == 2 ? s.reg_y : k ? s.reg_k : s.reg;
+  const RegisterForm kind = form_of({.constant = k, .address = address.has_value(), .from_acc = static_cast<uint8_t>(from_acc), .stored = true});
+  const Op form = s.form(kind);
   // elide: an operand-stack value (not a local's, which is read again) taken from the accumulator
   // has this instruction as its only reader, so its producer need not store it; but a compare may
   // still be fused into a branch after it, which reads its operands from their slots.
-  if (lowering_.elide && from_acc != 0 && (from_acc == 1 ? a : b).kind == Loc::kHome) {
+  if (lowering_.elide && !address && from_acc != 0 && (from_acc == 1 ? a : b).kind == Loc::kHome) {
     if (!fuses_with_a_branch(kAccumulatorForms[form].slot_form)) elide_store();
   }
   emit(form);
   window_.back().acc_slot = acc_slot;
-  if (s.imm == Imm::MEM) word(offset);
-  if (address) {
-    if (address_acc_slot == UINT32_MAX) word(address->first);
-    word(address->second);
-  } else if (from_acc != 1) word(first);
-  if (pops == 2 && from_acc != 2) word(second);
   last_result_ = SIZE_MAX;
-  if (pushes) {
-    last_result_ = code_.size();
-    word(result);
+  const OperandLayout layout = register_layout_of(s, kind);
+  for (int w = 1; w < layout.words; ++w) {
+    switch (layout.field[w]) {
+      case Field::kImmediate: word(offset); break;
+      case Field::kSlot:
+      case Field::kConstant: word(operand[w == layout.operand[0] ? 0 : 1]); break;
+      case Field::kAddend: word(address->second); break;
+      case Field::kResult:
+        last_result_ = code_.size();
+        word(result);
+        break;
+      case Field::kNone:
+      case Field::kLabel: throw std::logic_error("a register form's layout has a word the lowering cannot fill (interpreter bug)");
+    }
   }
   return true;
 }

@@ -176,9 +176,10 @@ std::string outcome_of(const std::function<void()>& step) {
 }
 
 void execute_commands(const json& doc, const ScriptModules& modules, Dispatch dispatch, Placement placement, Lowering lowering,
-                      Budget budget, Bounds bounds, SpecFileResult& res) {
+                      Budget budget, Bounds bounds, SpecFileResult& res, bool counting) {
   Runtime rt(dispatch, placement, budget, bounds);
   rt.set_lowering(lowering);
+  if (counting) rt.enable_profile();
   rt.register_module("spectest", spectest_module(rt));
   Instance* last = nullptr;
   std::map<std::string, Instance*> named;

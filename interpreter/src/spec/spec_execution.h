@@ -19,6 +19,6 @@ namespace dlab::wasm {
 std::string outcome_of(const std::function<void()>& step);
 
 void execute_commands(const nlohmann::json& doc, const ScriptModules& modules, Dispatch dispatch, Placement placement, Lowering lowering,
-                      Budget budget, Bounds bounds, SpecFileResult& res);
+                      Budget budget, Bounds bounds, SpecFileResult& res, bool counting = false);
 
 }  // namespace dlab::wasm

@@ -30,11 +30,14 @@ struct SpecFileResult {
 //        and assert_unlinkable is rejected by the linker.
 // kExecute: every command: modules instantiate (segments, start functions), actions run in the
 //        given dispatch mode, and every assertion is checked against the results and traps.
+// `counting`: the execute stage runs in the counting engine of `dlab wasm profile` instead of the
+// dispatch mode's (Runtime::enable_profile), which checks at every dispatch that each handler
+// consumes the words its layout gives it (ops.h's kDeclaredWords).
 enum class SpecStage { kDecode, kValidate, kLink, kExecute };
 
 SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage = SpecStage::kDecode, Dispatch dispatch = Dispatch::kTail,
                              Placement placement = Placement::kSp, Lowering lowering = {}, Budget budget = Budget::kNone,
-                             Bounds bounds = Bounds::kCheck);
+                             Bounds bounds = Bounds::kCheck, bool counting = false);
 // Every .wast under `suite_dir` (recursively), sorted; in a folder with .bin.wast scripts, only those.
 // A folder that cannot be read is "folder: why" in `unreadable` (the rest is still listed), or,
 // without `unreadable`, a std::runtime_error saying so.
