@@ -239,6 +239,70 @@ TEST(RegisterIrTest, AResultOnlyTheNextInstructionReadsIsNotStored) {
   }
 }
 
+// Branches that carry one value to their label, over values they drop, and returns of several
+// results, in register form: br_copy_r / br_if_copy_r copy the value from its slot (or its
+// local's) to the label's slot instead of moving the stack top (sp_at, br_drop); return_rn reads
+// every result before writing any (a result may come from a slot another goes to: a swap).
+TEST(RegisterIrTest, BranchesCarryAValueAndReturnsOfAnyArity) {
+  const char* wat = R"((module
+    (func (export "pick") (param i32 i32) (result i32)
+      (i32.add
+        (i32.mul (i32.const 2) (block $b (result i32) (i32.add (i32.const 5) (br_if $b (local.get 1) (local.get 0)))))
+        (block $c (result i32) (i32.add (i32.const 9) (br $c (i32.const 40))))))
+    (func (export "count") (param i32) (result i32) (local i32)
+      (i32.const 0)
+      (loop $l (param i32) (result i32)
+        (i32.const 3) (i32.add) (local.set 1)
+        (i32.const 1000) (local.get 1)
+        (local.tee 0 (i32.sub (local.get 0) (i32.const 1)))
+        (br_if $l)
+        (i32.add)))
+    (func $swap (param i32 i32) (result i32 i32) (local.get 1) (local.get 0) (return))
+    (func $three (result i32 i32 i32) (i32.const 1) (i32.const 2) (i32.const 3) (return))
+    (func (export "swapped") (param i32 i32) (result i32) (i32.sub (call $swap (local.get 0) (local.get 1))))
+    (func (export "three") (result i32) (call $three) (i32.sub) (i32.sub))))";
+  {
+    Runtime rt(Dispatch::kSwitch);
+    rt.enable_profile();
+    rt.set_lowering(register_ir());
+    rt.record_instruction_starts(true);  // op words read at instructions' starts only, not operands
+    Instance& inst = rt.instantiate(assemble(wat));
+    auto has = [&](const char* name, Op op) {
+      const FuncInst* f = inst.exports.at(name).func;
+      for (uint32_t at : f->instruction_starts)
+        if (f->code.at(at) == W(op)) return true;
+      return false;
+    };
+    EXPECT_TRUE(has("pick", Op::br_if_copy_r));
+    EXPECT_TRUE(has("pick", Op::br_copy_r));
+    EXPECT_TRUE(has("count", Op::br_if_copy_r));
+    EXPECT_FALSE(has("pick", Op::br_if_drop));
+    EXPECT_FALSE(has("pick", Op::br_drop));
+    EXPECT_FALSE(has("count", Op::br_if_drop));
+    // the callees, through the caller's code: its call word names them
+    const FuncInst* swap = inst.funcs.at(2);
+    EXPECT_EQ(swap->code.front(), W(Op::return_rn));
+    EXPECT_EQ(std::vector<uint64_t>(swap->code.begin(), swap->code.begin() + 4), (std::vector<uint64_t>{W(Op::return_rn), 2, 1, 0}));
+  }
+  // pick(1, 3): b carries 3, 2 * 3 + 40; pick(0, 3): 2 * (5 + 3) + 40; count(4): 3 four times,
+  // then 1000 + 12; swap(10, 3) = (3, 10), 3 - 10; 1 - (2 - 3).
+  for (Dispatch d : dispatch_modes()) {
+    if (!ir_unavailable(Ir::kRegister, d, Placement::kSp).empty()) continue;
+    SCOPED_TRACE(dispatch_name(d));
+    for (Lowering l : {register_ir(), register_ir(Lowering::none()), Lowering{}}) {
+      Runtime rt(d);
+      rt.set_lowering(l);
+      Instance& inst = rt.instantiate(assemble(wat));
+      auto call = [&](const char* name, std::vector<Value> args) { return rt.invoke(inst.exports.at(name).func, args)[0].lo; };
+      EXPECT_EQ(call("pick", {Value::i32(1), Value::i32(3)}), 46u);
+      EXPECT_EQ(call("pick", {Value::i32(0), Value::i32(3)}), 56u);
+      EXPECT_EQ(call("count", {Value::i32(4)}), 1012u);
+      EXPECT_EQ(call("swapped", {Value::i32(10), Value::i32(3)}), static_cast<uint32_t>(-7));
+      EXPECT_EQ(call("three", {}), 2u);
+    }
+  }
+}
+
 TEST(RegisterIrTest, OnlyTheSpPlacementBuildsIt) {
   EXPECT_EQ(ir_unavailable(Ir::kRegister, Placement::kSp), "");
   EXPECT_EQ(ir_unavailable(Ir::kStack, Placement::kVec), "");

@@ -237,6 +237,7 @@ class Lowerer {
   void register_return(uint32_t base, bool at_label);
   bool register_body(const Instruction& in);
   bool register_local(const Instruction& in);
+  bool register_branch_with_value(bool conditional, uint32_t depth);
   bool register_table_op(const Instruction& in, const SimpleOp& s);
 
   // ---- GC (gc_and_misc.cc; handlers/gc.def, gc_ops.cc), and the 0xFC instructions ----

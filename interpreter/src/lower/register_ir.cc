@@ -201,6 +201,46 @@ std::pair<size_t, size_t> Lowerer::register_branch(Loc c, bool when_true) {
   return {at, at + 2};
 }
 
+// br / br_if that carry one value of one slot to their label (the values between dropped):
+// br_copy_r [offset, to, from] and br_if_copy_r [condition, offset, to, from], the value read from
+// its slot or its local's, instead of the stack form's sp_at and br_drop. More values, or none to
+// move: false (the caller's forms).
+bool Lowerer::register_branch_with_value(bool conditional, uint32_t depth) {
+  const auto [keep, drop] = keep_drop(depth);
+  if (keep != 1 || drop == 0 || locs_.size() < (conditional ? 2u : 1u) || types_.size() < locs_.size()) return false;
+  const Ctl& label = ctls_[ctls_.size() - 1 - depth];
+  if (label.label_types().size() != 1) return false;
+  Loc c{};
+  if (conditional) {
+    pop();
+    c = popped_;
+  }
+  const uint32_t to = label.height_base;
+  // The values below the label's are its enclosing blocks' (already in their slots); those between
+  // are dropped. Only the carried value matters: a local's is read from the local.
+  Loc& v = locs_.back();
+  if (v.kind == Loc::kConst) materialize(v);
+  const uint32_t from = slot_of(v);
+  if (conditional) {
+    const uint32_t condition = operand_slot(c);
+    size_t at = emit(Op::br_if_copy_r);
+    word(condition);
+    word(0);
+    word(to);
+    word(from);
+    target(depth, at, at + 2);
+  } else {
+    size_t at = emit(Op::br_copy_r);
+    word(0);
+    word(to);
+    word(from);
+    target(depth, at, at + 1);
+    mark_dead();
+  }
+  last_result_ = SIZE_MAX;
+  return true;
+}
+
 // return, or the function's end label (`at_label`: its values at the function's height `base`,
 // where every path left them): no result, or one from any slot, without the stack pointer; more
 // through the stack form.
@@ -208,6 +248,14 @@ void Lowerer::register_return(uint32_t base, bool at_label) {
   if (f_.result_slots == 0) {
     emit(Op::return_);
     word(0);
+  } else if (!at_label && f_.result_slots >= 2 && f_.result_slots <= 8 && f_.type.results.size() == f_.result_slots &&
+             locs_.size() >= f_.result_slots) {
+    // Results of one slot each, from wherever they are (a constant written to its slot first).
+    std::vector<uint32_t> from;
+    for (size_t i = locs_.size() - f_.result_slots; i < locs_.size(); ++i) from.push_back(operand_slot(locs_[i]));
+    emit(Op::return_rn);
+    word(f_.result_slots);
+    for (uint32_t s : from) word(s);
   } else if (f_.type.results.size() == 1 && f_.result_slots == 1) {
     uint32_t from = base;
     if (!at_label) {
@@ -231,6 +279,7 @@ bool Lowerer::register_body(const Instruction& in) {
   switch (op) {
     case 0x0C: case 0x0D: {  // br, br_if: without values to move, no stack pointer either
       const uint32_t depth = in.x;
+      if (register_branch_with_value(op == 0x0D, depth)) return true;
       if (op == 0x0C) {
         if (keep_drop(depth).second) return false;
         materialize_all();
