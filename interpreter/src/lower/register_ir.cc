@@ -201,27 +201,49 @@ std::pair<size_t, size_t> Lowerer::register_branch(Loc c, bool when_true) {
   return {at, at + 2};
 }
 
-// br / br_if that carry one value of one slot to their label (the values between dropped):
-// br_copy_r [offset, to, from] and br_if_copy_r [condition, offset, to, from], the value read from
-// its slot or its local's, instead of the stack form's sp_at and br_drop. More values, or none to
-// move: false (the caller's forms).
+// br / br_if over values they drop (which the register IR leaves where they are: nothing reads
+// them at the label) and carrying none or one value of one slot to their label: with none, or
+// with the value already in the label's slot, the register branches; otherwise br_copy_r [offset,
+// to, from] and br_if_copy_r [condition, offset, to, from], the value read from its slot or its
+// local's. Either instead of the stack form's sp_at and br_drop. More values, or none dropped:
+// false (the caller's forms).
 bool Lowerer::register_branch_with_value(bool conditional, uint32_t depth) {
-  const auto [keep, drop] = keep_drop(depth);
-  if (keep != 1 || drop == 0 || locs_.size() < (conditional ? 2u : 1u) || types_.size() < locs_.size()) return false;
-  const Ctl& label = ctls_[ctls_.size() - 1 - depth];
-  if (label.label_types().size() != 1) return false;
   Loc c{};
+  ValType ct = ValType::kI32;
   if (conditional) {
-    pop();
+    ct = pop();
     c = popped_;
   }
+  const auto [keep, drop] = keep_drop(depth);
+  const Ctl& label = ctls_[ctls_.size() - 1 - depth];
+  if (drop == 0 || keep > 1 || (keep == 1 && (label.label_types().size() != 1 || locs_.empty()))) {
+    if (conditional) {
+      push(ct);
+      locs_.back() = c;
+    }
+    return false;
+  }
   const uint32_t to = label.height_base;
-  // The values below the label's are its enclosing blocks' (already in their slots); those between
-  // are dropped. Only the carried value matters: a local's is read from the local.
-  Loc& v = locs_.back();
-  if (v.kind == Loc::kConst) materialize(v);
-  const uint32_t from = slot_of(v);
-  if (conditional) {
+  uint32_t from = to;
+  if (keep == 1) {
+    // The values below the label's are its enclosing blocks' (in their slots since the block
+    // began); only the carried value matters, read from its local when it is one.
+    Loc& v = locs_.back();
+    if (v.kind == Loc::kConst) materialize(v);
+    from = slot_of(v);
+  }
+  if (from == to) {  // nothing to move: the branch alone
+    if (conditional) {
+      auto [at, w] = register_branch(c, true);
+      target(depth, at, w);
+    } else {
+      materialize_all();
+      size_t at = emit(Op::br);
+      word(0);
+      target(depth, at, at + 1);
+      mark_dead();
+    }
+  } else if (conditional) {
     const uint32_t condition = operand_slot(c);
     size_t at = emit(Op::br_if_copy_r);
     word(condition);
