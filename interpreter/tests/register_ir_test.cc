@@ -260,7 +260,11 @@ TEST(RegisterIrTest, BranchesCarryAValueAndReturnsOfAnyArity) {
     (func $swap (param i32 i32) (result i32 i32) (local.get 1) (local.get 0) (return))
     (func $three (result i32 i32 i32) (i32.const 1) (i32.const 2) (i32.const 3) (return))
     (func (export "swapped") (param i32 i32) (result i32) (i32.sub (call $swap (local.get 0) (local.get 1))))
-    (func (export "three") (result i32) (call $three) (i32.sub) (i32.sub))))";
+    (func (export "three") (result i32) (call $three) (i32.sub) (i32.sub))
+    (func (export "table") (param i32 i32) (result i32)
+      (block $a (result i32)
+        (i32.mul (block $b (result i32) (i32.add (i32.const 500) (br_table $a $b $a (local.get 1) (local.get 0))))
+                 (i32.const 10))))))";
   {
     Runtime rt(Dispatch::kSwitch);
     rt.enable_profile();
@@ -276,6 +280,9 @@ TEST(RegisterIrTest, BranchesCarryAValueAndReturnsOfAnyArity) {
     EXPECT_TRUE(has("pick", Op::br_if_copy_r));
     EXPECT_TRUE(has("pick", Op::br_copy_r));
     EXPECT_TRUE(has("count", Op::br_if_copy_r));
+    EXPECT_TRUE(has("table", Op::br_table_r));
+    EXPECT_TRUE(has("table", Op::land_copy_r));
+    EXPECT_FALSE(has("table", Op::br_table));
     EXPECT_FALSE(has("pick", Op::br_if_drop));
     EXPECT_FALSE(has("pick", Op::br_drop));
     EXPECT_FALSE(has("count", Op::br_if_drop));
@@ -285,7 +292,7 @@ TEST(RegisterIrTest, BranchesCarryAValueAndReturnsOfAnyArity) {
     EXPECT_EQ(std::vector<uint64_t>(swap->code.begin(), swap->code.begin() + 4), (std::vector<uint64_t>{W(Op::return_rn), 2, 1, 0}));
   }
   // pick(1, 3): b carries 3, 2 * 3 + 40; pick(0, 3): 2 * (5 + 3) + 40; count(4): 3 four times,
-  // then 1000 + 12; swap(10, 3) = (3, 10), 3 - 10; 1 - (2 - 3).
+  // then 1000 + 12; swap(10, 3) = (3, 10), 3 - 10; 1 - (2 - 3); the table's cases.
   for (Dispatch d : dispatch_modes()) {
     if (!ir_unavailable(Ir::kRegister, d, Placement::kSp).empty()) continue;
     SCOPED_TRACE(dispatch_name(d));
@@ -299,6 +306,10 @@ TEST(RegisterIrTest, BranchesCarryAValueAndReturnsOfAnyArity) {
       EXPECT_EQ(call("count", {Value::i32(4)}), 1012u);
       EXPECT_EQ(call("swapped", {Value::i32(10), Value::i32(3)}), static_cast<uint32_t>(-7));
       EXPECT_EQ(call("three", {}), 2u);
+      // br_table carries local 1 to $a (index 0, and the default) or to $b, whose result is multiplied
+      EXPECT_EQ(call("table", {Value::i32(0), Value::i32(7)}), 7u);
+      EXPECT_EQ(call("table", {Value::i32(1), Value::i32(7)}), 70u);
+      EXPECT_EQ(call("table", {Value::i32(5), Value::i32(7)}), 7u);
     }
   }
 }

@@ -374,12 +374,20 @@ bool Lowerer::register_body(const Instruction& in) {
       last_result_ = SIZE_MAX;
       return true;
     }
-    case 0x0E: {  // br_table whose targets take no values along: the index from its slot
+    case 0x0E: {  // br_table: the index from its slot; targets that carry one value land on a copy
       ValType t = pop();
       Loc index = popped_;
-      bool moves = keep_drop(in.x).second != 0;
-      for_each_label(in, [&](uint32_t d) { moves |= keep_drop(d).second != 0; });
-      if (moves) {
+      // Every target carries nothing (whatever it drops stays where it is) or the one value on top,
+      // of one slot; more, and the stack form moves them.
+      bool register_form = true;
+      auto check = [&](uint32_t d) {
+        const auto [keep, drop] = keep_drop(d);
+        const Ctl& l = ctls_[ctls_.size() - 1 - d];
+        register_form &= keep == 0 || (keep == 1 && l.label_types().size() == 1 && !locs_.empty());
+      };
+      for_each_label(in, check);
+      check(in.x);
+      if (!register_form) {
         push(t);
         locs_.back() = index;
         return false;
@@ -389,13 +397,28 @@ bool Lowerer::register_body(const Instruction& in) {
       size_t at = emit(Op::br_table_r);
       word(slot);
       word(in.count);
+      std::vector<std::pair<uint32_t, size_t>> entries;  // (label depth, its offset word)
       auto entry = [&](uint32_t d) {
-        size_t w = code_.size();
+        entries.emplace_back(d, code_.size());
         word(0);
-        target(d, at, w);
       };
       for_each_label(in, entry);
       entry(in.x);  // the default
+      for (const auto& [d, w] : entries) {
+        const Ctl& l = ctls_[ctls_.size() - 1 - d];
+        const uint32_t from = keep_drop(d).first == 1 ? locs_.back().home : l.height_base;
+        if (from == l.height_base) {
+          target(d, at, w);
+          continue;
+        }
+        // a landing after the table: copy, then on to the label
+        size_t land = emit(Op::land_copy_r);
+        word(0);
+        word(l.height_base);
+        word(from);
+        target(d, land, land + 1);
+        code_[w] = static_cast<uint64_t>(static_cast<int64_t>(land) - static_cast<int64_t>(at));
+      }
       mark_dead();
       return true;
     }
