@@ -91,11 +91,17 @@ TEST(OperandLayout, EveryWrittenFormHasItsLengthChecked) {
       register_forms += l.written;
     }
   EXPECT_GT(register_forms, 1000u);
-  for (const FormsOf& e : kForms)
-    for (Op op : {e.forms.ri, e.forms.rl, e.forms.li, e.forms.ll, e.forms.local_address, e.forms.br_if, e.forms.br_unless,
-                  e.forms.ri_br_if, e.forms.ri_br_unless, e.forms.rr_br_if, e.forms.rr_br_unless, e.forms.rk_br_if,
-                  e.forms.rk_br_unless, e.forms.a64})
-      if (op != Op::kCount) EXPECT_GT(kDeclaredWords.of[static_cast<size_t>(op)], 0) << kOpNames[static_cast<size_t>(op)];
+  size_t fold_fuse = 0;
+  for (const FormsOf& e : kForms) {
+    for (const FormLayout& l : kFormLayouts) {
+      const Op op = e.forms.*l.form;
+      if (op == Op::kCount) continue;
+      EXPECT_EQ(kDeclaredWords.of[static_cast<size_t>(op)], l.layout->words) << kOpNames[static_cast<size_t>(op)];
+      ++fold_fuse;
+    }
+    if (e.forms.a64 != Op::kCount) EXPECT_GT(kDeclaredWords.of[static_cast<size_t>(e.forms.a64)], 0);
+  }
+  EXPECT_GT(fold_fuse, 100u);
   size_t supers_checked = 0;
   for (const SuperOf& s : kSupers) {
     EXPECT_EQ(kDeclaredWords.of[static_cast<size_t>(s.op)], kDeclaredWords.of[static_cast<size_t>(s.first)]);

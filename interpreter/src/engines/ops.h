@@ -169,6 +169,23 @@ inline constexpr SuperOf kSupers[] = {
 #undef SUPER_R
 };
 
+// The fold and fuse forms (Forms' members but a64, which has its instruction's words) and their
+// layouts (operand_layout.h's layout::).
+struct FormLayout {
+  Op Forms::*form;
+  const OperandLayout* layout;
+};
+inline constexpr FormLayout kFormLayouts[] = {
+    {&Forms::ri, &layout::kRi},           {&Forms::rl, &layout::kRl},
+    {&Forms::li, &layout::kLi},           {&Forms::ll, &layout::kLl},
+    {&Forms::local_address, &layout::kLocalAddress},
+    {&Forms::br_if, &layout::kBr},        {&Forms::br_unless, &layout::kBr},
+    {&Forms::ri_br_if, &layout::kRiBr},   {&Forms::ri_br_unless, &layout::kRiBr},
+    {&Forms::rr_br_if, &layout::kRrBr},   {&Forms::rr_br_unless, &layout::kRrBr},
+    {&Forms::rk_br_if, &layout::kRkBr},   {&Forms::rk_br_unless, &layout::kRkBr},
+};
+static_assert(sizeof(Forms) == (std::size(kFormLayouts) + 1) * sizeof(Op), "every form of Forms but a64 has its layout here");
+
 // Per op, the words its layout gives it (the op word with the rest; 0: an op lowered by hand,
 // whose length nothing declares): the length its handler must consume, which the counting engine
 // checks at every NEXT (dispatch_tail.inc). A declared instruction and its memory64 form (op word
@@ -190,19 +207,7 @@ struct DeclaredWords {
     }
     for (const FormsOf& f : kForms) {
       if (f.forms.a64 != Op::kCount) of[static_cast<size_t>(f.forms.a64)] = of[static_cast<size_t>(f.op)];
-      set(f.forms.ri, layout::kRi);
-      set(f.forms.rl, layout::kRl);
-      set(f.forms.li, layout::kLi);
-      set(f.forms.ll, layout::kLl);
-      set(f.forms.local_address, layout::kLocalAddress);
-      set(f.forms.br_if, layout::kBr);
-      set(f.forms.br_unless, layout::kBr);
-      set(f.forms.ri_br_if, layout::kRiBr);
-      set(f.forms.ri_br_unless, layout::kRiBr);
-      set(f.forms.rr_br_if, layout::kRrBr);
-      set(f.forms.rr_br_unless, layout::kRrBr);
-      set(f.forms.rk_br_if, layout::kRkBr);
-      set(f.forms.rk_br_unless, layout::kRkBr);
+      for (const FormLayout& l : kFormLayouts) set(f.forms.*l.form, *l.layout);
     }
     set(Op::br_if_r, layout::kBrR);
     set(Op::br_unless_r, layout::kBrR);
