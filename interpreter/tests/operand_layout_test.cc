@@ -71,6 +71,13 @@ TEST(OperandLayout, FormsWithoutMeaningAreStubsTheLoweringNeverWrites) {
   EXPECT_FALSE(unwritten_register_form(Op::i32_add_xk));
 }
 
+// The register IR's branches that carry a value: the offset, the label's slot, the value's slot.
+TEST(OperandLayout, BranchesThatCarryAValueAreLaidOutAsDocumented) {
+  EXPECT_EQ(words_of(layout::kBrCopy), "op label result slot");
+  EXPECT_EQ(words_of(layout::kBrIfCopy), "op slot label result slot");
+  EXPECT_EQ(kDeclaredWords.of[static_cast<size_t>(Op::br_if_copy_r)], 5);
+}
+
 // Each form's shape round-trips through the list (the lowering picks forms by shape).
 TEST(OperandLayout, EveryFormIsFoundByItsShape) {
   for (int f = 0; f < kRegisterForms; ++f)

@@ -264,7 +264,9 @@ TEST(RegisterIrTest, BranchesCarryAValueAndReturnsOfAnyArity) {
     (func (export "table") (param i32 i32) (result i32)
       (block $a (result i32)
         (i32.mul (block $b (result i32) (i32.add (i32.const 500) (br_table $a $b $a (local.get 1) (local.get 0))))
-                 (i32.const 10))))))";
+                 (i32.const 10))))
+    (func (export "pair") (param i32 i32 i32) (result i32)
+      (i32.sub (block $a (result i32 i32) (br_table $a $a (local.get 0) (local.get 1) (local.get 2)))))))";
   {
     Runtime rt(Dispatch::kSwitch);
     rt.enable_profile();
@@ -283,6 +285,9 @@ TEST(RegisterIrTest, BranchesCarryAValueAndReturnsOfAnyArity) {
     EXPECT_TRUE(has("table", Op::br_table_r));
     EXPECT_TRUE(has("table", Op::land_copy_r));
     EXPECT_FALSE(has("table", Op::br_table));
+    // two values carried, none dropped: already at the label's height once materialised
+    EXPECT_TRUE(has("pair", Op::br_table_r));
+    EXPECT_FALSE(has("pair", Op::br_table));
     EXPECT_FALSE(has("pick", Op::br_if_drop));
     EXPECT_FALSE(has("pick", Op::br_drop));
     EXPECT_FALSE(has("count", Op::br_if_drop));
@@ -310,6 +315,7 @@ TEST(RegisterIrTest, BranchesCarryAValueAndReturnsOfAnyArity) {
       EXPECT_EQ(call("table", {Value::i32(0), Value::i32(7)}), 7u);
       EXPECT_EQ(call("table", {Value::i32(1), Value::i32(7)}), 70u);
       EXPECT_EQ(call("table", {Value::i32(5), Value::i32(7)}), 7u);
+      EXPECT_EQ(call("pair", {Value::i32(50), Value::i32(8), Value::i32(1)}), 42u);
     }
   }
 }

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <stdexcept>
 
 namespace dlab::wasm {
 
@@ -69,12 +70,12 @@ inline constexpr RegisterFormShape kRegisterFormShapes[kRegisterForms] = {
 #undef DLW_FORM_SHAPE
 };
 constexpr RegisterFormShape shape_of(RegisterForm f) { return kRegisterFormShapes[static_cast<int>(f)]; }
-// The form of that shape (every combination the lists have; the first form otherwise, which a
-// caller only asks for with a shape it took from the lists).
+// The form of that shape (a shape the lists do not have is an interpreter bug: at compile time an
+// error, at run time the lowering's logic_error).
 constexpr RegisterForm form_of(RegisterFormShape s) {
   for (int i = 0; i < kRegisterForms; ++i)
     if (kRegisterFormShapes[i] == s) return static_cast<RegisterForm>(i);
-  return RegisterForm::r;
+  throw std::logic_error("no register form has this shape (interpreter bug)");
 }
 
 // The words of one form: which field each word holds, and where the handler finds each part.
@@ -96,12 +97,6 @@ struct OperandLayout {
   constexpr int8_t add(Field f) {
     field[words] = f;
     return static_cast<int8_t>(words++);
-  }
-  // The nth word (from 0) that holds field f, or -1.
-  constexpr int at(Field f, int nth = 0) const {
-    for (int w = 1; w < words; ++w)
-      if (field[w] == f && nth-- == 0) return w;
-    return -1;
   }
 };
 
@@ -165,6 +160,10 @@ inline constexpr OperandLayout kRrBr = fixed_layout({Field::kSlot, Field::kSlot,
 inline constexpr OperandLayout kRkBr = fixed_layout({Field::kSlot, Field::kConstant, Field::kLabel});
 // the register IR's branch on a slot (br_if_r, br_unless_r)
 inline constexpr OperandLayout kBrR = fixed_layout({Field::kSlot, Field::kLabel});
+// the register IR's branches that carry one value to their label's slot (the result), and a
+// br_table_r target's landing that does (br_copy_r, land_copy_r; br_if_copy_r on a condition slot)
+inline constexpr OperandLayout kBrCopy = fixed_layout({Field::kLabel, Field::kResult, Field::kSlot});
+inline constexpr OperandLayout kBrIfCopy = fixed_layout({Field::kSlot, Field::kLabel, Field::kResult, Field::kSlot});
 }  // namespace layout
 
 }  // namespace dlab::wasm

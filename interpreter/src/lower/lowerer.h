@@ -156,8 +156,9 @@ class Lowerer {
     if (l.kind == 0x03) patch({at, w}, l.loop_pc);
     else l.fixups.emplace_back(at, w);
   }
+  const Ctl& label_at(uint32_t depth) const { return ctls_[ctls_.size() - 1 - depth]; }
   std::pair<uint32_t, uint32_t> keep_drop(uint32_t depth) const {
-    const Ctl& l = ctls_[ctls_.size() - 1 - depth];
+    const Ctl& l = label_at(depth);
     uint32_t keep = slots_of(l.label_types());
     return {keep, height_ - l.height_base - keep};
   }
@@ -237,7 +238,8 @@ class Lowerer {
   void register_return(uint32_t base, bool at_label);
   bool register_body(const Instruction& in);
   bool register_local(const Instruction& in);
-  bool register_branch_with_value(bool conditional, uint32_t depth);
+  std::optional<uint32_t> carried_from(uint32_t depth);
+  void write_branch_copy(const OperandLayout& l, uint32_t condition, uint32_t to, uint32_t from);
   bool register_table_op(const Instruction& in, const SimpleOp& s);
 
   // ---- GC (gc_and_misc.cc; handlers/gc.def, gc_ops.cc), and the 0xFC instructions ----

@@ -4,6 +4,7 @@
 // written in its stack form (stack_ir.cc) with its operands materialised first.
 #include <cstring>
 #include <optional>
+#include <vector>
 #include <stdexcept>
 
 #include "lower/lowerer.h"
@@ -201,66 +202,32 @@ std::pair<size_t, size_t> Lowerer::register_branch(Loc c, bool when_true) {
   return {at, at + 2};
 }
 
-// br / br_if over values they drop (which the register IR leaves where they are: nothing reads
-// them at the label) and carrying none or one value of one slot to their label: with none, or
-// with the value already in the label's slot, the register branches; otherwise br_copy_r [offset,
-// to, from] and br_if_copy_r [condition, offset, to, from], the value read from its slot or its
-// local's. Either instead of the stack form's sp_at and br_drop. More values, or none dropped:
-// false (the caller's forms).
-bool Lowerer::register_branch_with_value(bool conditional, uint32_t depth) {
-  Loc c{};
-  ValType ct = ValType::kI32;
-  if (conditional) {
-    ct = pop();
-    c = popped_;
-  }
+// Where a branch to label `depth` takes the value it carries from, if the register IR can write
+// it: the label's own slot when nothing moves (no value carried, whatever is dropped staying where
+// it is: nothing reads it at the label; or the label's values already at its height once
+// materialised), else the slot of the one value of one slot it carries (its local's for a pending
+// local.get; a constant is written to its slot first). nullopt: more values to move (the stack form).
+std::optional<uint32_t> Lowerer::carried_from(uint32_t depth) {
   const auto [keep, drop] = keep_drop(depth);
-  const Ctl& label = ctls_[ctls_.size() - 1 - depth];
-  if (drop == 0 || keep > 1 || (keep == 1 && (label.label_types().size() != 1 || locs_.empty()))) {
-    if (conditional) {
-      push(ct);
-      locs_.back() = c;
+  const Ctl& label = label_at(depth);
+  if (keep == 0 || drop == 0) return label.height_base;
+  if (keep != 1 || label.label_types().size() != 1 || locs_.empty()) return std::nullopt;
+  Loc& v = locs_.back();
+  if (v.kind == Loc::kConst) materialize(v);
+  return slot_of(v);
+}
+
+// The words after a branch-and-copy's op word, in its layout's order (operand_layout.h: the
+// condition slot, the offset left 0 for target(), the label's slot, the value's slot).
+void Lowerer::write_branch_copy(const OperandLayout& l, uint32_t condition, uint32_t to, uint32_t from) {
+  for (int w = 1; w < l.words; ++w) {
+    switch (l.field[w]) {
+      case Field::kLabel: word(0); break;
+      case Field::kResult: word(to); break;
+      case Field::kSlot: word(w < l.label ? condition : from); break;  // a slot before the offset: the condition
+      default: throw std::logic_error("a branch-and-copy layout has a word the lowering cannot fill (interpreter bug)");
     }
-    return false;
   }
-  const uint32_t to = label.height_base;
-  uint32_t from = to;
-  if (keep == 1) {
-    // The values below the label's are its enclosing blocks' (in their slots since the block
-    // began); only the carried value matters, read from its local when it is one.
-    Loc& v = locs_.back();
-    if (v.kind == Loc::kConst) materialize(v);
-    from = slot_of(v);
-  }
-  if (from == to) {  // nothing to move: the branch alone
-    if (conditional) {
-      auto [at, w] = register_branch(c, true);
-      target(depth, at, w);
-    } else {
-      materialize_all();
-      size_t at = emit(Op::br);
-      word(0);
-      target(depth, at, at + 1);
-      mark_dead();
-    }
-  } else if (conditional) {
-    const uint32_t condition = operand_slot(c);
-    size_t at = emit(Op::br_if_copy_r);
-    word(condition);
-    word(0);
-    word(to);
-    word(from);
-    target(depth, at, at + 2);
-  } else {
-    size_t at = emit(Op::br_copy_r);
-    word(0);
-    word(to);
-    word(from);
-    target(depth, at, at + 1);
-    mark_dead();
-  }
-  last_result_ = SIZE_MAX;
-  return true;
 }
 
 // return, or the function's end label (`at_label`: its values at the function's height `base`,
@@ -299,27 +266,43 @@ void Lowerer::register_return(uint32_t base, bool at_label) {
 bool Lowerer::register_body(const Instruction& in) {
   const uint32_t op = in.opcode;
   switch (op) {
-    case 0x0C: case 0x0D: {  // br, br_if: without values to move, no stack pointer either
+    case 0x0C: case 0x0D: {  // br, br_if: no stack pointer; a carried value copied (carried_from)
       const uint32_t depth = in.x;
-      if (register_branch_with_value(op == 0x0D, depth)) return true;
-      if (op == 0x0C) {
-        if (keep_drop(depth).second) return false;
-        materialize_all();
-        size_t at = emit(Op::br);
-        word(0);
-        target(depth, at, at + 1);
-        mark_dead();
-        return true;
+      ValType t = ValType::kI32;
+      Loc c{};
+      if (op == 0x0D) {
+        t = pop();
+        c = popped_;
       }
-      ValType t = pop();
-      Loc c = popped_;
-      if (keep_drop(depth).second) {
-        push(t);
-        locs_.back() = c;
+      const std::optional<uint32_t> from = carried_from(depth);
+      if (!from) {
+        if (op == 0x0D) {
+          push(t);
+          locs_.back() = c;
+        }
         return false;
       }
-      auto [at, w] = register_branch(c, true);
-      target(depth, at, w);
+      const uint32_t to = label_at(depth).height_base;
+      if (*from == to) {  // the label's values already where it wants them, once materialised
+        if (op == 0x0C) {
+          materialize_all();
+          size_t at = emit(Op::br);
+          word(0);
+          target(depth, at, at + 1);
+          mark_dead();
+        } else {
+          auto [at, w] = register_branch(c, true);
+          target(depth, at, w);
+        }
+        return true;
+      }
+      const OperandLayout& l = op == 0x0C ? layout::kBrCopy : layout::kBrIfCopy;
+      const uint32_t condition = op == 0x0D ? operand_slot(c) : 0;
+      size_t at = emit(op == 0x0C ? Op::br_copy_r : Op::br_if_copy_r);
+      write_branch_copy(l, condition, to, *from);
+      target(depth, at, at + l.label);
+      if (op == 0x0C) mark_dead();
+      last_result_ = SIZE_MAX;
       return true;
     }
     case 0x0F:
@@ -377,16 +360,9 @@ bool Lowerer::register_body(const Instruction& in) {
     case 0x0E: {  // br_table: the index from its slot; targets that carry one value land on a copy
       ValType t = pop();
       Loc index = popped_;
-      // Every target carries nothing (whatever it drops stays where it is) or the one value on top,
-      // of one slot; more, and the stack form moves them.
-      bool register_form = true;
-      auto check = [&](uint32_t d) {
-        const auto [keep, drop] = keep_drop(d);
-        const Ctl& l = ctls_[ctls_.size() - 1 - d];
-        register_form &= keep == 0 || (keep == 1 && l.label_types().size() == 1 && !locs_.empty());
-      };
-      for_each_label(in, check);
-      check(in.x);
+      // Every target's carried value in place or one to copy (carried_from); else the stack form.
+      bool register_form = carried_from(in.x).has_value();
+      for_each_label(in, [&](uint32_t d) { register_form &= carried_from(d).has_value(); });
       if (!register_form) {
         push(t);
         locs_.back() = index;
@@ -405,18 +381,15 @@ bool Lowerer::register_body(const Instruction& in) {
       for_each_label(in, entry);
       entry(in.x);  // the default
       for (const auto& [d, w] : entries) {
-        const Ctl& l = ctls_[ctls_.size() - 1 - d];
-        const uint32_t from = keep_drop(d).first == 1 ? locs_.back().home : l.height_base;
-        if (from == l.height_base) {
+        const uint32_t to = label_at(d).height_base, from = *carried_from(d);
+        if (from == to) {
           target(d, at, w);
           continue;
         }
         // a landing after the table: copy, then on to the label
         size_t land = emit(Op::land_copy_r);
-        word(0);
-        word(l.height_base);
-        word(from);
-        target(d, land, land + 1);
+        write_branch_copy(layout::kBrCopy, 0, to, from);
+        target(d, land, land + layout::kBrCopy.label);
         code_[w] = static_cast<uint64_t>(static_cast<int64_t>(land) - static_cast<int64_t>(at));
       }
       mark_dead();
