@@ -22,6 +22,7 @@
 #include "engine_choices.h"
 #include "dispatchlab/harness/files.h"
 #include "dispatchlab/harness/result_writer.h"
+#include "dispatchlab/interpreter/code_density.h"
 #include "dispatchlab/interpreter/module.h"
 #include "dispatchlab/interpreter/reference_text.h"
 #include "dispatchlab/interpreter/spec_runner.h"
@@ -120,7 +121,7 @@ size_t pairs_covering(std::vector<uint64_t> counts, uint64_t total, double share
 }
 
 // The counting engine's findings: the input for superinstructions and for the handler-pair knee.
-void report_profile(const wasm::Profile& p, size_t top, const std::string& json_path, bool replace) {
+void report_profile(const wasm::Profile& p, uint64_t code_words, size_t top, const std::string& json_path, bool replace) {
   std::vector<size_t> ops;
   for (size_t i = 0; i < p.op_counts.size(); ++i)
     if (p.op_counts[i]) ops.push_back(i);
@@ -139,6 +140,17 @@ void report_profile(const wasm::Profile& p, size_t top, const std::string& json_
   fmt::print(stderr, "\nprofile: {} dispatches, {} distinct ops, {} distinct pairs; the most frequent {} pairs cover 50%, {} cover 90%, "
                      "{} cover 99% of dispatches\n",
              p.dispatches, ops.size(), pairs.size(), p50, p90, p99);
+  // Code words executed, over the dispatches of ops whose length is declared (the rest vary).
+  uint64_t declared_dispatches = 0, declared_words = 0;
+  for (size_t i : ops)
+    if (const unsigned words = wasm::declared_words(i)) {
+      declared_dispatches += p.op_counts[i];
+      declared_words += p.op_counts[i] * words;
+    }
+  const double words_per_dispatch =
+      declared_dispatches ? static_cast<double>(declared_words) / static_cast<double>(declared_dispatches) : 0.0;
+  fmt::print(stderr, "code: {} words lowered; {:.3f} words per dispatch over the {:.1f}% of dispatches whose ops declare a length\n",
+             code_words, words_per_dispatch, pct(declared_dispatches));
   fmt::print(stderr, "top ops:\n");
   for (size_t i = 0; i < std::min(top, ops.size()); ++i)
     fmt::print(stderr, "  {:>12} {:6.2f}%  {}\n", p.op_counts[ops[i]], pct(p.op_counts[ops[i]]), p.op_names[ops[i]]);
@@ -154,9 +166,14 @@ void report_profile(const wasm::Profile& p, size_t top, const std::string& json_
                p.op_names[pairs[i].first.second]);
   if (json_path.empty()) return;
   nlohmann::json j = {{"dispatches", p.dispatches}, {"distinct_ops", ops.size()}, {"distinct_pairs", pairs.size()},
-                      {"pairs_covering", {{"50%", p50}, {"90%", p90}, {"99%", p99}}}};
+                      {"pairs_covering", {{"50%", p50}, {"90%", p90}, {"99%", p99}}},
+                      {"code_words", code_words}};
+  if (declared_dispatches) j["declared"] = {{"dispatches", declared_dispatches}, {"words", declared_words}};
   nlohmann::json jo = nlohmann::json::array(), jp = nlohmann::json::array();
-  for (size_t i : ops) jo.push_back({{"op", p.op_names[i]}, {"family", p.op_families[i]}, {"count", p.op_counts[i]}});
+  for (size_t i : ops) {
+    jo.push_back({{"op", p.op_names[i]}, {"family", p.op_families[i]}, {"count", p.op_counts[i]}});
+    if (const unsigned words = wasm::declared_words(i)) jo.back()["words"] = words;
+  }
   for (const auto& [pr, c] : pairs) jp.push_back({{"from", p.op_names[pr.first]}, {"to", p.op_names[pr.second]}, {"count", c}});
   j["families"] = by_family;
   j["ops"] = jo;
@@ -425,7 +442,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
                                            o->refills ? fmt::format(", refilled {} times", o->refills) : ""));
     } catch (const wasm::Trap& e) {
       std::fflush(stdout);
-      if (profile) report_profile(rt.profile(), o->top, o->json, o->force);
+      if (profile) report_profile(rt.profile(), wasm::lowered_code_words(rt), o->top, o->json, o->force);
       throw std::runtime_error(fmt::format("{}: trap: {}", o->file, e.what()));
     } catch (const wasm::LinkError& e) {
       throw std::runtime_error(fmt::format("{}: cannot link: {}", o->file, e.what()));
@@ -435,7 +452,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
       throw std::runtime_error(fmt::format("{}: cannot run: implementation limit: {}", o->file, e.what()));
     }
     std::fflush(stdout);
-    if (profile) report_profile(rt.profile(), o->top, o->json, o->force);
+    if (profile) report_profile(rt.profile(), wasm::lowered_code_words(rt), o->top, o->json, o->force);
     std::fflush(stderr);
     // Through main, not std::exit: main still checks that standard output was written.
     if (exit_code) throw ExitStatus{exit_code};
