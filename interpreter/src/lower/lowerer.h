@@ -154,9 +154,11 @@ class Lowerer {
   }
   // Field `p` of the instruction whose op word is code_[at] (operand_layout.h's places).
   uint64_t field(size_t at, Place p) const { return field_of(code_.at(at + p.word), p); }
-  void set_field(size_t at, Place p, uint64_t v) {
+  void set_field(size_t at, Place p, uint64_t v) { put_field(&code_.at(at), p, v); }
+  // The same in an instruction's words being assembled (words[0] its op word).
+  static void put_field(uint64_t* words, Place p, uint64_t v) {
     if (p.packed() && p.bits == 16 && v > kMaxPackedSlot) throw FrameBeyondPackedSlots{};
-    code_.at(at + p.word) = with_field(code_.at(at + p.word), p, v);
+    words[p.word] = with_field(words[p.word], p, v);
   }
   // A fixup's offset word with this bit set is a 32-bit offset in that word's upper half (the
   // register IR's compare-and-branch forms, operand_layout.h's fused_branch).

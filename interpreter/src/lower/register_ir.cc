@@ -565,18 +565,21 @@ bool Lowerer::register_table_op(const Instruction& in, const SimpleOp& s) {
   const size_t at = emit(form);
   window_.back().acc_slot = acc_slot;
   last_result_ = SIZE_MAX;
+  // The words assembled here, then appended one by one (the lowering's hottest path: a resize or a
+  // range insert cost 9-10 million instructions more on the corpus module's 700,000 words).
   const OperandLayout layout = register_layout_of(s, kind);
-  code_.resize(at + layout.words, 0);
+  uint64_t words[OperandLayout::kMaxWords] = {};
   for (int w = 1; w < layout.words; ++w)
-    if (layout.field[w] == Field::kImmediate) code_[at + static_cast<size_t>(w)] = offset;
-  if (layout.addend >= 0) code_[at + static_cast<size_t>(layout.addend)] = address->second;
+    if (layout.field[w] == Field::kImmediate) words[w] = offset;
+  if (layout.addend >= 0) words[layout.addend] = address->second;
   for (int i = 0; i < 2; ++i)
-    if (!layout.operand[i].none()) set_field(at, layout.operand[i], operand[i]);
+    if (!layout.operand[i].none()) put_field(words, layout.operand[i], operand[i]);
   if (!layout.result.none()) {
-    set_field(at, layout.result, result);
+    put_field(words, layout.result, result);
     last_result_ = at + static_cast<size_t>(layout.result.word);
     last_result_.lane = layout.result.lane;
   }
+  for (int w = 1; w < layout.words; ++w) word(words[w]);
   return true;
 }
 
