@@ -12,21 +12,10 @@
 namespace dlab::wasm {
 namespace {
 
-// A layout as text: "op const [a b result]", the fields in word order, a word of packed slot fields
-// as its lanes in brackets (operand_layout.h: a the first operand's slot, b the second's, result
-// the result's, label the 32-bit branch offset, - an empty lane).
+// A layout as text: "op slot slot result", the fields in word order.
 std::string words_of(const OperandLayout& l) {
   std::string out = "op";
   for (int w = 1; w < l.words; ++w) {
-    if (l.field[w] == Field::kSlots) {
-      std::string lanes[kSlotLanes] = {"-", "-", "-", "-"};
-      for (int i = 0; i < 2; ++i)
-        if (l.operand[i].word == w && l.operand[i].packed()) lanes[l.operand[i].lane] = i == 0 ? "a" : "b";
-      if (l.result.word == w && l.result.packed()) lanes[l.result.lane] = "result";
-      if (l.label.word == w && l.label.packed()) lanes[l.label.lane] = lanes[l.label.lane + 1] = "label";
-      out += " [" + lanes[0] + " " + lanes[1] + " " + lanes[2] + (lanes[3] == "label" ? "" : " " + lanes[3]) + "]";
-      continue;
-    }
     switch (l.field[w]) {
       case Field::kImmediate: out += " imm"; break;
       case Field::kSlot: out += " slot"; break;
@@ -34,8 +23,7 @@ std::string words_of(const OperandLayout& l) {
       case Field::kAddend: out += " addend"; break;
       case Field::kResult: out += " result"; break;
       case Field::kLabel: out += " label"; break;
-      case Field::kNone:
-      case Field::kSlots: out += " ?"; break;
+      case Field::kNone: out += " ?"; break;
     }
   }
   return out;
@@ -50,44 +38,29 @@ const SimpleOp& declared(Op op) {
 TEST(OperandLayout, ABinopsFormsAreLaidOutAsDocumented) {
   const SimpleOp& add = declared(Op::i32_add);
   auto layout = [&](RegisterForm f) { return words_of(register_layout_of(add, f)); };
-  EXPECT_EQ(layout(RegisterForm::r), "op [a b result -]");
-  EXPECT_EQ(layout(RegisterForm::k), "op const [a - result -]");
-  EXPECT_EQ(layout(RegisterForm::x), "op [- b result -]");  // a from the accumulator
-  EXPECT_EQ(layout(RegisterForm::xk), "op const [- - result -]");
-  EXPECT_EQ(layout(RegisterForm::y), "op [a - result -]");  // b from the accumulator
-  EXPECT_EQ(layout(RegisterForm::rn), "op [a b - -]");
-  EXPECT_EQ(layout(RegisterForm::xkn), "op const");  // no slot to name: no slot word
-  EXPECT_TRUE(register_layout_of(add, RegisterForm::x).operand[0].none());
-  EXPECT_TRUE(register_layout_of(add, RegisterForm::y).operand[1].none());
+  EXPECT_EQ(layout(RegisterForm::r), "op slot slot result");
+  EXPECT_EQ(layout(RegisterForm::k), "op slot const result");
+  EXPECT_EQ(layout(RegisterForm::x), "op slot result");  // a from the accumulator
+  EXPECT_EQ(layout(RegisterForm::xk), "op const result");
+  EXPECT_EQ(layout(RegisterForm::y), "op slot result");  // b from the accumulator
+  EXPECT_EQ(layout(RegisterForm::rn), "op slot slot");
+  EXPECT_EQ(layout(RegisterForm::xkn), "op const");
+  EXPECT_EQ(register_layout_of(add, RegisterForm::x).operand[0], -1);
+  EXPECT_EQ(register_layout_of(add, RegisterForm::y).operand[1], -1);
   EXPECT_EQ(add.form(RegisterForm::a), Op::kCount);  // a binop has no address forms
 }
 
 TEST(OperandLayout, AMemoryInstructionsFormsCarryTheOffsetFirst) {
   const SimpleOp& load = declared(Op::i32_load);
   const SimpleOp& store = declared(Op::i32_store);
-  EXPECT_EQ(words_of(register_layout_of(load, RegisterForm::r)), "op imm [a - result -]");
-  EXPECT_EQ(words_of(register_layout_of(load, RegisterForm::k)), "op imm const [- - result -]");
-  EXPECT_EQ(words_of(register_layout_of(load, RegisterForm::a)), "op imm addend [a - result -]");
-  EXPECT_EQ(words_of(register_layout_of(load, RegisterForm::ax)), "op imm addend [- - result -]");
+  EXPECT_EQ(words_of(register_layout_of(load, RegisterForm::r)), "op imm slot result");
+  EXPECT_EQ(words_of(register_layout_of(load, RegisterForm::k)), "op imm const result");
+  EXPECT_EQ(words_of(register_layout_of(load, RegisterForm::a)), "op imm slot addend result");
+  EXPECT_EQ(words_of(register_layout_of(load, RegisterForm::ax)), "op imm addend result");
   EXPECT_EQ(words_of(register_layout_of(load, RegisterForm::axn)), "op imm addend");
-  EXPECT_EQ(words_of(register_layout_of(store, RegisterForm::a)), "op imm addend [a b - -]");
-  EXPECT_EQ(words_of(register_layout_of(store, RegisterForm::ax)), "op imm addend [- b - -]");
-  EXPECT_EQ(words_of(register_layout_of(store, RegisterForm::y)), "op imm [a - - -]");
-}
-
-// The compare-and-branch forms are their compares with the branch offset, a 32-bit field, where
-// the compare's result slot was: the lowering turns one into the other in place.
-TEST(OperandLayout, CompareAndBranchFormsHoldTheOffsetInTheResultsLanes) {
-  EXPECT_EQ(words_of(layout::kRrBr), "op [a b label]");
-  EXPECT_EQ(words_of(layout::kRkBr), "op const [a - label]");
-  EXPECT_EQ(words_of(layout::kBrR), "op [a - label]");
-  // A field reads back as the handlers read it: a slot zero-extended, an offset sign-extended.
-  const uint64_t word = with_field(with_field(0, {0, 0, 16}, 65535), {0, 2, 32}, static_cast<uint64_t>(-7));
-  EXPECT_EQ(field_of(word, {0, 0, 16}), 65535u);
-  EXPECT_EQ(static_cast<int64_t>(field_of(word, {0, 2, 32})), -7);
-  const uint64_t ip[2] = {0, word};
-  EXPECT_EQ((read_field<Place{1, 0, 16}>(ip)), 65535u);
-  EXPECT_EQ(static_cast<int64_t>(read_field<Place{1, 2, 32}>(ip)), -7);
+  EXPECT_EQ(words_of(register_layout_of(store, RegisterForm::a)), "op imm slot addend slot");
+  EXPECT_EQ(words_of(register_layout_of(store, RegisterForm::ax)), "op imm addend slot");
+  EXPECT_EQ(words_of(register_layout_of(store, RegisterForm::y)), "op imm slot");
 }
 
 TEST(OperandLayout, FormsWithoutMeaningAreStubsTheLoweringNeverWrites) {

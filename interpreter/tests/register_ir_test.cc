@@ -3,9 +3,7 @@
 // before a later local.set of that local, and which placements refuse it. Every engine's results
 // under it are checked by lowering_test.cc's agreement test and the spec suite (ctest's
 // spec_<engine>_register).
-#include <algorithm>
 #include <deque>
-#include <string>
 
 #include <gtest/gtest.h>
 
@@ -19,10 +17,6 @@ namespace {
 using test_support::assemble;
 
 constexpr uint64_t W(Op op) { return static_cast<uint64_t>(op); }
-// A register form's slot word (operand_layout.h): the operands' slots in lanes 0 and 1, the
-// result's in lane 2; a compare-and-branch's (SB): the branch offset, in words, in lanes 2-3.
-constexpr uint64_t S(uint64_t a, uint64_t b = 0, uint64_t result = 0) { return a | b << 16 | result << 32; }
-constexpr uint64_t SB(uint64_t a, uint64_t b, int32_t offset) { return a | b << 16 | uint64_t{static_cast<uint32_t>(offset)} << 32; }
 
 Lowering register_ir(Lowering l = {}) {
   l.ir = Ir::kRegister;
@@ -46,10 +40,9 @@ TEST(RegisterIrTest, OperandsComeFromTheirSlotsAndTheResultGoesStraightIntoTheLo
     (i32.mul (local.get 2) (i32.const 3)))))";
   Lowering no_acc = register_ir();
   no_acc.acc = false;
-  // [op, slots(0 1 -> 2)], [op, constant 3, slots(2 -> 3)]
-  EXPECT_EQ(words_of(wat, no_acc), (std::vector<uint64_t>{W(Op::i32_add_r), S(0, 1, 2), W(Op::i32_mul_k), 3, S(2, 0, 3), W(Op::return_r1), 3}));
+  EXPECT_EQ(words_of(wat, no_acc), (std::vector<uint64_t>{W(Op::i32_add_r), 0, 1, 2, W(Op::i32_mul_k), 2, 3, 3, W(Op::return_r1), 3}));
   // acc: the local the add just wrote is also in the accumulator, where the multiply reads it.
-  EXPECT_EQ(words_of(wat), (std::vector<uint64_t>{W(Op::i32_add_r), S(0, 1, 2), W(Op::i32_mul_xk), 3, S(0, 0, 3), W(Op::return_r1), 3}));
+  EXPECT_EQ(words_of(wat), (std::vector<uint64_t>{W(Op::i32_add_r), 0, 1, 2, W(Op::i32_mul_xk), 3, 3, W(Op::return_r1), 3}));
 }
 
 TEST(RegisterIrTest, EachTechniqueIsHonouredPlainFoldsAndFusesNothing) {
@@ -58,15 +51,16 @@ TEST(RegisterIrTest, EachTechniqueIsHonouredPlainFoldsAndFusesNothing) {
     (i32.mul (local.get 2) (i32.const 3)))))";
   // plain: every value copied to its own slot (3, 4, then 3 again), every local.set a copy.
   EXPECT_EQ(words_of(add, register_ir(Lowering::none())),
-            (std::vector<uint64_t>{W(Op::copy_r), 3, 0, W(Op::copy_r), 4, 1, W(Op::i32_add_r), S(3, 4, 3), W(Op::copy_r), 2, 3,
-                                   W(Op::copy_r), 3, 2, W(Op::const_r), 4, 3, W(Op::i32_mul_r), S(3, 4, 3), W(Op::return_r1), 3}));
+            (std::vector<uint64_t>{W(Op::copy_r), 3, 0, W(Op::copy_r), 4, 1, W(Op::i32_add_r), 3, 4, 3, W(Op::copy_r), 2, 3,
+                                   W(Op::copy_r), 3, 2, W(Op::const_r), 4, 3, W(Op::i32_mul_r), 3, 4, 3, W(Op::return_r1), 3}));
   const char* loop = R"((module (func (export "f") (param i32) (result i32) (local i32)
     (loop $l (br_if $l (i32.lt_u (local.get 1) (local.get 0)))) (local.get 1))))";
   Lowering fold = Lowering::none();
   fold.fold = true;
   auto fold_only = words_of(loop, register_ir(fold));
   // fold without fuse: the compare writes its slot, br_if_r tests it.
-  EXPECT_EQ(fold_only, (std::vector<uint64_t>{W(Op::i32_lt_u_r), S(1, 0, 2), W(Op::br_if_r), SB(2, 0, -2), W(Op::return_r1), 1}));
+  EXPECT_EQ(fold_only, (std::vector<uint64_t>{W(Op::i32_lt_u_r), 1, 0, 2, W(Op::br_if_r), 2, static_cast<uint64_t>(-4),
+                                              W(Op::return_r1), 1}));
   Lowering fuse = fold;
   fuse.fuse = true;
   EXPECT_EQ(words_of(loop, register_ir(fuse))[0], W(Op::i32_lt_u_rr_br_if));
@@ -79,12 +73,12 @@ TEST(RegisterIrTest, ACompareBeforeABranchBecomesOneInstruction) {
       (br_if $l (i32.lt_u (local.get 1) (local.get 0))))
     (local.get 1))))");
   // i32.add_k 1 1 -> 1; i32.lt_u_rr_br_if 1 0 (back to the add); return_r1 1
-  ASSERT_EQ(words.size(), 7u);
+  ASSERT_EQ(words.size(), 10u);
   EXPECT_EQ(words[0], W(Op::i32_add_k));
-  EXPECT_EQ(words[2], S(1, 0, 1));  // the result slot: local 1 itself
-  EXPECT_EQ(words[3], W(Op::i32_lt_u_rr_br_if));
-  EXPECT_EQ(words[4], SB(1, 0, -3));  // the offset where the compare had its result slot
-  EXPECT_EQ(words[5], W(Op::return_r1));
+  EXPECT_EQ(words[3], 1u);  // the result slot: local 1 itself
+  EXPECT_EQ(words[4], W(Op::i32_lt_u_rr_br_if));
+  EXPECT_EQ(static_cast<int64_t>(words[7]), -4);
+  EXPECT_EQ(words[8], W(Op::return_r1));
 }
 
 TEST(RegisterIrTest, APendingLocalGetReadsTheValueBeforeALaterSet) {
@@ -182,55 +176,51 @@ TEST(RegisterIrTest, AnOperandJustComputedComesFromTheAccumulator) {
   const char* wat = kAccExpression;
   Lowering no_elide = register_ir();
   no_elide.elide = false;
-  EXPECT_EQ(words_of(wat, no_elide),
-            (std::vector<uint64_t>{W(Op::i32_add_r), S(0, 1, 2), W(Op::i32_xor_xk), 7, S(0, 0, 2), W(Op::i32_add_k), 1, S(0, 0, 4),
-                                   W(Op::i32_sub_y), S(1, 0, 3), W(Op::i32_sub_y), S(2, 0, 2), W(Op::return_r1), 2}));
+  EXPECT_EQ(words_of(wat, no_elide), (std::vector<uint64_t>{W(Op::i32_add_r), 0, 1, 2, W(Op::i32_xor_xk), 7, 2, W(Op::i32_add_k), 0, 1, 4,
+                                                            W(Op::i32_sub_y), 1, 3, W(Op::i32_sub_y), 2, 2, W(Op::return_r1), 2}));
   Lowering no_acc = register_ir();
   no_acc.acc = false;
-  EXPECT_EQ(words_of(wat, no_acc),
-            (std::vector<uint64_t>{W(Op::i32_add_r), S(0, 1, 2), W(Op::i32_xor_k), 7, S(2, 0, 2), W(Op::i32_add_k), 1, S(0, 0, 4),
-                                   W(Op::i32_sub_r), S(1, 4, 3), W(Op::i32_sub_r), S(2, 3, 2), W(Op::return_r1), 2}));
+  EXPECT_EQ(words_of(wat, no_acc), (std::vector<uint64_t>{W(Op::i32_add_r), 0, 1, 2, W(Op::i32_xor_k), 2, 7, 2, W(Op::i32_add_k), 0, 1, 4,
+                                                          W(Op::i32_sub_r), 1, 4, 3, W(Op::i32_sub_r), 2, 3, 2, W(Op::return_r1), 2}));
   // A compare before a branch reads its operand from the slot again (the fused form reads slots),
   // and an address add that took its operand from the accumulator still folds into the load, which
-  // takes it from there (_ax: [op, offset, constant, slots(-> result)]).
+  // takes it from there (_ax: [op, offset, constant, result]).
+  auto words = words_of(kAccLoop, no_elide);
   // (the multiply reads local 1 from the accumulator too: the add before it wrote it there)
-  EXPECT_EQ(words_of(kAccLoop, no_elide),
-            (std::vector<uint64_t>{W(Op::i32_add_k), 1, S(1, 0, 1), W(Op::i32_mul_xk), 2, S(0, 0, 2), W(Op::i32_lt_u_rr_br_if), SB(2, 0, -6),
-                                   W(Op::i32_mul_k), 0, S(0, 0, 2), W(Op::i32_load8_u_ax), 0, 16, S(0, 0, 2), W(Op::return_r1), 2}));
+  EXPECT_EQ(std::vector<uint64_t>(words.begin() + 4, words.begin() + 11),
+            (std::vector<uint64_t>{W(Op::i32_mul_xk), 2, 2, W(Op::i32_lt_u_rr_br_if), 2, 0, static_cast<uint64_t>(-7)}));
+  EXPECT_EQ(std::vector<uint64_t>(words.begin() + 11, words.end()),
+            (std::vector<uint64_t>{W(Op::i32_mul_k), 0, 0, 2, W(Op::i32_load8_u_ax), 0, 16, 2, W(Op::return_r1), 2}));
   // And the results agree with and without it, in every engine with the register forms.
   expect_accumulator_programs_agree({register_ir(), no_elide, no_acc});
 }
 
 // elide: a result that is an operand-stack value, read from the accumulator by the next
-// instruction (its only reader), is not stored: its producer becomes its _n form, its result's lane
-// empty (a word shorter when its slot word named the result alone).
+// instruction (its only reader), is not stored: its producer becomes its _n form, one word shorter.
 // A local's value is stored (it is read again), and so is an operand of a compare, which a branch
 // after it fuses into a form that reads slots.
 TEST(RegisterIrTest, AResultOnlyTheNextInstructionReadsIsNotStored) {
   // The same expression as above: the first add's result is read by the xor alone, the inner
   // add's by the inner sub, the inner sub's by the outer sub; the xor's is read two instructions
   // later (from its slot, 2) and the outer sub's by the return.
-  EXPECT_EQ(words_of(kAccExpression),
-            (std::vector<uint64_t>{W(Op::i32_add_rn), S(0, 1), W(Op::i32_xor_xk), 7, S(0, 0, 2), W(Op::i32_add_kn), 1, S(0),
-                                   W(Op::i32_sub_yn), S(1), W(Op::i32_sub_y), S(2, 0, 2), W(Op::return_r1), 2}));
+  EXPECT_EQ(words_of(kAccExpression), (std::vector<uint64_t>{W(Op::i32_add_rn), 0, 1, W(Op::i32_xor_xk), 7, 2, W(Op::i32_add_kn), 0, 1,
+                                                  W(Op::i32_sub_yn), 1, W(Op::i32_sub_y), 2, 2, W(Op::return_r1), 2}));
   // A local written by the add is stored though the multiply reads it from the accumulator.
   const char* local = R"((module (func (export "f") (param i32 i32) (result i32) (local i32)
     (local.set 2 (i32.add (local.get 0) (local.get 1)))
     (i32.mul (local.get 2) (i32.const 3)))))";
-  EXPECT_EQ(words_of(local), (std::vector<uint64_t>{W(Op::i32_add_r), S(0, 1, 2), W(Op::i32_mul_xk), 3, S(0, 0, 3), W(Op::return_r1), 3}));
+  EXPECT_EQ(words_of(local), (std::vector<uint64_t>{W(Op::i32_add_r), 0, 1, 2, W(Op::i32_mul_xk), 3, 3, W(Op::return_r1), 3}));
   // The multiply's result is the compare's operand, and the compare fuses with the branch: stored.
   // After the loop, the multiply's result is read by the address add alone, which folds into the
   // load: the load takes it from the accumulator (_ax), and the multiply stores nothing.
-  // (the multiply's slot word keeps its operand's lane: the same words, the result's lane empty)
-  EXPECT_EQ(words_of(kAccLoop),
-            (std::vector<uint64_t>{W(Op::i32_add_k), 1, S(1, 0, 1), W(Op::i32_mul_xk), 2, S(0, 0, 2), W(Op::i32_lt_u_rr_br_if), SB(2, 0, -6),
-                                   W(Op::i32_mul_kn), 0, S(0), W(Op::i32_load8_u_ax), 0, 16, S(0, 0, 2), W(Op::return_r1), 2}));
+  EXPECT_EQ(words_of(kAccLoop), (std::vector<uint64_t>{W(Op::i32_add_k), 1, 1, 1, W(Op::i32_mul_xk), 2, 2, W(Op::i32_lt_u_rr_br_if), 2, 0,
+                                                   static_cast<uint64_t>(-7), W(Op::i32_mul_kn), 0, 0, W(Op::i32_load8_u_ax), 0, 16, 2,
+                                                   W(Op::return_r1), 2}));
   // The add's result is read by a compare, which a branch after it could still fuse: stored. The
   // compare's, read by the and alone, is not.
   const char* compare = R"((module (func (export "f") (param i32 i32) (result i32)
     (i32.and (i32.lt_u (i32.add (local.get 0) (local.get 1)) (i32.const 9)) (local.get 1)))))";
-  // (the compare names no slot at all: no slot word)
-  EXPECT_EQ(words_of(compare), (std::vector<uint64_t>{W(Op::i32_add_r), S(0, 1, 2), W(Op::i32_lt_u_xkn), 9, W(Op::i32_and_x), S(0, 1, 2),
+  EXPECT_EQ(words_of(compare), (std::vector<uint64_t>{W(Op::i32_add_r), 0, 1, 2, W(Op::i32_lt_u_xkn), 9, W(Op::i32_and_x), 1, 2,
                                                       W(Op::return_r1), 2}));
   // The same results with and without it, in every engine with the register forms.
   Lowering no_elide = register_ir();
@@ -327,42 +317,6 @@ TEST(RegisterIrTest, BranchesCarryAValueAndReturnsOfAnyArity) {
       EXPECT_EQ(call("table", {Value::i32(5), Value::i32(7)}), 7u);
       EXPECT_EQ(call("pair", {Value::i32(50), Value::i32(8), Value::i32(1)}), 42u);
     }
-  }
-}
-
-// The register forms name slots in 16-bit fields: a function whose frame passes 65,535 slots is
-// lowered to the stack IR instead (40,000 v128 locals: its i32 local is slot 80,001), in the same
-// engine, called from and returning to a function in the register IR.
-TEST(RegisterIrTest, AFrameBeyondSixteenBitSlotsIsLoweredToTheStackIr) {
-  std::string locals;
-  for (int i = 0; i < 40000; ++i) locals += " v128";
-  const std::string wat = "(module (func $big (param i32) (result i32) (local" + locals + R"() (local i32)
-      (local.set 40001 (i32.add (local.get 0) (i32.const 5)))
-      (i32.mul (local.get 40001) (i32.const 3)))
-    (func (export "f") (param i32) (result i32) (i32.add (call $big (local.get 0)) (i32.const 1)))))";
-  {
-    Runtime rt(Dispatch::kSwitch);
-    rt.enable_profile();
-    rt.set_lowering(register_ir());
-    rt.record_instruction_starts(true);
-    Instance& inst = rt.instantiate(assemble(wat));
-    auto ops = [](const FuncInst* f) {
-      std::vector<uint64_t> out;
-      for (uint32_t at : f->instruction_starts) out.push_back(f->code.at(at));
-      return out;
-    };
-    const std::vector<uint64_t> big = ops(inst.funcs.at(0)), f = ops(inst.exports.at("f").func);
-    EXPECT_EQ(big.back(), W(Op::return_));  // the stack IR's return
-    EXPECT_EQ(std::count(big.begin(), big.end(), W(Op::return_r1)), 0);
-    EXPECT_EQ(f.back(), W(Op::return_r1));  // the caller keeps the register IR
-  }
-  for (Dispatch d : dispatch_modes()) {
-    if (!ir_unavailable(Ir::kRegister, d, Placement::kSp).empty()) continue;
-    SCOPED_TRACE(dispatch_name(d));
-    Runtime rt(d);
-    rt.set_lowering(register_ir());
-    Instance& inst = rt.instantiate(assemble(wat));
-    EXPECT_EQ(rt.invoke(inst.exports.at("f").func, {Value::i32(2)})[0].lo, 22u);
   }
 }
 

@@ -70,11 +70,6 @@ inline uint32_t slots_of(const std::vector<ValType>& ts) {
   return n;
 }
 
-// A register form names a slot past 65,535, its 16-bit field's largest (operand_layout.h): the
-// function's frame is too large for the register IR, which lower_function then leaves for the
-// stack IR.
-struct FrameBeyondPackedSlots {};
-
 struct Ctl {
   uint8_t kind = 0;  // 0 function, 0x02 block, 0x03 loop, 0x04 if, 0x05 else
   std::vector<ValType> params, results;
@@ -152,29 +147,8 @@ class Lowerer {
     w.op = to;
     code_[w.at] = words_[static_cast<size_t>(to)];
   }
-  // Field `p` of the instruction whose op word is code_[at] (operand_layout.h's places).
-  uint64_t field(size_t at, Place p) const { return field_of(code_.at(at + p.word), p); }
-  void set_field(size_t at, Place p, uint64_t v) { put_field(&code_.at(at), p, v); }
-  // The same in an instruction's words being assembled (words[0] its op word).
-  static void put_field(uint64_t* words, Place p, uint64_t v) {
-    if (p.packed() && p.bits == 16 && v > kMaxPackedSlot) throw FrameBeyondPackedSlots{};
-    words[p.word] = with_field(words[p.word], p, v);
-  }
-  // A fixup's offset word with this bit set is a 32-bit offset in that word's upper half (the
-  // register IR's compare-and-branch forms, operand_layout.h's fused_branch).
-  static constexpr size_t kUpperHalf = size_t{1} << 62;
-  // The fixup's offset word for a branch offset at place `p` of the instruction at `at`.
-  static size_t offset_word(size_t at, Place p) { return (at + static_cast<size_t>(p.word)) | (p.packed() ? kUpperHalf : 0); }
   void patch(std::pair<size_t, size_t> fix, size_t target) {
-    const int64_t offset = static_cast<int64_t>(target) - static_cast<int64_t>(fix.first);
-    if (!(fix.second & kUpperHalf)) {
-      code_[fix.second] = static_cast<uint64_t>(offset);
-      return;
-    }
-    if (offset != static_cast<int32_t>(offset))
-      throw ImplementationLimit("a branch spans more than 2^31 words of lowered code");
-    const size_t w = fix.second & ~kUpperHalf;
-    code_[w] = with_field(code_[w], {0, 2, 32}, static_cast<uint64_t>(offset));
+    code_[fix.second] = static_cast<uint64_t>(static_cast<int64_t>(target) - static_cast<int64_t>(fix.first));
   }
   // The branch target word of instruction `at` (word `w`) for label `depth`.
   void target(uint32_t depth, size_t at, size_t w) {
@@ -285,32 +259,20 @@ class Lowerer {
   Lowering lowering_;
   std::vector<Written> window_;  // the instructions written since the last label
   // Register IR: where each operand-stack value is (beside types_), the last one popped, the
-  // height the stack pointer is at in the running code (kUnknownHeight after a label); below, the
-  // result slot of the register instruction that ends the stream (last_result_).
+  // height the stack pointer is at in the running code (kUnknownHeight after a label), and the
+  // result word of the register instruction that ends the stream (SIZE_MAX: none).
   static constexpr uint32_t kUnknownHeight = UINT32_MAX;
   bool reg_ = false;
   bool record_starts_ = false;
   std::vector<Loc> locs_;
   Loc popped_;
   uint32_t sp_at_ = 0;
+  size_t last_result_ = SIZE_MAX;
   // acc: the local the instruction ending at code_[acc_local_end_] wrote its result to (and left
   // in the accumulator), so that a local.get of it right after reads the accumulator.
   uint32_t acc_local_ = 0;
   size_t acc_local_end_ = SIZE_MAX;
   std::vector<uint64_t> code_;
-  // The result slot of the register instruction that ends the stream: its word, and its lane
-  // there (-1: the whole word); word SIZE_MAX: none.
-  struct ResultAt {
-    size_t word = SIZE_MAX;
-    int8_t lane = -1;
-    ResultAt& operator=(size_t w) {
-      word = w;
-      lane = -1;
-      return *this;
-    }
-    Place place() const { return {0, lane, static_cast<uint8_t>(lane < 0 ? 64 : 16)}; }
-  };
-  ResultAt last_result_;
   std::vector<ValType> types_;
   uint32_t height_ = 0, max_height_ = 0;
   std::vector<Ctl> ctls_;

@@ -190,30 +190,15 @@ void Lowerer::body(const Instruction& in) {
 
 }  // namespace lowering_impl
 
-namespace {
-// The register IR names its slots in 16-bit fields (operand_layout.h): a function whose frame
-// passes 65,535 slots is written in the stack IR instead (whose instructions find their operands
-// on the stack, not by name), with the same techniques, in the same engine; every other function
-// of the module keeps the register IR. Nothing partly written stays.
-void lower(Instance& inst, FuncInst& f, const FunctionBody& body, const uint64_t* op_words, Lowering lowering, bool record_starts) {
-  try {
-    lowering_impl::Lowerer(inst, f, body, op_words, lowering, record_starts).run();
-  } catch (const lowering_impl::FrameBeyondPackedSlots&) {
-    f.catches.clear();
-    f.instruction_starts.clear();
-    lowering.ir = Ir::kStack;
-    lowering_impl::Lowerer(inst, f, body, op_words, lowering, record_starts).run();
-  }
-}
-}  // namespace
-
 void lower_function(Instance& inst, uint32_t defined_index, const uint64_t* op_words, Lowering lowering, bool record_starts) {
   size_t imported = inst.funcs.size() - inst.module.code.size();
-  lower(inst, *inst.funcs.at(imported + defined_index), inst.module.code.at(defined_index), op_words, lowering, record_starts);
+  lowering_impl::Lowerer(inst, *inst.funcs.at(imported + defined_index), inst.module.code.at(defined_index), op_words, lowering,
+                         record_starts)
+      .run();
 }
 
 void lower_body(Instance& inst, FuncInst& f, const FunctionBody& body, const uint64_t* op_words, Lowering lowering) {
-  lower(inst, f, body, op_words, lowering, false);
+  lowering_impl::Lowerer(inst, f, body, op_words, lowering, false).run();
 }
 
 }  // namespace dlab::wasm

@@ -7,9 +7,7 @@
 // Blocks and `end` produce no instruction; branches that leave values move them with a
 // keep/drop pair computed here from the static stack height, so handlers never look up labels.
 // An op may consume any number of immediates: the folded and fused forms (handlers.def's BINOP and
-// CMPOP) carry the operand or branch offset of the instruction they absorbed. The register IR's
-// forms pack their slot indices as 16-bit fields into one word (engines/operand_layout.h), and a
-// function whose frame passes 65,535 slots is lowered to the stack IR instead.
+// CMPOP) carry the operand or branch offset of the instruction they absorbed.
 #pragma once
 
 #include <cstdint>

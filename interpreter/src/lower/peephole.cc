@@ -10,15 +10,15 @@ namespace dlab::wasm::lowering_impl {
 // (a const's value, a local.get's slot) and add the rest after: the forms' layouts
 // (operand_layout.h, by which their handlers read them and the counting engine checks their
 // lengths) must put them there.
-static_assert(layout::kRi.words == 2 && layout::kRi.operand[0] == Place{1} && layout::kRi.constant[0], "const c -> binop_ri c");
-static_assert(layout::kRl.words == 2 && layout::kRl.operand[0] == Place{1} && !layout::kRl.constant[0], "local.get x -> binop_rl x");
-static_assert(layout::kLi.words == 3 && layout::kLi.operand[0] == Place{1} && layout::kLi.operand[1] == Place{2} && layout::kLi.constant[1],
+static_assert(layout::kRi.words == 2 && layout::kRi.operand[0] == 1 && layout::kRi.constant[0], "const c -> binop_ri c");
+static_assert(layout::kRl.words == 2 && layout::kRl.operand[0] == 1 && !layout::kRl.constant[0], "local.get x -> binop_rl x");
+static_assert(layout::kLi.words == 3 && layout::kLi.operand[0] == 1 && layout::kLi.operand[1] == 2 && layout::kLi.constant[1],
               "local.get x; const c -> binop_li x c");
-static_assert(layout::kLl.words == 3 && layout::kLl.operand[0] == Place{1} && layout::kLl.operand[1] == Place{2}, "local_get_get x y -> binop_ll x y");
-static_assert(layout::kLocalAddress.words == 3 && layout::kLocalAddress.operand[0] == Place{1} && layout::kLocalAddress.immediate == 2,
+static_assert(layout::kLl.words == 3 && layout::kLl.operand[0] == 1 && layout::kLl.operand[1] == 2, "local_get_get x y -> binop_ll x y");
+static_assert(layout::kLocalAddress.words == 3 && layout::kLocalAddress.operand[0] == 1 && layout::kLocalAddress.immediate == 2,
               "local.get x; load off -> load_l x off");
-static_assert(layout::kBr.words == 2 && layout::kBr.label == Place{1}, "cmp; br -> cmp_br offset");
-static_assert(layout::kRiBr.words == 3 && layout::kRiBr.operand[0] == Place{1} && layout::kRiBr.label == Place{2}, "cmp_ri c; br -> cmp_ri_br c offset");
+static_assert(layout::kBr.words == 2 && layout::kBr.label == 1, "cmp; br -> cmp_br offset");
+static_assert(layout::kRiBr.words == 3 && layout::kRiBr.operand[0] == 1 && layout::kRiBr.label == 2, "cmp_ri c; br -> cmp_ri_br c offset");
 
 void Lowerer::label() {
   if (lowering_.super) superinstructions();

@@ -43,14 +43,14 @@ constexpr bool fuses_with_a_branch(Op op) { return op != Op::kCount && kRegister
 
 // The accumulator forms (handlers.def's x / y forms), per op: the form that reads the same operand
 // from its slot instead, which operand (1: the first, 2: the second) comes from the accumulator,
-// and the place that slot form has it at (operand_layout.h); whether an op leaves its result in the
+// and the word that slot form has it in (operand_layout.h); whether an op leaves its result in the
 // accumulator (every register form of an instruction with a result); and the form of the same op
 // without its result slot (elide: the _n forms), where it has one. All from the forms' shapes.
 struct AccumulatorForms {
   struct Form {
     Op slot_form = Op::kCount;
     uint8_t operand = 0;
-    Place slot_place{};
+    uint8_t slot_word = 0;
   };
   std::array<Form, static_cast<size_t>(Op::kCount)> of{};
   std::array<bool, static_cast<size_t>(Op::kCount)> sets{};
@@ -68,7 +68,8 @@ struct AccumulatorForms {
           RegisterFormShape from_slot = shape;
           from_slot.from_acc = 0;
           const RegisterForm slot_form = form_of(from_slot);
-          of[static_cast<size_t>(op)] = {s.form(slot_form), shape.from_acc, register_layout_of(s, slot_form).operand[shape.from_acc - 1]};
+          of[static_cast<size_t>(op)] = {s.form(slot_form), shape.from_acc,
+                                         static_cast<uint8_t>(register_layout_of(s, slot_form).operand[shape.from_acc - 1])};
         }
         if (sig_pushes(s.signature) != 1) continue;
         sets[static_cast<size_t>(op)] = true;
@@ -129,11 +130,10 @@ void Lowerer::stack_form() {
   last_result_ = SIZE_MAX;
 }
 
-// The result slot of a register instruction just written (in its last word), if the value `l` is
-// what it wrote.
+// The result word of a register instruction just written, if the value `l` is what it wrote.
 bool Lowerer::just_written(const Loc& l) const {
-  return l.kind == Loc::kHome && last_result_.word != SIZE_MAX && last_result_.word + 1 == code_.size() &&
-         field_of(code_[last_result_.word], last_result_.place()) == l.home && !window_.empty();
+  return l.kind == Loc::kHome && last_result_ != SIZE_MAX && last_result_ + 1 == code_.size() && code_[last_result_] == l.home &&
+         !window_.empty();
 }
 
 // Value `l` is in the accumulator: the instruction just written computed it and left it there.
@@ -146,20 +146,13 @@ bool Lowerer::in_accumulator(const Loc& l) const {
 }
 
 // An accumulator form, the stream's last instruction, turned back into the form that reads that
-// operand from its slot (which its producer also wrote): the slot written where that form has it,
-// its lane of the slot word both forms have (a slot of a whole word would be a word inserted).
+// operand from its slot (which its producer also wrote): the slot inserted where that form has it.
 void Lowerer::unaccumulate(Written& w) {
   const AccumulatorForms::Form& f = kAccumulatorForms[w.op];
   if (f.slot_form == Op::kCount) return;
-  if (f.slot_place.packed()) {
-    if (kDeclaredWords.of[static_cast<size_t>(f.slot_form)] != kDeclaredWords.of[static_cast<size_t>(w.op)])
-      throw std::logic_error("an accumulator form and its slot form differ in words (interpreter bug)");
-    set_field(w.at, f.slot_place, w.acc_slot);
-  } else {
-    const size_t at = w.at + static_cast<size_t>(f.slot_place.word);
-    code_.insert(code_.begin() + static_cast<std::ptrdiff_t>(at), w.acc_slot);
-    if (last_result_.word != SIZE_MAX && last_result_.word >= at) ++last_result_.word;
-  }
+  const size_t at = w.at + f.slot_word;
+  code_.insert(code_.begin() + static_cast<std::ptrdiff_t>(at), w.acc_slot);
+  if (last_result_ != SIZE_MAX && last_result_ >= at) ++last_result_;
   rewrite(w, f.slot_form);
   w.acc_slot = UINT32_MAX;
 }
@@ -171,25 +164,21 @@ void Lowerer::unaccumulate(Written& w) {
 void Lowerer::elide_store() {
   Written& producer = window_.back();
   const Op bare = kAccumulatorForms.without_store[static_cast<size_t>(producer.op)];
-  if (bare == Op::kCount || last_result_.word + 1 != code_.size()) return;
-  // The result's lane cleared; the slot word gone with it when it named nothing else (the bare
-  // form is a word shorter).
-  if (kDeclaredWords.of[static_cast<size_t>(bare)] < kDeclaredWords.of[static_cast<size_t>(producer.op)]) code_.pop_back();
-  else code_.back() = with_field(code_.back(), last_result_.place(), 0);
+  if (bare == Op::kCount || last_result_ + 1 != code_.size()) return;
+  code_.pop_back();
   rewrite(producer, bare);
   last_result_ = SIZE_MAX;
 }
 
 // A branch on condition `c` (popped): a compare (or i32.eqz) just written becomes the compare and
-// branch, its result's lane the offset's (a 32-bit field, lanes 2-3); otherwise br_if_r /
-// br_unless_r on the condition's slot. The fused forms' layouts must have their offset there.
-constexpr bool offset_in_result_lanes(const OperandLayout& compare, const OperandLayout& fused) {
-  return compare.words == fused.words && compare.result.packed() && compare.result.lane == 2 && fused.label.word == compare.result.word &&
-         fused.label.lane == 2 && fused.label.bits == 32 && compare.operand[0] == fused.operand[0] && compare.operand[1] == fused.operand[1];
-}
-static_assert(offset_in_result_lanes(register_layout(0, 2, 1, RegisterForm::r), layout::kRrBr), "cmp_r a b res -> cmp_rr_br a b offset");
-static_assert(offset_in_result_lanes(register_layout(0, 2, 1, RegisterForm::k), layout::kRkBr), "cmp_k a c res -> cmp_rk_br a c offset");
-static_assert(offset_in_result_lanes(register_layout(0, 1, 1, RegisterForm::r), layout::kBrR), "i32_eqz_r a res -> br_unless_r a offset");
+// branch, its result word the offset; otherwise br_if_r / br_unless_r on the condition's slot.
+// The fused forms' layouts must have their offset where the compare has its result slot.
+static_assert(register_layout(0, 2, 1, RegisterForm::r).result == layout::kRrBr.label &&
+              register_layout(0, 2, 1, RegisterForm::r).words == layout::kRrBr.words, "cmp_r a b res -> cmp_rr_br a b offset");
+static_assert(register_layout(0, 2, 1, RegisterForm::k).result == layout::kRkBr.label &&
+              register_layout(0, 2, 1, RegisterForm::k).words == layout::kRkBr.words, "cmp_k a c res -> cmp_rk_br a c offset");
+static_assert(register_layout(0, 1, 1, RegisterForm::r).result == layout::kBrR.label &&
+              register_layout(0, 1, 1, RegisterForm::r).words == layout::kBrR.words, "i32_eqz_r a res -> br_unless_r a offset");
 std::pair<size_t, size_t> Lowerer::register_branch(Loc c, bool when_true) {
   materialize_all();
   if (lowering_.fuse && just_written(c)) {
@@ -200,20 +189,17 @@ std::pair<size_t, size_t> Lowerer::register_branch(Loc c, bool when_true) {
     const RegisterBranches::Pair& fused = kRegisterBranches[window_.back().op];
     if (fused.when_true != Op::kCount) {
       rewrite(window_.back(), when_true ? fused.when_true : fused.when_false);
-      // The result's lanes, now the offset's (left 0 for target()).
-      const size_t at = window_.back().at;
-      const Place offset{static_cast<int8_t>(last_result_.word - at), 2, 32};
-      set_field(at, offset, 0);
+      code_.back() = 0;
       last_result_ = SIZE_MAX;
-      return {at, offset_word(at, offset)};
+      return {window_.back().at, code_.size() - 1};
     }
   }
   uint32_t condition = operand_slot(c);
   size_t at = emit(when_true ? Op::br_if_r : Op::br_unless_r);
-  code_.resize(at + layout::kBrR.words, 0);
-  set_field(at, layout::kBrR.operand[0], condition);
+  word(condition);
+  word(0);
   last_result_ = SIZE_MAX;
-  return {at, offset_word(at, layout::kBrR.label)};
+  return {at, at + 2};
 }
 
 // Where a branch to label `depth` takes the value it carries from, if the register IR can write
@@ -238,7 +224,7 @@ void Lowerer::write_branch_copy(const OperandLayout& l, uint32_t condition, uint
     switch (l.field[w]) {
       case Field::kLabel: word(0); break;
       case Field::kResult: word(to); break;
-      case Field::kSlot: word(w < l.label.word ? condition : from); break;  // a slot before the offset: the condition
+      case Field::kSlot: word(w < l.label ? condition : from); break;  // a slot before the offset: the condition
       default: throw std::logic_error("a branch-and-copy layout has a word the lowering cannot fill (interpreter bug)");
     }
   }
@@ -314,7 +300,7 @@ bool Lowerer::register_body(const Instruction& in) {
       const uint32_t condition = op == 0x0D ? operand_slot(c) : 0;
       size_t at = emit(op == 0x0C ? Op::br_copy_r : Op::br_if_copy_r);
       write_branch_copy(l, condition, to, *from);
-      target(depth, at, offset_word(at, l.label));
+      target(depth, at, at + l.label);
       if (op == 0x0C) mark_dead();
       last_result_ = SIZE_MAX;
       return true;
@@ -403,7 +389,7 @@ bool Lowerer::register_body(const Instruction& in) {
         // a landing after the table: copy, then on to the label
         size_t land = emit(Op::land_copy_r);
         write_branch_copy(layout::kBrCopy, 0, to, from);
-        target(d, land, offset_word(land, layout::kBrCopy.label));
+        target(d, land, land + layout::kBrCopy.label);
         code_[w] = static_cast<uint64_t>(static_cast<int64_t>(land) - static_cast<int64_t>(at));
       }
       mark_dead();
@@ -472,7 +458,6 @@ bool Lowerer::register_local(const Instruction& in) {
       const size_t at = window_.back().at;
       const Op producer = window_.back().op;
       const uint32_t acc_slot = window_.back().acc_slot;
-      const int8_t lane = last_result_.lane;
       std::vector<uint64_t> words(code_.begin() + static_cast<std::ptrdiff_t>(at) + 1, code_.end());
       code_.resize(at);
       window_.pop_back();
@@ -483,9 +468,8 @@ bool Lowerer::register_local(const Instruction& in) {
       window_.back().acc_slot = acc_slot;
       for (uint64_t w : words) word(w);
       last_result_ = code_.size() - 1;
-      last_result_.lane = lane;
     }
-    set_field(last_result_.word, last_result_.place(), x);
+    code_[last_result_] = x;
     acc_local_ = x;
     acc_local_end_ = code_.size();
   } else {
@@ -527,9 +511,9 @@ bool Lowerer::register_table_op(const Instruction& in, const SimpleOp& s) {
     // gone, the access follows the instruction that set it, and takes it from there too (_ax).
     const Written& add = window_.back();
     const OperandLayout& add_k = kAddK, &add_xk = kAddXk;
-    if (add.op == Op::i32_add_k) address = {{field(add.at, add_k.operand[0]), field(add.at, add_k.operand[1])}};
+    if (add.op == Op::i32_add_k) address = {{code_[add.at + add_k.operand[0]], code_[add.at + add_k.operand[1]]}};
     else {
-      address = {{uint64_t{add.acc_slot}, field(add.at, add_xk.operand[1])}};
+      address = {{uint64_t{add.acc_slot}, code_[add.at + add_xk.operand[1]]}};
       address_acc_slot = add.acc_slot;
     }
     code_.resize(add.at);
@@ -562,24 +546,24 @@ bool Lowerer::register_table_op(const Instruction& in, const SimpleOp& s) {
   if (lowering_.elide && !address && from_acc != 0 && (from_acc == 1 ? a : b).kind == Loc::kHome) {
     if (!fuses_with_a_branch(kAccumulatorForms[form].slot_form)) elide_store();
   }
-  const size_t at = emit(form);
+  emit(form);
   window_.back().acc_slot = acc_slot;
   last_result_ = SIZE_MAX;
-  // The words assembled here, then appended one by one (the lowering's hottest path: a resize or a
-  // range insert cost 9-10 million instructions more on the corpus module's 700,000 words).
   const OperandLayout layout = register_layout_of(s, kind);
-  uint64_t words[OperandLayout::kMaxWords] = {};
-  for (int w = 1; w < layout.words; ++w)
-    if (layout.field[w] == Field::kImmediate) words[w] = offset;
-  if (layout.addend >= 0) words[layout.addend] = address->second;
-  for (int i = 0; i < 2; ++i)
-    if (!layout.operand[i].none()) put_field(words, layout.operand[i], operand[i]);
-  if (!layout.result.none()) {
-    put_field(words, layout.result, result);
-    last_result_ = at + static_cast<size_t>(layout.result.word);
-    last_result_.lane = layout.result.lane;
+  for (int w = 1; w < layout.words; ++w) {
+    switch (layout.field[w]) {
+      case Field::kImmediate: word(offset); break;
+      case Field::kSlot:
+      case Field::kConstant: word(operand[w == layout.operand[0] ? 0 : 1]); break;
+      case Field::kAddend: word(address->second); break;
+      case Field::kResult:
+        last_result_ = code_.size();
+        word(result);
+        break;
+      case Field::kNone:
+      case Field::kLabel: throw std::logic_error("a register form's layout has a word the lowering cannot fill (interpreter bug)");
+    }
   }
-  for (int w = 1; w < layout.words; ++w) word(words[w]);
   return true;
 }
 
