@@ -147,10 +147,11 @@ void report_profile(const wasm::Profile& p, uint64_t code_words, size_t top, con
       declared_dispatches += p.op_counts[i];
       declared_words += p.op_counts[i] * words;
     }
-  const double words_per_dispatch =
-      declared_dispatches ? static_cast<double>(declared_words) / static_cast<double>(declared_dispatches) : 0.0;
-  fmt::print(stderr, "code: {} words lowered; {:.3f} words per dispatch over the {:.1f}% of dispatches whose ops declare a length\n",
-             code_words, words_per_dispatch, pct(declared_dispatches));
+  if (declared_dispatches)
+    fmt::print(stderr, "code: {} words lowered; {:.3f} words per dispatch over the {:.1f}% of dispatches whose ops declare a length\n",
+               code_words, static_cast<double>(declared_words) / static_cast<double>(declared_dispatches), pct(declared_dispatches));
+  else  // no figure rather than a zero: nothing dispatched has a declared length
+    fmt::print(stderr, "code: {} words lowered; no dispatched op declares its length, so no words per dispatch\n", code_words);
   fmt::print(stderr, "top ops:\n");
   for (size_t i = 0; i < std::min(top, ops.size()); ++i)
     fmt::print(stderr, "  {:>12} {:6.2f}%  {}\n", p.op_counts[ops[i]], pct(p.op_counts[ops[i]]), p.op_names[ops[i]]);

@@ -23,6 +23,27 @@ def test_profile_counts_no_pair_that_never_ran(dlab_bin, wat, tmp_path):
     assert pairs and not [p for p in pairs if p["from"] == "unreachable"], pairs
 
 
+def test_profile_reports_the_codes_density_from_the_declared_lengths(dlab_bin, wat, tmp_path):
+    # The code words lowered, and the words per dispatch over the ops whose length is declared:
+    # the JSON's totals are its ops' counts times their words, and an op lowered by hand (call)
+    # has no `words` and is left out of them.
+    module = wat('(module (func $g (param i32) (result i32) (i32.add (local.get 0) (i32.const 1)))'
+                 ' (func (export "f") (result i32) (call $g (i32.const 2))))')
+    j = tmp_path / "p.json"
+    out = run_dlab(dlab_bin, ["wasm", "profile", str(module), "--invoke", "f", "--repeat", "3", "--ir", "register",
+                              "--json", str(j)])
+    assert out.returncode == 0, out.stderr
+    assert "words per dispatch over the" in out.stderr, out.stderr
+    import json
+    p = json.loads(j.read_text())
+    assert p["code_words"] > 0
+    declared = [o for o in p["ops"] if "words" in o]
+    assert declared and all(o["words"] >= 1 for o in declared)
+    assert p["declared"]["dispatches"] == sum(o["count"] for o in declared)
+    assert p["declared"]["words"] == sum(o["count"] * o["words"] for o in declared)
+    assert not [o for o in p["ops"] if o["op"].startswith("call") and "words" in o]
+
+
 def test_the_committed_pair_profile_has_no_pair_from_unreachable():
     csv = REPO / "interpreter" / "src" / "engines" / "handlers" / "superinstructions.pairs.csv"
     lines = csv.read_text().splitlines()
