@@ -15,11 +15,17 @@ build:
     @[ -f {{build_dir}}/build.ninja ] && [ -z "${DLAB_WASM_TESTSUITE:-}" ] || cmake --preset {{preset}}
     cmake --build --preset {{preset}}
 
-# every test: ctest (GoogleTest) and pytest; fails if either fails
-test: build
+# every test: ctest (GoogleTest) and pytest; fails if either fails. Each phase's wall time goes to build/<preset>/test-phases.txt (tools/time_budget.py reports them)
+test:
     #!/usr/bin/env bash
     set -uo pipefail
-    ctest --preset {{preset}}; ctest_rc=$?
+    now() { date +%s.%N; }
+    since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+    phases={{build_dir}}/test-phases.txt
+    t=$(now); just build || exit 1
+    echo "build $(since "$t")" > "$phases"
+    t=$(now); ctest --preset {{preset}}; ctest_rc=$?
+    echo "ctest $(since "$t")" >> "$phases"
     # Four pytest processes on any core count: the tests mostly wait (on dlab, clang, ssh and a
     # notebook kernel; 46 s of CPU in 124 s serially on two cores), so they overlap.
     parallel=()
@@ -27,8 +33,9 @@ test: build
     else echo "(pytest-xdist is not installed: pytest runs in one process; ./tools/bootstrap installs it)"; fi
     # The folders are pytest.ini's testpaths: analysis (the analysis package's own tests),
     # interpreter/tests/cli and harness/tests/cli (dlab's command line); conftest.py has their fixtures.
-    DLAB_BIN="$PWD/{{dlab}}" {{python}} -m pytest -q "${parallel[@]}"; pytest_rc=$?
-    echo "ctest exit $ctest_rc, pytest exit $pytest_rc"
+    t=$(now); DLAB_BIN="$PWD/{{dlab}}" {{python}} -m pytest -q "${parallel[@]}" --junitxml={{build_dir}}/pytest-junit.xml; pytest_rc=$?
+    echo "pytest $(since "$t")" >> "$phases"
+    echo "ctest exit $ctest_rc, pytest exit $pytest_rc (the time budget: tools/time_budget.py {{build_dir}})"
     [ "$ctest_rc" -eq 0 ] && [ "$pytest_rc" -eq 0 ]
 
 # the tests under ASan + UBSan

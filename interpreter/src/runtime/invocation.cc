@@ -175,9 +175,10 @@ void Runtime::enable_profile() {
   if (!instances_.empty()) throw std::logic_error("enable_profile must come before instantiation");
   constexpr size_t n = static_cast<size_t>(Op::kCount);
   op_counts_.assign(n, 0);
-  pair_counts_.assign(n * n, 0);
+  pair_counts_.reset(static_cast<uint64_t*>(std::calloc(n * n, sizeof(uint64_t))));
+  if (!pair_counts_) throw std::bad_alloc();
   machine_->op_counts = op_counts_.data();
-  machine_->pair_counts = pair_counts_.data();
+  machine_->pair_counts = pair_counts_.get();
   op_words_ = tail_profile_op_words();
   run_ = &run_tail_profile;
 }
@@ -191,10 +192,18 @@ Profile Runtime::profile() const {
   }
   p.op_counts = op_counts_;
   for (uint64_t c : op_counts_) p.dispatches += c;
-  for (size_t i = 0; i < pair_counts_.size(); ++i)
-    if (pair_counts_[i]) p.pairs.push_back({{static_cast<uint32_t>(i / n), static_cast<uint32_t>(i % n)}, pair_counts_[i]});
+  if (!pair_counts_) return p;
+  // A pair (a, b) was counted only after a ran: the rows of ops that never ran stay untouched.
+  for (size_t a = 0; a < n; ++a) {
+    if (op_counts_[a] == 0) continue;
+    const uint64_t* row = pair_counts_.get() + a * n;
+    for (size_t b = 0; b < n; ++b)
+      if (row[b]) p.pairs.push_back({{static_cast<uint32_t>(a), static_cast<uint32_t>(b)}, row[b]});
+  }
   return p;
 }
+
+void Runtime::FreeDeleter::operator()(uint64_t* p) const { std::free(p); }
 
 std::vector<Value> Runtime::invoke(FuncInst* f, const std::vector<Value>& args) {
   if (args.size() != f->type.params.size())

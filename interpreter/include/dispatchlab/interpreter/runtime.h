@@ -371,7 +371,14 @@ class Runtime {
   std::multiset<uint64_t> pinned_;
   std::map<const uint64_t*, const FuncInst*> catch_code_;          // functions with catch ranges, by code address
   std::unique_ptr<Machine> machine_;
-  std::vector<uint64_t> op_counts_, pair_counts_;  // the counting engine's tables, when enabled
+  std::vector<uint64_t> op_counts_;  // the counting engine's table of ops, when enabled
+  // ... and of pairs, Op::kCount squared (62 MB): from calloc, whose pages the kernel zeroes when
+  // first touched, so a runtime pays for the rows its program reaches, not a 62 MB memset (which
+  // made every profiled runtime cost 0.1-0.2 s, most of the spec suite's counting runs).
+  struct FreeDeleter {
+    void operator()(uint64_t* p) const;
+  };
+  std::unique_ptr<uint64_t[], FreeDeleter> pair_counts_;
   // The outermost invocation's trampoline (call f, halt) and function: they outlive a suspension.
   uint64_t trampoline_[3] = {};
   FuncInst* invoked_ = nullptr;
