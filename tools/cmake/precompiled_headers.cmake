@@ -1,0 +1,46 @@
+# Precompiled headers for the code that is never timed (dlab's command line, the harness, the
+# interpreter's library outside its engines, the test programs). Half or more of such a file's
+# compile was parsing these same headers again: fmt, nlohmann/json, CLI11, GoogleTest and the
+# standard library (measured by tools/time_budget.py; see the README's set-up times). A precompiled
+# header changes what the front end reads, not the code it makes, and the measured code (the
+# engines' dispatch files, the models' handlers) is compiled without one anyway.
+#
+# Only libraries' and the standard library's headers are here: a change to one of dispatchlab's own
+# headers rebuilds what includes it, as before, and nothing else.
+set(DLAB_PCH_STANDARD
+  <algorithm> <array> <atomic> <cerrno> <charconv> <chrono> <cmath> <cstdint> <cstdio> <cstdlib>
+  <cstring> <deque> <filesystem> <fstream> <functional> <map> <memory> <mutex> <optional> <set>
+  <sstream> <stdexcept> <string> <string_view> <thread> <unordered_map> <utility> <variant> <vector>
+  <fmt/format.h> <fmt/ranges.h> <nlohmann/json.hpp>)
+
+# dlab_precompile(<target> [CLI11] [GTEST]): the target's own precompiled header (its flags, its
+# definitions), with CLI11's and GoogleTest's headers where the target uses them.
+function(dlab_precompile target)
+  if(DLAB_NO_PCH)
+    return()
+  endif()
+  set(headers ${DLAB_PCH_STANDARD})
+  if("CLI11" IN_LIST ARGN)
+    list(APPEND headers <CLI/CLI.hpp>)
+  endif()
+  if("GTEST" IN_LIST ARGN)
+    list(APPEND headers <gtest/gtest.h>)
+  endif()
+  target_precompile_headers(${target} PRIVATE ${headers})
+endfunction()
+
+# dlab_precompile_test(<target>): the test programs of one folder share one precompiled header
+# (GoogleTest's with the rest), made with the folder's first test program: a header per program
+# would cost more than it saves (one for each of some forty programs).
+function(dlab_precompile_test target)
+  if(DLAB_NO_PCH)
+    return()
+  endif()
+  get_property(owner DIRECTORY PROPERTY DLAB_TEST_PCH_OWNER)
+  if(owner)
+    target_precompile_headers(${target} REUSE_FROM ${owner})
+  else()
+    dlab_precompile(${target} GTEST)
+    set_property(DIRECTORY PROPERTY DLAB_TEST_PCH_OWNER ${target})
+  endif()
+endfunction()
