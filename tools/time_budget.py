@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where a fresh clone's set-up time goes: CPU-seconds of the build per area and its slowest steps
+"""Where a fresh clone's set-up time goes: step-seconds of the build per area and its slowest steps
 (from the build folder's own .ninja_log), the slowest ctest tests (CTest's CTestCostData.txt), the
 slowest pytest tests (the JUnit XML `just test` writes) and the wall time of each phase of
 `just test` (the phases file it writes), as one Markdown report.
@@ -7,8 +7,9 @@ slowest pytest tests (the JUnit XML `just test` writes) and the wall time of eac
     tools/time_budget.py build/release                # the report, on stdout
     tools/time_budget.py build/release --json F       # the same figures as JSON too
 
-A build step's time is its wall time in .ninja_log: with two jobs on two cores that is its CPU time
-within a few percent (compiles are single-threaded). A folder built more than once has one entry per
+A build step's time is its wall time in .ninja_log ("step-seconds"). Ninja runs cores + 2 jobs by
+default, so on two cores four compiles share them and a step's wall time is up to twice its CPU
+time: compare areas by their shares, and the build's wall time (the phases) with other builds'. A folder built more than once has one entry per
 output, the last one kept; a report of a fresh clone's build is a report of its first and only run.
 Nothing here assumes the machine: the CPU model is read from /proc/cpuinfo and printed with it.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import xml.etree.ElementTree as ET
@@ -37,6 +39,8 @@ AREAS: list[tuple[str, str]] = [
     ("harness library", r"^harness/"),
     ("probes tests", r"^probes/tests/"),
     ("probes library", r"^probes/"),
+    ("predictors tests", r"^predictors/tests/"),
+    ("predictors library", r"^predictors/"),
     ("dlab command line", r"^CMakeFiles/dlab\.dir/"),
     ("links", r"^(dlab|dlab-model-exec|models_bench|[^/]*\.(a|so))$"),
 ]
@@ -206,8 +210,8 @@ def markdown(report: Report, top: int = 12) -> str:
         out += [f"| **all** | **{minutes(sum(report.phases.values()))}** |", ""]
     if report.steps:
         total = sum(s.seconds for s in report.steps)
-        out += [f"Build: {len(report.steps)} steps, {total:,.0f} CPU-seconds (.ninja_log).", ""]
-        out += ["| area | steps | CPU-s | share |", "|---|---:|---:|---:|"]
+        out += [f"Build: {len(report.steps)} steps, {total:,.0f} step-seconds (.ninja_log; {os.cpu_count()} cores here, steps overlap).", ""]
+        out += ["| area | steps | step-s | share |", "|---|---:|---:|---:|"]
         out += [f"| {a} | {n} | {sec:,.0f} | {100 * sec / total:.0f}% |" for a, n, sec in by_area(report.steps)]
         out += ["", f"Slowest {top} build steps:", "", "| step | s |", "|---|---:|"]
         for s in sorted(report.steps, key=lambda s: -s.seconds)[:top]:
@@ -229,8 +233,8 @@ def as_json(report: Report) -> dict:
     return {
         "cpu": report.cpu,
         "phases": report.phases,
-        "build": {"steps": len(report.steps), "cpu_seconds": sum(s.seconds for s in report.steps),
-                  "areas": [{"area": a, "steps": n, "cpu_seconds": sec} for a, n, sec in by_area(report.steps)]},
+        "build": {"steps": len(report.steps), "step_seconds": sum(s.seconds for s in report.steps),
+                  "areas": [{"area": a, "steps": n, "step_seconds": sec} for a, n, sec in by_area(report.steps)]},
         "ctest": dict(report.ctest),
         "pytest": dict(report.pytest),
         "notes": report.notes,

@@ -59,7 +59,7 @@ def test_the_report_names_the_machine_the_phases_and_the_slowest(tmp_path):
     assert "knee.cc.o` |" not in out.stdout  # --top 1
     assert "| `interpreter.spec_tail` | 12.5 |" in out.stdout
     data = json.loads((tmp_path / "b.json").read_text())
-    assert data["build"]["cpu_seconds"] == pytest.approx(33.5)
+    assert data["build"]["step_seconds"] == pytest.approx(33.5)
     assert data["ctest"]["harness.knee"] == 0.25
 
 
@@ -69,7 +69,7 @@ def test_missing_logs_are_said_not_invented(tmp_path):
     out = subprocess.run([sys.executable, str(TOOL), str(b)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "no " + str(b / ".ninja_log") in out.stdout
-    assert "CPU-seconds" not in out.stdout
+    assert "step-seconds" not in out.stdout
 
 
 @pytest.mark.parametrize("log,where", [
