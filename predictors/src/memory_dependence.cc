@@ -23,39 +23,100 @@ uint32_t table_index(uint64_t pc, uint32_t entries) {
 
 bool overlaps(uint64_t a, uint32_t a_size, uint64_t b, uint32_t b_size) { return a < b + b_size && b < a + a_size; }
 
+// The Store Set Identifier Table. Untagged and direct-mapped (ways == 0, the paper's): a pc reads
+// whatever id its entry holds, another pc's included. Tagged and set-associative (ways > 0): a pc
+// finds its own entry or none, and a pc given an id takes the least recently used way of its set,
+// evicting that pc's id: the table then forgets pairs once the live ones outnumber its entries.
+class StoreSetIdTable {
+ public:
+  StoreSetIdTable(uint32_t entries, uint32_t ways) : entries_(entries), ways_(ways), slots_(entries) {
+    check_power_of_two("the SSIT's entries", entries);
+    if (ways > 0) {
+      check_power_of_two("the SSIT's ways", ways);
+      if (ways > entries) throw std::invalid_argument(fmt::format("the SSIT has {} entries, fewer than its {} ways", entries, ways));
+    }
+  }
+  std::optional<uint32_t> find(uint64_t pc) {
+    if (ways_ == 0) return slots_[table_index(pc, entries_)].id;
+    Slot* s = lookup(pc);
+    if (!s) return std::nullopt;
+    s->last_use = ++clock_;
+    return s->id;
+  }
+  void assign(uint64_t pc, uint32_t id) {
+    if (ways_ == 0) {
+      slots_[table_index(pc, entries_)].id = id;
+      return;
+    }
+    Slot* s = lookup(pc);
+    if (!s) {
+      Slot* first = &slots_[static_cast<size_t>(table_index(pc, entries_ / ways_)) * ways_];
+      s = std::min_element(first, first + ways_, [](const Slot& a, const Slot& b) {
+        return (a.id ? a.last_use + 1 : 0) < (b.id ? b.last_use + 1 : 0);  // an empty way first, then the least recently used
+      });
+      s->pc = pc;
+    }
+    s->id = id;
+    s->last_use = ++clock_;
+  }
+  void clear() {
+    for (Slot& s : slots_) s.id.reset();
+  }
+
+ private:
+  struct Slot {
+    uint64_t pc = 0;
+    std::optional<uint32_t> id;
+    uint64_t last_use = 0;
+  };
+  Slot* lookup(uint64_t pc) {
+    Slot* first = &slots_[static_cast<size_t>(table_index(pc, entries_ / ways_)) * ways_];
+    for (Slot* s = first; s != first + ways_; ++s)
+      if (s->id && s->pc == pc) return s;
+    return nullptr;
+  }
+  uint32_t entries_, ways_;
+  std::vector<Slot> slots_;
+  uint64_t clock_ = 0;
+};
+
 class StoreSets final : public MemoryDependencePredictor {
  public:
-  explicit StoreSets(const StoreSetsConfig& c) : config_(c), ssit_(c.ssit_entries) {
-    check_power_of_two("the SSIT's entries", c.ssit_entries);
+  explicit StoreSets(const StoreSetsConfig& c) : config_(c), ssit_(c.ssit_entries, c.ssit_ways) {
     if (c.lfst_entries == 0) throw std::invalid_argument("the LFST needs at least one entry");
   }
   std::string name() const override {
-    return fmt::format("store_sets(ssit={}, lfst={}, clear={})", config_.ssit_entries, config_.lfst_entries, config_.clear_interval);
+    return fmt::format("store_sets(ssit={}{}, lfst={}, clear={})", config_.ssit_entries,
+                       config_.ssit_ways ? fmt::format(" tagged {}-way LRU", config_.ssit_ways) : std::string(" untagged"),
+                       config_.lfst_entries, config_.clear_interval);
   }
   std::optional<uint32_t> store_fetched(uint64_t pc, uint64_t instruction) override {
     clear_if_due(instruction);
-    return ssit_[table_index(pc, config_.ssit_entries)];
+    return ssit_.find(pc);
   }
   LoadWait load_fetched(uint64_t pc, uint64_t instruction) override {
     clear_if_due(instruction);
-    auto set = ssit_[table_index(pc, config_.ssit_entries)];
+    auto set = ssit_.find(pc);
     if (!set) return {};
     return {LoadWait::Kind::kStoreSet, *set};
   }
   void load_resolved(uint64_t pc, const LoadWait&, std::optional<uint64_t> store_pc, bool flushed) override {
     if (!flushed) return;
-    auto& load_set = ssit_[table_index(pc, config_.ssit_entries)];
-    auto& store_set = ssit_[table_index(*store_pc, config_.ssit_entries)];
+    auto load_set = ssit_.find(pc);
+    auto store_set = ssit_.find(*store_pc);
+    uint32_t id;
     if (!load_set && !store_set) {
-      load_set = store_set = next_set_;
+      id = next_set_;
       next_set_ = (next_set_ + 1) % config_.lfst_entries;
     } else if (!load_set) {
-      load_set = store_set;
+      id = *store_set;
     } else if (!store_set) {
-      store_set = load_set;
+      id = *load_set;
     } else {
-      load_set = store_set = std::min(*load_set, *store_set);
+      id = std::min(*load_set, *store_set);
     }
+    ssit_.assign(pc, id);
+    ssit_.assign(*store_pc, id);
   }
 
  private:
@@ -64,11 +125,11 @@ class StoreSets final : public MemoryDependencePredictor {
     uint64_t period = instruction / config_.clear_interval;
     if (period != period_) {
       period_ = period;
-      std::fill(ssit_.begin(), ssit_.end(), std::nullopt);
+      ssit_.clear();
     }
   }
   StoreSetsConfig config_;
-  std::vector<std::optional<uint32_t>> ssit_;
+  StoreSetIdTable ssit_;
   uint32_t next_set_ = 0;  // ids handed out in turn; past the LFST's size they are reused
   uint64_t period_ = 0;
 };

@@ -115,6 +115,20 @@ TEST(StoreSets, AnUntaggedTableTooSmallMergesSetsInsteadOfFlushing) {
   EXPECT_EQ(run_pairs(*always, 64, 64, 50, 3).flushes, 64u * 50u);
 }
 
+TEST(StoreSets, ATaggedTableFlushesEveryPairOnceTheLivePairsOutnumberItsEntries) {
+  // 16 ways, one set: 8 pairs (16 PCs) fit and flush once each; 9 pairs (18 PCs) visited in turn
+  // evict each other under LRU, and every pair flushes in every round: the seeds' "live pairs
+  // count" step, at the table's capacity.
+  StoreSetsConfig tagged{.ssit_entries = 16, .ssit_ways = 16, .lfst_entries = 128, .clear_interval = 0};
+  auto fits = make_store_sets(tagged);
+  EXPECT_EQ(run_pairs(*fits, 64, 8, 50).flushes, 8u);
+  auto over = make_store_sets(tagged);
+  EXPECT_EQ(run_pairs(*over, 64, 9, 50).flushes, 9u * 50u);
+  // The same 9 pairs in an untagged table of 16: shared entries, merged sets, no repeated flushes.
+  auto untagged = make_store_sets({.ssit_entries = 16, .lfst_entries = 128, .clear_interval = 0});
+  EXPECT_LE(run_pairs(*untagged, 64, 9, 50).flushes, 9u);
+}
+
 TEST(StoreSets, ClearingForgetsTheSetsAndEachPairFlushesOncePerPeriod) {
   // 4 pairs, 10 instructions apart: 40 instructions a round; clear every 400: 25 periods in 1000 rounds.
   auto p = make_store_sets({.ssit_entries = 4096, .lfst_entries = 128, .clear_interval = 400});
@@ -170,6 +184,8 @@ TEST(LoadCounter, ConfidentSpeculationFlushesOnlyWhenAnAliasFollowsALongSafeRun)
 TEST(Predictors, RejectBadSizes) {
   EXPECT_THROW(make_store_sets({.ssit_entries = 1000}), std::invalid_argument);
   EXPECT_THROW(make_store_sets({.lfst_entries = 0}), std::invalid_argument);
+  EXPECT_THROW(make_store_sets({.ssit_entries = 16, .ssit_ways = 3}), std::invalid_argument);
+  EXPECT_THROW(make_store_sets({.ssit_entries = 16, .ssit_ways = 32}), std::invalid_argument);
   EXPECT_THROW(make_load_counter({.entries = 3}), std::invalid_argument);
   EXPECT_THROW(make_load_counter({.bits = 9}), std::invalid_argument);
 }

@@ -96,6 +96,10 @@ class MemoryOrderWindow {
 // (predictors/tests/memory_dependence_test.cc shows both).
 struct StoreSetsConfig {
   uint32_t ssit_entries = 4096;       // a power of two
+  // 0: untagged and direct-mapped, as in the paper. N (a power of two): tagged, N-way
+  // set-associative with least-recently-used replacement; a pc not in the table has no set (its
+  // load speculates), so the table forgets pairs once the live ones outnumber its entries.
+  uint32_t ssit_ways = 0;
   uint32_t lfst_entries = 128;        // store-set ids
   uint64_t clear_interval = 1000000;  // instructions; 0: never cleared
 };

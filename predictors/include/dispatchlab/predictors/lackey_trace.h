@@ -1,0 +1,25 @@
+#pragma once
+// Valgrind lackey's memory trace (`valgrind --tool=lackey --trace-mem=yes`), read as a stream:
+// "I  addr,size" an instruction, " L addr,size" a load, " S addr,size" a store and " M addr,size" a
+// modify (a load and a store of one instruction), each data access belonging to the instruction
+// before it. Lines of valgrind's own ("==pid== ...") are skipped. Nothing is stored: each access is
+// handed on as it is read.
+#include <cstdint>
+#include <functional>
+#include <istream>
+#include <string>
+
+#include "dispatchlab/predictors/memory_dependence.h"
+
+namespace dlab::predictors {
+
+struct LackeyTotals {
+  uint64_t instructions = 0;
+  uint64_t accesses = 0;
+};
+
+// Calls `on_access` for every load and store in order. A malformed line is a std::runtime_error
+// naming `source` and its line number.
+LackeyTotals read_lackey(std::istream& in, const std::string& source, const std::function<void(const MemoryAccess&)>& on_access);
+
+}  // namespace dlab::predictors

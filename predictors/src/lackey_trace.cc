@@ -1,0 +1,61 @@
+#include "dispatchlab/predictors/lackey_trace.h"
+
+#include <charconv>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace dlab::predictors {
+namespace {
+
+// "addr,size" in lackey's hex,decimal form.
+bool parse_address_size(std::string_view text, uint64_t& address, uint32_t& size) {
+  size_t comma = text.find(',');
+  if (comma == std::string_view::npos) return false;
+  auto a = std::from_chars(text.data(), text.data() + comma, address, 16);
+  if (a.ec != std::errc() || a.ptr != text.data() + comma) return false;
+  auto s = std::from_chars(text.data() + comma + 1, text.data() + text.size(), size, 10);
+  return s.ec == std::errc() && s.ptr == text.data() + text.size() && size > 0;
+}
+
+std::string printable(std::string_view line) {
+  std::string out;
+  for (char c : line.substr(0, 80)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  return out;
+}
+
+}  // namespace
+
+LackeyTotals read_lackey(std::istream& in, const std::string& source, const std::function<void(const MemoryAccess&)>& on_access) {
+  LackeyTotals totals;
+  std::string line;
+  uint64_t number = 0, pc = 0;
+  bool have_instruction = false;
+  while (std::getline(in, line)) {
+    ++number;
+    std::string_view v(line);
+    if (v.empty() || v.starts_with("==") || v.starts_with("--")) continue;
+    if (v.size() < 4) throw std::runtime_error(fmt::format("{}:{}: not a lackey trace line: '{}'", source, number, printable(v)));
+    char kind = v[0] == 'I' ? 'I' : v[1];
+    uint64_t address;
+    uint32_t size;
+    if (!parse_address_size(v.substr(3), address, size))
+      throw std::runtime_error(fmt::format("{}:{}: expected 'addr,size' after the kind: '{}'", source, number, printable(v)));
+    if (kind == 'I') {
+      pc = address;
+      have_instruction = true;
+      ++totals.instructions;
+      continue;
+    }
+    if (kind != 'L' && kind != 'S' && kind != 'M')
+      throw std::runtime_error(fmt::format("{}:{}: unknown access kind '{}'", source, number, printable(v.substr(0, 2))));
+    if (!have_instruction) continue;  // an access before the first instruction (valgrind's start-up): no pc
+    uint64_t instruction = totals.instructions - 1;
+    if (kind == 'L' || kind == 'M') on_access({instruction, pc, address, size, AccessKind::kLoad});
+    if (kind == 'S' || kind == 'M') on_access({instruction, pc, address, size, AccessKind::kStore});
+    totals.accesses += kind == 'M' ? 2 : 1;
+  }
+  return totals;
+}
+
+}  // namespace dlab::predictors

@@ -1,0 +1,57 @@
+#include "dispatchlab/predictors/predictor_table.h"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace dlab::predictors {
+
+const std::vector<PredictorRow>& memory_dependence_predictors() {
+  static const std::vector<PredictorRow> rows = [] {
+    std::vector<PredictorRow> r;
+    r.push_back({"always_speculate", "every load runs ahead: every aliasing load is flushed (the upper bound)", "", "", &make_always_speculate});
+    r.push_back({"never_speculate", "every load waits for every older store: no flush (the lower bound)", "", "", &make_never_speculate});
+    r.push_back({"store_sets", "store sets, untagged direct-mapped SSIT of 4,096, 128 set ids, cleared every 10^6 instructions",
+                 "Chrysos and Emer, ISCA 1998", "assumed: the paper's evaluated sizes as commonly cited, and its clearing in cycles taken as instructions",
+                 [] { return make_store_sets({.ssit_entries = 4096, .ssit_ways = 0, .lfst_entries = 128, .clear_interval = 1000000}); }});
+    r.push_back({"store_sets_tagged", "store sets with a tagged 4-way SSIT of 1,024 (LRU): forgets pairs past its capacity",
+                 "Chrysos and Emer, ISCA 1998 (the tagging and replacement are this toolkit's)", "assumed",
+                 [] { return make_store_sets({.ssit_entries = 1024, .ssit_ways = 4, .lfst_entries = 128, .clear_interval = 1000000}); }});
+    r.push_back({"load_wait_table", "1-bit per load pc, 1,024 entries: wait after a flush, cleared every 16,384 instructions",
+                 "Kessler, IEEE Micro 19(2), 1999 (Alpha 21264)", "assumed: the clearing in cycles taken as instructions",
+                 [] { return make_load_counter({.polarity = CounterPolarity::kWaitAfterViolation, .entries = 1024, .bits = 1, .clear_interval = 16384}); }});
+    r.push_back({"load_counter_confident", "4-bit counter per load pc, 256 entries: speculate after 15 loads in a row that met no aliasing store",
+                 "Doweck, Intel white paper, 2006 (Core's memory disambiguation)", "assumed",
+                 [] { return make_load_counter({.polarity = CounterPolarity::kSpeculateWhenConfident, .entries = 256, .bits = 4, .clear_interval = 0}); }});
+    return r;
+  }();
+  return rows;
+}
+
+std::vector<const PredictorRow*> select_predictors(const std::string& list) {
+  const auto& rows = memory_dependence_predictors();
+  std::vector<const PredictorRow*> out;
+  if (list == "all") {
+    for (const auto& r : rows) out.push_back(&r);
+    return out;
+  }
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    std::string name = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const PredictorRow* found = nullptr;
+    for (const auto& r : rows)
+      if (r.name == name) found = &r;
+    if (!found) {
+      std::string known;
+      for (const auto& r : rows) known += (known.empty() ? "" : ", ") + r.name;
+      throw std::invalid_argument(fmt::format("unknown predictor '{}' (known: {}, or all)", name, known));
+    }
+    out.push_back(found);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace dlab::predictors
