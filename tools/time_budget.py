@@ -164,28 +164,18 @@ def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
 
 def collect(build: Path, cpuinfo: Path = Path("/proc/cpuinfo")) -> Report:
     report = Report(cpu=cpu_model(cpuinfo))
-    sources = {
-        "ninja": build / ".ninja_log",
-        "ctest": build / "Testing" / "Temporary" / "CTestCostData.txt",
-        "pytest": build / "pytest-junit.xml",
-        "phases": build / "test-phases.txt",
-    }
-    if sources["ninja"].exists():
-        report.steps = read_ninja_log(sources["ninja"])
-    else:
-        report.notes.append(f"no {sources['ninja']}: build first (`just build`)")
-    if sources["ctest"].exists():
-        report.ctest = read_ctest_costs(sources["ctest"])
-    else:
-        report.notes.append(f"no {sources['ctest']}: no ctest run in this build folder")
-    if sources["pytest"].exists():
-        report.pytest = read_junit(sources["pytest"])
-    else:
-        report.notes.append(f"no {sources['pytest']}: no pytest run by `just test` in this build folder")
-    if sources["phases"].exists():
-        report.phases = read_phases(sources["phases"])
-    else:
-        report.notes.append(f"no {sources['phases']}: the phases' wall times are written by `just test`")
+    # Each source: its file, how it is read, where it goes and what its absence means.
+    sources = [
+        (build / ".ninja_log", read_ninja_log, "steps", "build first (`just build`)"),
+        (build / "Testing" / "Temporary" / "CTestCostData.txt", read_ctest_costs, "ctest", "no ctest run in this build folder"),
+        (build / "pytest-junit.xml", read_junit, "pytest", "no pytest run by `just test` in this build folder"),
+        (build / "test-phases.txt", read_phases, "phases", "the phases' wall times are written by `just test`"),
+    ]
+    for path, read, field, absent in sources:
+        if path.exists():
+            setattr(report, field, read(path))
+        else:
+            report.notes.append(f"no {path}: {absent}")
     return report
 
 

@@ -23,6 +23,24 @@ uint32_t table_index(uint64_t pc, uint32_t entries) {
 
 bool overlaps(uint64_t a, uint32_t a_size, uint64_t b, uint32_t b_size) { return a < b + b_size && b < a + a_size; }
 
+// Periodic clearing of a predictor's table, every `interval` instructions (0: never): due once at
+// the first instruction of each period.
+class PeriodicClearing {
+ public:
+  explicit PeriodicClearing(uint64_t interval) : interval_(interval) {}
+  bool due(uint64_t instruction) {
+    if (interval_ == 0) return false;
+    uint64_t period = instruction / interval_;
+    if (period == period_) return false;
+    period_ = period;
+    return true;
+  }
+
+ private:
+  uint64_t interval_;
+  uint64_t period_ = 0;
+};
+
 // The Store Set Identifier Table. Untagged and direct-mapped (ways == 0, the paper's): a pc reads
 // whatever id its entry holds, another pc's included. Tagged and set-associative (ways > 0): a pc
 // finds its own entry or none, and a pc given an id takes the least recently used way of its set,
@@ -121,17 +139,12 @@ class StoreSets final : public MemoryDependencePredictor {
 
  private:
   void clear_if_due(uint64_t instruction) {
-    if (config_.clear_interval == 0) return;
-    uint64_t period = instruction / config_.clear_interval;
-    if (period != period_) {
-      period_ = period;
-      ssit_.clear();
-    }
+    if (clearing_.due(instruction)) ssit_.clear();
   }
   StoreSetsConfig config_;
   StoreSetIdTable ssit_;
   uint32_t next_set_ = 0;  // ids handed out in turn; past the LFST's size they are reused
-  uint64_t period_ = 0;
+  PeriodicClearing clearing_{config_.clear_interval};
 };
 
 class LoadCounter final : public MemoryDependencePredictor {
@@ -168,17 +181,12 @@ class LoadCounter final : public MemoryDependencePredictor {
 
  private:
   void clear_if_due(uint64_t instruction) {
-    if (config_.clear_interval == 0) return;
-    uint64_t period = instruction / config_.clear_interval;
-    if (period != period_) {
-      period_ = period;
-      std::fill(counters_.begin(), counters_.end(), 0);
-    }
+    if (clearing_.due(instruction)) std::fill(counters_.begin(), counters_.end(), 0);
   }
   LoadCounterConfig config_;
   std::vector<uint8_t> counters_;
   uint8_t max_;
-  uint64_t period_ = 0;
+  PeriodicClearing clearing_{config_.clear_interval};
 };
 
 class Fixed final : public MemoryDependencePredictor {
