@@ -92,6 +92,10 @@ plots RUN="": build
     echo "== notebook"
     DLAB_BIN="$PWD/{{dlab}}" DLAB_RUN="$PWD/$run" {{python}} -m nbconvert --to notebook --execute analysis/notebooks/run_overview.ipynb --output-dir "$run/notebooks"
 
+# simulated memory-order flushes of the K-copy models against copies, per predictor of predictors/'s table (valgrind lackey, about 30 s a case; CSV on stdout; docs/predictors.md): KINDS (p,o), COPIES, WINDOWS in instructions
+flushes KINDS="p,o" COPIES="1,8,16,24,32,64,128" WINDOWS="32,64,128": build
+    predictors/tools/kcopy-flushes {{build_dir}} {{KINDS}} {{COPIES}} {{WINDOWS}}
+
 # fuzz the WebAssembly decoder, validator, instantiation and execution (under fuel) for SECONDS (default 60), seeded with the WebAssembly 3.0 suite's modules
 fuzz SECONDS="60":
     #!/usr/bin/env bash
