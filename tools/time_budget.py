@@ -128,7 +128,11 @@ def read_junit(path: Path) -> list[tuple[str, float]]:
     tests = []
     for case in root.iter("testcase"):
         name = f"{case.get('classname', '')}::{case.get('name', '')}"
-        tests.append((name, float(case.get("time", "0") or 0)))
+        # A case without its time is said, never counted as 0 s (ElementTree keeps no line numbers).
+        try:
+            tests.append((name, float(case.get("time", ""))))
+        except ValueError:
+            raise BudgetError(f"{path}: test case {name!r} has no time in seconds ({case.get('time')!r})") from None
     return tests
 
 
@@ -193,14 +197,14 @@ def minutes(seconds: float) -> str:
 
 
 def markdown(report: Report, top: int = 12) -> str:
-    out = [f"Machine: {report.cpu}", ""]
+    out = [f"Machine running this report: {report.cpu}, {os.cpu_count()} cores (the build folder's own when run where it was built)", ""]
     if report.phases:
         out += ["| phase of `just test` | wall |", "|---|---:|"]
         out += [f"| {name} | {minutes(sec)} |" for name, sec in report.phases.items()]
         out += [f"| **all** | **{minutes(sum(report.phases.values()))}** |", ""]
     if report.steps:
         total = sum(s.seconds for s in report.steps)
-        out += [f"Build: {len(report.steps)} steps, {total:,.0f} step-seconds (.ninja_log; {os.cpu_count()} cores here, steps overlap).", ""]
+        out += [f"Build: {len(report.steps)} steps, {total:,.0f} step-seconds (.ninja_log; with more jobs than cores, steps overlap).", ""]
         out += ["| area | steps | step-s | share |", "|---|---:|---:|---:|"]
         out += [f"| {a} | {n} | {sec:,.0f} | {100 * sec / total:.0f}% |" for a, n, sec in by_area(report.steps)]
         out += ["", f"Slowest {top} build steps:", "", "| step | s |", "|---|---:|"]

@@ -53,7 +53,7 @@ def test_the_report_names_the_machine_the_phases_and_the_slowest(tmp_path):
     out = subprocess.run([sys.executable, str(TOOL), str(build_folder(tmp_path)), "--top", "1",
                           "--json", str(tmp_path / "b.json")], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.startswith("Machine: ")
+    assert out.stdout.startswith("Machine running this report: ")
     assert "| **all** | **9 min 10 s** |" in out.stdout
     assert "| `interpreter/CMakeFiles/dlab_wasm.dir/generated/dispatch_goto.cc.o` | 30.0 |" in out.stdout
     assert "knee.cc.o` |" not in out.stdout  # --top 1
@@ -83,6 +83,14 @@ def test_a_malformed_log_is_an_error_with_its_line(tmp_path, log, where):
     assert out.returncode == 1
     assert where in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_a_pytest_case_without_its_time_is_an_error_not_zero(tmp_path):
+    b = build_folder(tmp_path)
+    (b / "pytest-junit.xml").write_text('<testsuites><testsuite><testcase classname="t.a" name="x"/></testsuite></testsuites>')
+    out = subprocess.run([sys.executable, str(TOOL), str(b)], capture_output=True, text=True)
+    assert out.returncode == 1
+    assert "pytest-junit.xml: test case 't.a::x' has no time in seconds" in out.stderr
 
 
 def test_a_missing_folder_and_a_bad_option_are_usage_errors(tmp_path):

@@ -149,10 +149,7 @@ class StoreSets final : public MemoryDependencePredictor {
 
 class LoadCounter final : public MemoryDependencePredictor {
  public:
-  explicit LoadCounter(const LoadCounterConfig& c) : config_(c), counters_(c.entries, 0), max_((1u << c.bits) - 1) {
-    check_power_of_two("the counter table's entries", c.entries);
-    if (c.bits < 1 || c.bits > 8) throw std::invalid_argument(fmt::format("counter bits must be 1 to 8, not {}", c.bits));
-  }
+  explicit LoadCounter(const LoadCounterConfig& c) : config_(checked(c)), counters_(c.entries, 0), max_((1u << c.bits) - 1) {}
   std::string name() const override {
     return fmt::format("load_counter({}, entries={}, bits={}, clear={})",
                        config_.polarity == CounterPolarity::kWaitAfterViolation ? "wait_after_violation" : "speculate_when_confident",
@@ -180,6 +177,12 @@ class LoadCounter final : public MemoryDependencePredictor {
   }
 
  private:
+  // Checked before anything is sized or shifted by it.
+  static const LoadCounterConfig& checked(const LoadCounterConfig& c) {
+    check_power_of_two("the counter table's entries", c.entries);
+    if (c.bits < 1 || c.bits > 8) throw std::invalid_argument(fmt::format("counter bits must be 1 to 8, not {}", c.bits));
+    return c;
+  }
   void clear_if_due(uint64_t instruction) {
     if (clearing_.due(instruction)) std::fill(counters_.begin(), counters_.end(), 0);
   }

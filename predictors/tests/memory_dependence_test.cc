@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <string>
 #include <vector>
 
 namespace dlab::predictors {
@@ -181,13 +183,25 @@ TEST(LoadCounter, ConfidentSpeculationFlushesOnlyWhenAnAliasFollowsALongSafeRun)
   EXPECT_EQ(w.counts().flushes, 9u);
 }
 
-TEST(Predictors, RejectBadSizes) {
-  EXPECT_THROW(make_store_sets({.ssit_entries = 1000}), std::invalid_argument);
-  EXPECT_THROW(make_store_sets({.lfst_entries = 0}), std::invalid_argument);
-  EXPECT_THROW(make_store_sets({.ssit_entries = 16, .ssit_ways = 3}), std::invalid_argument);
-  EXPECT_THROW(make_store_sets({.ssit_entries = 16, .ssit_ways = 32}), std::invalid_argument);
-  EXPECT_THROW(make_load_counter({.entries = 3}), std::invalid_argument);
-  EXPECT_THROW(make_load_counter({.bits = 9}), std::invalid_argument);
+// Each configuration is valid but for the one field named, and the error must name that field.
+void expect_rejected(const std::function<void()>& make, const std::string& names) {
+  try {
+    make();
+    ADD_FAILURE() << "accepted a configuration with bad " << names;
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(names), std::string::npos) << e.what();
+  }
+}
+
+TEST(Predictors, RejectBadSizesNamingThem) {
+  expect_rejected([] { make_store_sets({.ssit_entries = 1000, .lfst_entries = 128}); }, "SSIT's entries");
+  expect_rejected([] { make_store_sets({.ssit_entries = 0, .lfst_entries = 128}); }, "SSIT's entries");
+  expect_rejected([] { make_store_sets({.ssit_entries = 16, .lfst_entries = 0}); }, "LFST");
+  expect_rejected([] { make_store_sets({.ssit_entries = 16, .ssit_ways = 3, .lfst_entries = 128}); }, "SSIT's ways");
+  expect_rejected([] { make_store_sets({.ssit_entries = 16, .ssit_ways = 32, .lfst_entries = 128}); }, "fewer than its 32 ways");
+  expect_rejected([] { make_load_counter({.entries = 3, .bits = 1}); }, "counter table's entries");
+  expect_rejected([] { make_load_counter({.entries = 1024, .bits = 9}); }, "counter bits");
+  expect_rejected([] { make_load_counter({.entries = 1024, .bits = 0}); }, "counter bits");
 }
 
 }  // namespace

@@ -57,8 +57,8 @@ int main(int argc, char** argv) {
   try {
     if (list) {
       for (const auto& r : memory_dependence_predictors())
-        fmt::print("{}\n  {}\n  mechanism: {}\n  sizes: {}\n", r.name, r.what, r.mechanism_source.empty() ? "-" : r.mechanism_source,
-                   r.sizes_source.empty() ? "-" : r.sizes_source);
+        fmt::print("{}\n  {}\n  configuration: {}\n  mechanism: {}\n  sizes: {}\n", r.name, r.what, r.make()->name(),
+                   r.mechanism_source.empty() ? "-" : r.mechanism_source, r.sizes_source.empty() ? "-" : r.sizes_source);
       return 0;
     }
     uint64_t lo = 0, hi = UINT64_MAX;
@@ -94,6 +94,11 @@ int main(int argc, char** argv) {
       for (auto& s : sims) s.window->access(a);
     });
     if (in->bad()) throw std::runtime_error(fmt::format("reading the trace '{}' failed", trace));
+    // No access in the range is no result, never a row of zeros: the range missed the code (another
+    // load address, another binary) or the trace is not the program's.
+    if (!pc_range.empty() && !sims.empty() && sims.front().window->counts().loads + sims.front().window->counts().stores == 0)
+      throw std::runtime_error(fmt::format("no load or store of the trace ({} instructions) lies in --pc-range {}: "
+                                           "check the range against the traced binary's load address", totals.instructions, pc_range));
     fmt::print("predictor,window,trace_instructions,loads,stores,aliasing_loads,simulated_flushes,false_dependences,dispatches,"
                "simulated_flushes_per_1k_dispatches,configuration\n");
     for (const auto& s : sims) {

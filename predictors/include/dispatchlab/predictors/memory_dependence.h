@@ -94,14 +94,15 @@ class MemoryOrderWindow {
 // PCs that index one entry share it, so in a table too small for the live load-store pairs the sets
 // merge and loads wait for stores they do not overlap; they are not flushed again
 // (predictors/tests/memory_dependence_test.cc shows both).
+// No size has a default: every configuration names its own (predictor_table.cc's rows, the tests).
 struct StoreSetsConfig {
-  uint32_t ssit_entries = 4096;       // a power of two
+  uint32_t ssit_entries = 0;  // a power of two
   // 0: untagged and direct-mapped, as in the paper. N (a power of two): tagged, N-way
   // set-associative with least-recently-used replacement; a pc not in the table has no set (its
   // load speculates), so the table forgets pairs once the live ones outnumber its entries.
   uint32_t ssit_ways = 0;
-  uint32_t lfst_entries = 128;        // store-set ids
-  uint64_t clear_interval = 1000000;  // instructions; 0: never cleared
+  uint32_t lfst_entries = 0;    // store-set ids (at least 1)
+  uint64_t clear_interval = 0;  // instructions; 0: never cleared
 };
 std::unique_ptr<MemoryDependencePredictor> make_store_sets(const StoreSetsConfig& config);
 
@@ -117,8 +118,8 @@ std::unique_ptr<MemoryDependencePredictor> make_store_sets(const StoreSetsConfig
 enum class CounterPolarity { kWaitAfterViolation, kSpeculateWhenConfident };
 struct LoadCounterConfig {
   CounterPolarity polarity = CounterPolarity::kWaitAfterViolation;
-  uint32_t entries = 1024;  // a power of two
-  uint32_t bits = 1;        // 1..8
+  uint32_t entries = 0;  // a power of two
+  uint32_t bits = 0;     // 1..8
   uint64_t clear_interval = 0;  // instructions; 0: never cleared
 };
 std::unique_ptr<MemoryDependencePredictor> make_load_counter(const LoadCounterConfig& config);

@@ -10,6 +10,7 @@
 
 namespace dlab::predictors {
 
+// A row's sizes are in its `make` alone; its predictor's name() spells them out.
 struct PredictorRow {
   std::string name;
   std::string what;
