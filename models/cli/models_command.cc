@@ -203,6 +203,10 @@ void print_list() {
     fmt::print("  {:<8} {:<16} {:<11} {:<14} {}\n", e.model, e.variant, e.dispatch, e.convention(),
                it == sites.end() ? "?" : std::to_string(it->second));
   }
+  if (!models::not_built().empty()) {
+    fmt::print("generated but not built in this build (configure with -DDLAB_ALL_MODELS=ON; `just models` does):\n");
+    for (const auto& n : models::not_built()) fmt::print("  {:<8} {:<16} {}\n", n.model, n.variant, n.dispatch);
+  }
 }
 
 // Wide view of one group for the terminal: one line per case with the key metrics.

@@ -46,6 +46,10 @@ struct NotGeneratedEntry {
   std::string model, variant, dispatch, why;
 };
 std::span<const NotGeneratedEntry> not_generated();
+// Entries that are generated but that this build did not compile (CMake's DLAB_ALL_MODELS=OFF leaves
+// out the stack machine's placements beyond sp in the one-function modes), each with why and how
+// to build it; find_entry names the reason.
+std::span<const NotGeneratedEntry> not_built();
 // Whether an entry exists (find_entry throws with the reason when it does not).
 bool has_entry(const std::string& model, const std::string& variant, const std::string& dispatch);
 
