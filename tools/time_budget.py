@@ -60,6 +60,7 @@ class Report:
     ctest: list[tuple[str, float]] = field(default_factory=list)
     pytest: list[tuple[str, float]] = field(default_factory=list)
     phases: dict[str, float] = field(default_factory=dict)
+    within: dict[str, str] = field(default_factory=dict)  # a phase that ran inside another: its parent
     notes: list[str] = field(default_factory=list)
 
 
@@ -136,18 +137,25 @@ def read_junit(path: Path) -> list[tuple[str, float]]:
     return tests
 
 
-def read_phases(path: Path) -> dict[str, float]:
-    """The phases file: one 'NAME SECONDS' per line, as `just test` writes it."""
-    phases = {}
+def read_phases(path: Path) -> tuple[dict[str, float], dict[str, str]]:
+    """The phases file, as `just test` writes it: one 'NAME SECONDS' per line, or 'NAME SECONDS within
+    PARENT' for a phase that ran inside another (ctest and pytest run side by side within `tests`).
+    Returns the phases' seconds and, for those within another, its name."""
+    phases, within = {}, {}
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         parts = line.split()
-        if len(parts) != 2:
-            raise BudgetError(f"{path}:{number}: expected 'phase seconds', found {line!r}")
+        if len(parts) not in (2, 4) or (len(parts) == 4 and parts[2] != "within"):
+            raise BudgetError(f"{path}:{number}: expected 'phase seconds' or 'phase seconds within parent', found {line!r}")
         try:
             phases[parts[0]] = float(parts[1])
         except ValueError:
             raise BudgetError(f"{path}:{number}: the seconds are not a number: {parts[1]!r}") from None
-    return phases
+        if len(parts) == 4:
+            within[parts[0]] = parts[3]
+    for name, parent in within.items():
+        if parent not in phases or parent in within:
+            raise BudgetError(f"{path}: phase {name} is within {parent!r}, which is not a top-level phase of the file")
+    return phases, within
 
 
 def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
@@ -177,7 +185,10 @@ def collect(build: Path, cpuinfo: Path = Path("/proc/cpuinfo")) -> Report:
     ]
     for path, read, field, absent in sources:
         if path.exists():
-            setattr(report, field, read(path))
+            if field == "phases":
+                report.phases, report.within = read(path)
+            else:
+                setattr(report, field, read(path))
         else:
             report.notes.append(f"no {path}: {absent}")
     return report
@@ -200,8 +211,10 @@ def markdown(report: Report, top: int = 12) -> str:
     out = [f"Machine running this report: {report.cpu}, {os.cpu_count()} cores (the build folder's own when run where it was built)", ""]
     if report.phases:
         out += ["| phase of `just test` | wall |", "|---|---:|"]
-        out += [f"| {name} | {minutes(sec)} |" for name, sec in report.phases.items()]
-        out += [f"| **all** | **{minutes(sum(report.phases.values()))}** |", ""]
+        out += [f"| {name} (within {report.within[name]}) | {minutes(sec)} |" if name in report.within
+                else f"| {name} | {minutes(sec)} |" for name, sec in report.phases.items()]
+        top_level = sum(sec for name, sec in report.phases.items() if name not in report.within)
+        out += [f"| **all** | **{minutes(top_level)}** |", ""]
     if report.steps:
         total = sum(s.seconds for s in report.steps)
         out += [f"Build: {len(report.steps)} steps, {total:,.0f} step-seconds (.ninja_log; with more jobs than cores, steps overlap).", ""]
@@ -227,6 +240,7 @@ def as_json(report: Report) -> dict:
     return {
         "cpu": report.cpu,
         "phases": report.phases,
+        "phases_within": report.within,
         "build": {"steps": len(report.steps), "step_seconds": sum(s.seconds for s in report.steps),
                   "areas": [{"area": a, "steps": n, "step_seconds": sec} for a, n, sec in by_area(report.steps)]},
         "ctest": dict(report.ctest),

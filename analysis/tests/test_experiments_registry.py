@@ -96,9 +96,15 @@ def test_registry_mistakes_are_refused_with_what_is_wrong(text, message):
 
 
 def recipe_body(justfile: str, recipe: str) -> str:
-    m = re.search(rf"^{recipe}: build\n((?:    .*\n|\n)*?)(?=^\S|\Z)", justfile, re.M)
-    assert m, f"no `{recipe}: build` recipe in the Justfile"
-    return m.group(1)
+    m = re.search(rf"^{recipe}:( build)?\n((?:    .*\n|\n)*?)(?=^\S|\Z)", justfile, re.M)
+    assert m, f"no `{recipe}` recipe in the Justfile"
+    return m.group(2)
+
+
+# What a recipe builds and checks before its run directory: `models` builds the models a default
+# build leaves out and runs their tests first (rfc depends on `build`).
+PREPARE = {"rfc": [], "models": ["cmake --preset {{preset}} -DDLAB_ALL_MODELS=ON > /dev/null",
+                                  "cmake --build --preset {{preset}}", "ctest --preset {{preset}} -L models"]}
 
 
 @pytest.mark.parametrize("recipe", ["rfc", "models"])
@@ -106,6 +112,8 @@ def test_justfile_recipe_runs_the_registry_through_the_runner(recipe):
     body = recipe_body((REPO / "Justfile").read_text(), recipe)
     assert "set -euo pipefail" in body
     steps = [line.strip() for line in body.splitlines() if line.strip() and not line.strip().startswith(("#", "echo", "set "))]
+    assert steps[:len(PREPARE[recipe])] == PREPARE[recipe]
+    steps = steps[len(PREPARE[recipe]):]
     assert steps[0] == "run=$({{dlab}} new-run --results results)"
     assert steps[1] == (f'{{{{python}}}} -m dispatchlab_analysis.experiments {recipe} "$run" '
                         "--dlab {{dlab}} --build-dir {{build_dir}}")

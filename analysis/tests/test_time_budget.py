@@ -98,3 +98,21 @@ def test_a_missing_folder_and_a_bad_option_are_usage_errors(tmp_path):
     assert out.returncode == 2 and "is not a folder" in out.stderr
     out = subprocess.run([sys.executable, str(TOOL), str(tmp_path), "--top", "0"], capture_output=True, text=True)
     assert out.returncode == 2 and "--top must be at least 1" in out.stderr
+
+
+def test_phases_that_ran_side_by_side_count_once_in_the_total(tmp_path):
+    b = build_folder(tmp_path)
+    (b / "test-phases.txt").write_text("build 400\ntests 150\nctest 100 within tests\npytest 140 within tests\n")
+    report = time_budget.collect(b)
+    assert report.within == {"ctest": "tests", "pytest": "tests"}
+    text = time_budget.markdown(report)
+    assert "| **all** | **9 min 10 s** |" in text  # 400 + 150: ctest and pytest are inside `tests`
+    assert "| pytest (within tests) | 2 min 20 s |" in text
+
+
+@pytest.mark.parametrize("text", ["build 400 within\n", "ctest 10 within tests\n", "a 1\nb 2 within a\nc 3 within b\n",
+                                  "build 4 beside x\n"])
+def test_a_malformed_phases_file_says_where(tmp_path, text):
+    (tmp_path / "p.txt").write_text(text)
+    with pytest.raises(time_budget.BudgetError, match="p.txt"):
+        time_budget.read_phases(tmp_path / "p.txt")
