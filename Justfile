@@ -54,6 +54,16 @@ test:
     echo "ctest exit $ctest_rc, pytest exit $pytest_rc (the time budget: tools/time_budget.py {{build_dir}})"
     [ "$ctest_rc" -eq 0 ] && [ "$pytest_rc" -eq 0 ]
 
+# configure the build folder with the engines only the measurements compare (-DDLAB_COMPARED_ENGINES=ON: engines.def's COMPARED rows; the folder stays so), build them and run the spec suite in each (ctest -L compared); `just rfc`, `just models` and `just test-compared` start with it
+build-compared:
+    cmake --preset {{preset}} -DDLAB_COMPARED_ENGINES=ON > /dev/null
+    cmake --build --preset {{preset}}
+    ctest --preset {{preset}} -L compared
+
+# the tests of the engines a default build leaves out: `just build-compared`, then the command-line tests that need them (pytest -m compared; `just test` skips them saying so). CI runs it after `just test`
+test-compared: build-compared
+    DLAB_BIN="$PWD/{{dlab}}" {{python}} -m pytest -q -n 4 -m compared
+
 # the tests under ASan + UBSan
 test-asan:
     DLAB_PRESET=asan just test
@@ -74,8 +84,8 @@ test-aarch64:
     echo "aarch64 (emulated): ctest exit $ctest_rc, pytest exit $pytest_rc"
     [ "$ctest_rc" -eq 0 ] && [ "$pytest_rc" -eq 0 ]
 
-# the main job: fingerprint, counter availability, harness calibration, every experiment of tools/experiments.toml that rfc runs (quick sizes) and the report, in a new results/<cpu>/<run>/
-rfc: build
+# the main job (after `just build-compared`): fingerprint, counter availability, harness calibration, every experiment of tools/experiments.toml that rfc runs (quick sizes) and the report, in a new results/<cpu>/<run>/
+rfc: build-compared
     #!/usr/bin/env bash
     set -euo pipefail
     run=$({{dlab}} new-run --results results)
@@ -84,7 +94,7 @@ rfc: build
     echo "== report"
     DLAB_BIN="$PWD/{{dlab}}" {{python}} -m dispatchlab_analysis.report "$run"
 
-# the full model grid and the full interpreter benches (tools/experiments.toml's models steps), under the harness and under cachegrind, in a new run directory with its report; first builds and checks the stack machine's placements a default build leaves out (-DDLAB_ALL_MODELS=ON, kept in the build folder)
+# the full model grid and the full interpreter benches (tools/experiments.toml's models steps), under the harness and under cachegrind, in a new run directory with its report; first builds and checks the models and engines a default build leaves out (-DDLAB_ALL_MODELS=ON -DDLAB_COMPARED_ENGINES=ON, kept in the build folder)
 models:
     #!/usr/bin/env bash
     set -euo pipefail
@@ -92,9 +102,9 @@ models:
     # goto_nodup and switch, which a default build leaves out (DLAB_ALL_MODELS, models/CMakeLists.txt):
     # the build folder is configured to build them (and stays so), and they are checked before
     # anything is measured (every model's checksum in every mode, the asm checks).
-    cmake --preset {{preset}} -DDLAB_ALL_MODELS=ON > /dev/null
+    cmake --preset {{preset}} -DDLAB_ALL_MODELS=ON -DDLAB_COMPARED_ENGINES=ON > /dev/null
     cmake --build --preset {{preset}}
-    ctest --preset {{preset}} -L models
+    ctest --preset {{preset}} -L 'models|compared'
     run=$({{dlab}} new-run --results results)
     echo "== run directory: $run"
     {{python}} -m dispatchlab_analysis.experiments models "$run" --dlab {{dlab}} --build-dir {{build_dir}}

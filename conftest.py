@@ -14,10 +14,38 @@ REPO = Path(__file__).resolve().parent
 sys.path.insert(0, str(REPO / "tools" / "testing"))
 
 
+def _dlab_path() -> Path:
+    return Path(os.environ.get("DLAB_BIN", REPO / "build" / "release" / "dlab"))
+
+
+_compared_built: dict[Path, bool] = {}
+
+
+def compared_engines_built(dlab: Path) -> bool:
+    """Whether this dlab has the engines only the measurements compare: `dlab wasm engines` says
+    whether its tail_vec row (one of engines.def's COMPARED rows) is built."""
+    if dlab not in _compared_built:
+        out = subprocess.run([str(dlab), "wasm", "engines"], capture_output=True, text=True, timeout=60)
+        rows = {line.split()[0]: line for line in out.stdout.splitlines()[1:] if line.split()}
+        if out.returncode != 0 or "tail_vec" not in rows:
+            raise RuntimeError(f"`{dlab} wasm engines` did not list tail_vec: {out.stderr.strip()}")
+        _compared_built[dlab] = rows["tail_vec"].split()[5] == "built"
+    return _compared_built[dlab]
+
+
+def pytest_runtest_setup(item):
+    if item.get_closest_marker("compared") is None:
+        return
+    dlab = _dlab_path()
+    if dlab.exists() and not compared_engines_built(dlab):
+        pytest.skip("needs the engines only the measurements compare, which this build leaves out: "
+                    "`just test-compared` builds them and runs this test")
+
+
 @pytest.fixture(scope="session")
 def dlab_bin():
     """The dlab binary: $DLAB_BIN (set by `just test`) or the release build."""
-    path = Path(os.environ.get("DLAB_BIN", REPO / "build" / "release" / "dlab"))
+    path = _dlab_path()
     if not path.exists():
         pytest.skip(f"{path} not built; run `just build` (or `just test`, which builds first)")
     return path

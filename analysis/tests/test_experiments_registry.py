@@ -96,15 +96,15 @@ def test_registry_mistakes_are_refused_with_what_is_wrong(text, message):
 
 
 def recipe_body(justfile: str, recipe: str) -> str:
-    m = re.search(rf"^{recipe}:( build)?\n((?:    .*\n|\n)*?)(?=^\S|\Z)", justfile, re.M)
+    m = re.search(rf"^{recipe}:( [\w-]+)?\n((?:    .*\n|\n)*?)(?=^\S|\Z)", justfile, re.M)
     assert m, f"no `{recipe}` recipe in the Justfile"
     return m.group(2)
 
 
-# What a recipe builds and checks before its run directory: `models` builds the models a default
-# build leaves out and runs their tests first (rfc depends on `build`).
-PREPARE = {"rfc": [], "models": ["cmake --preset {{preset}} -DDLAB_ALL_MODELS=ON > /dev/null",
-                                  "cmake --build --preset {{preset}}", "ctest --preset {{preset}} -L models"]}
+# What a recipe builds and checks before its run directory: `models` builds the models and engines a
+# default build leaves out and runs their tests first (rfc depends on `build-compared`).
+PREPARE = {"rfc": [], "models": ["cmake --preset {{preset}} -DDLAB_ALL_MODELS=ON -DDLAB_COMPARED_ENGINES=ON > /dev/null",
+                                  "cmake --build --preset {{preset}}", "ctest --preset {{preset}} -L 'models|compared'"]}
 
 
 @pytest.mark.parametrize("recipe", ["rfc", "models"])

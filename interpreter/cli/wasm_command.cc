@@ -491,6 +491,21 @@ void add_wasm_command(CLI::App& app) {
   add_run_command(*cmd, true);
   add_wasm_bench_command(*cmd);
 
+  // Which engines this build has: a default build leaves out those only the measurements compare
+  // and the one-function modes' placements beyond sp (engines.def's BUILD column), and tail_pn
+  // needs clang's preserve_none.
+  auto* engines = cmd->add_subcommand("engines", "list the interpreter's engines (engines.def's rows): each one's dispatch mode, "
+                                                 "placement, budget and bounds, and whether this build has it or why not");
+  engines->callback([] {
+    fmt::print("{:<22} {:<8} {:<9} {:<13} {:<6} {}\n", "engine", "dispatch", "placement", "budget", "bounds", "in this build");
+    for (const auto& e : wasm::engine_configs()) {
+      std::string why = wasm::engine_unavailable(e.dispatch, e.placement, e.budget, e.bounds);
+      fmt::print("{:<22} {:<8} {:<9} {:<13} {:<6} {}\n", e.engine_name(), wasm::dispatch_name(e.dispatch),
+                 wasm::placement_name(e.placement), wasm::budget_name(e.budget), wasm::bounds_name(e.bounds),
+                 why.empty() ? "built" : why);
+    }
+  });
+
   auto* spec = cmd->add_subcommand("spec", "run the WebAssembly spec tests (.wast converted with wast2json at run time, .bin.wast read directly), per file and in total");
   auto suite = std::make_shared<std::string>(DLAB_WASM_TESTSUITE);
   auto verbose = std::make_shared<bool>(false);

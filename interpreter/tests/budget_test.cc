@@ -54,12 +54,17 @@ TEST(Budget, EveryEngineRowHasANameAndTheTailSignaturesAddTheCounter) {
     EXPECT_EQ(parse_bounds(bounds_name(e.bounds)), e.bounds);
     EXPECT_EQ(parse_budget(budget_name(e.budget)), e.budget);
   }
-  // sp: the register IR's accumulator after the machine, then the counter.
+  // sp: the register IR's accumulator after the machine, then the counter. The engines only the
+  // measurements compare (engines.def's COMPARED rows) where this build has them: a stub's is "".
+  auto expect_signature = [](Dispatch d, Placement p, Budget b, const char* want) {
+    if (engine_unavailable(d, p, b).empty()) EXPECT_EQ(handler_signature(d, p, b), want) << dispatch_name(d) << " " << placement_name(p);
+    else EXPECT_EQ(handler_signature(d, p, b), "");
+  };
   EXPECT_EQ(handler_signature(Dispatch::kTail, Placement::kSp, Budget::kNone), "ptr,ptr,ptr,ptr,u64");
   EXPECT_EQ(handler_signature(Dispatch::kTail, Placement::kSp, Budget::kFuel), "ptr,ptr,ptr,ptr,u64,u64");
-  EXPECT_EQ(handler_signature(Dispatch::kTail, Placement::kSp, Budget::kFuelMachine), "ptr,ptr,ptr,ptr,u64");
-  EXPECT_EQ(handler_signature(Dispatch::kTail, Placement::kVec, Budget::kNone), "ptr,ptr,ptr");
-  EXPECT_EQ(handler_signature(Dispatch::kTail, Placement::kSpWt, Budget::kNone), "ptr,ptr,ptr,ptr,u64");
+  expect_signature(Dispatch::kTail, Placement::kSp, Budget::kFuelMachine, "ptr,ptr,ptr,ptr,u64");
+  expect_signature(Dispatch::kTail, Placement::kVec, Budget::kNone, "ptr,ptr,ptr");
+  expect_signature(Dispatch::kTail, Placement::kSpWt, Budget::kNone, "ptr,ptr,ptr,ptr,u64");
   EXPECT_EQ(handler_signature(Dispatch::kSwitch, Placement::kSp, Budget::kFuel), "");
   EXPECT_NE(engine_unavailable(Dispatch::kGoto, Placement::kVec, Budget::kFuel), "");
   EXPECT_THROW(Runtime(Dispatch::kGoto, Placement::kVec, Budget::kFuel), std::invalid_argument);

@@ -127,7 +127,7 @@ bool func_subtype(const Machine* m, uint64_t sub, uint64_t super) noexcept;
 // says whether the engine was compiled with the register IR's forms (placement.h's DLW_REGISTER_IR).
 // <name>_handler_signature is its tail-call handlers' parameters, from the handler type itself
 // ("ptr,ptr,ptr,ptr,u64": the form `dlab probes fit` reads), "" for one-function engines.
-#define ENGINE(name, dispatch, placement, budget, bounds) \
+#define ENGINE(name, dispatch, placement, budget, bounds, build) \
   void run_##name(DLW_HANDLER_PARAMS);            \
   const uint64_t* name##_op_words();              \
   bool name##_register_ir();                      \

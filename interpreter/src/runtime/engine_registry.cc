@@ -13,6 +13,7 @@ namespace dlab::wasm {
 
 using runtime_impl::Engine;
 using runtime_impl::find_engine;
+using runtime_impl::EngineBuild;
 
 const char* dispatch_name(Dispatch d) {
   switch (d) {
@@ -213,11 +214,17 @@ std::string lowering_help() {
 namespace {
 
 constexpr Engine kEngines[] = {
-#define ENGINE(name, d, p, b, bounds) {#name, Dispatch::d, Placement::p, Budget::b, Bounds::bounds, &name##_op_words, &run_##name, &name##_register_ir, &name##_handler_signature},
+#define DEFAULT EngineBuild::kDefault
+#define COMPARED EngineBuild::kCompared
+#define ALL EngineBuild::kAll
+#define ENGINE(name, d, p, b, bounds, build) {#name, Dispatch::d, Placement::p, Budget::b, Bounds::bounds, &name##_op_words, &run_##name, &name##_register_ir, &name##_handler_signature, build},
 #define NOT_GENERATED(d, p, why)
 #include "dispatchlab/interpreter/engines.def"
 #undef ENGINE
 #undef NOT_GENERATED
+#undef DEFAULT
+#undef COMPARED
+#undef ALL
 };
 struct Missing {
   Dispatch dispatch;
@@ -225,7 +232,7 @@ struct Missing {
   const char* why;
 };
 constexpr Missing kNotGenerated[] = {
-#define ENGINE(name, d, p, b, bounds)
+#define ENGINE(name, d, p, b, bounds, build)
 #define NOT_GENERATED(d, p, why) {Dispatch::d, Placement::p, why},
 #include "dispatchlab/interpreter/engines.def"
 #undef ENGINE
@@ -279,11 +286,17 @@ std::string engine_unavailable(Dispatch d, Placement p, Budget b, Bounds bounds)
   }
   if (!e) return fmt::format("{} x {} is not in interpreter/include/dispatchlab/interpreter/engines.def", dispatch_name(d), placement_name(p));
   if (!e->op_words()) {
-    if (d == Dispatch::kGoto || d == Dispatch::kSwitch)
+    if (e->build == EngineBuild::kAll)
       return fmt::format("{} x {} is not built in this build: the one-function engines (switch, goto) beyond sp take "
                          "half a minute to minutes each to compile, so a default build leaves them out (configure with "
                          "-DDLAB_ALL_ENGINES=ON)",
                          dispatch_name(d), placement_name(p));
+    if (e->build == EngineBuild::kCompared)
+      return fmt::format("{} is not built in this build: it is one of the engines only the measurements compare (the "
+                         "handler modes' placements beyond sp, fuel_machine, switch with a budget), which a default build "
+                         "leaves out (configure with -DDLAB_COMPARED_ENGINES=ON; `just rfc`, `just models` and `just "
+                         "test-compared` do)",
+                         e->name);
     return fmt::format("dispatch mode {} needs clang's preserve_none (x86-64 or AArch64)", dispatch_name(d));
   }
   return "";

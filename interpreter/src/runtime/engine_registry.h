@@ -10,6 +10,9 @@
 
 namespace dlab::wasm::runtime_impl {
 
+// Which builds compile an engine: engines.def's BUILD column.
+enum class EngineBuild { kDefault, kCompared, kAll };
+
 // The engines of engines.def, as a table.
 struct Engine {
   const char* name;
@@ -21,6 +24,7 @@ struct Engine {
   void (*run)(DLW_HANDLER_PARAMS);
   bool (*register_ir)();
   std::string (*handler_signature)();
+  EngineBuild build;
 };
 
 // The ENGINE row of these axes, or null (not in engines.def).

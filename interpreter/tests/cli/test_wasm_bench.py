@@ -27,6 +27,7 @@ def variants_run(dlab_bin, tmp_path_factory):
     return Path(run_dir), bench.stderr
 
 
+@pytest.mark.compared
 def test_every_built_engine_runs_with_equal_checksums_and_the_missing_one_is_named(variants_run):
     run_dir, stderr = variants_run
     run = load_run(run_dir)
@@ -55,6 +56,7 @@ def test_the_report_gives_every_engine_its_speed_against_native(variants_run):
     assert "| native |" in next(line for line in md.splitlines() if line.startswith("| crc32/native |"))
 
 
+@pytest.mark.compared
 def test_the_report_sets_each_placement_beside_the_models_prediction(variants_run, tmp_path):
     run = load_run(variants_run[0])
     md = tables.variants_markdown(run)
@@ -75,6 +77,7 @@ def test_bench_names_are_checked(dlab_bin):
     assert out.returncode == 2 and "switch x sp_spill is not built" in out.stderr
 
 
+@pytest.mark.compared
 def test_every_workload_computes_the_native_checksum_in_every_engine(dlab_bin):
     # The bench refuses to time an engine whose checksum differs from the first one's or from the
     # native build's; one round of every workload in every engine is enough to check all of them.

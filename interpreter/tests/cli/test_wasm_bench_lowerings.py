@@ -19,6 +19,7 @@ def lowering_run(dlab_bin, tmp_path_factory):
     return Path(run_dir)
 
 
+@pytest.mark.compared
 def test_every_lowering_runs_with_equal_checksums_and_is_recorded(lowering_run):
     run = load_run(lowering_run)
     df = with_params(run.experiments["wasm_lowering"].summary)
@@ -29,6 +30,7 @@ def test_every_lowering_runs_with_equal_checksums_and_is_recorded(lowering_run):
         assert len(set(df[df["workload"] == g["workload"]]["checksum"])) == 1
 
 
+@pytest.mark.compared
 def test_the_report_gives_each_technique_its_change_and_every_configuration_its_speed_against_native(lowering_run):
     md = tables.lowering_markdown(load_run(lowering_run))
     assert "| engine/lowering | crc32 | coremix |" in md

@@ -8,17 +8,17 @@ import pytest
 from dlab_cli import kernels, run
 
 
-def test_fuel_stops_a_run_cleanly_and_refills_resume_it_to_the_same_result(dlab_bin):
+@pytest.mark.parametrize("budget", ["fuel", pytest.param("fuel_machine", marks=pytest.mark.compared)])
+def test_fuel_stops_a_run_cleanly_and_refills_resume_it_to_the_same_result(dlab_bin, budget):
     plain = run(dlab_bin, "wasm", "run", "--invoke", "fib", kernels(dlab_bin), "20")
     assert plain.returncode == 0, plain.stderr
-    for budget in ("fuel", "fuel_machine"):
-        out = run(dlab_bin, "wasm", "run", "--fuel", "100", "--budget", budget, "--invoke", "fib", kernels(dlab_bin), "20")
-        assert out.returncode == 1 and "trap: fuel exhausted" in out.stderr, out.stderr
-        out = run(dlab_bin, "wasm", "run", "--fuel", "1000", "--refills", "1000", "--budget", budget, "--invoke", "fib",
-                  kernels(dlab_bin), "20")
-        assert out.returncode == 0, out.stderr
-        assert out.stdout == plain.stdout
-        assert "resuming with the same budget" in out.stderr and "suspensions" in out.stderr
+    out = run(dlab_bin, "wasm", "run", "--fuel", "100", "--budget", budget, "--invoke", "fib", kernels(dlab_bin), "20")
+    assert out.returncode == 1 and "trap: fuel exhausted" in out.stderr, out.stderr
+    out = run(dlab_bin, "wasm", "run", "--fuel", "1000", "--refills", "1000", "--budget", budget, "--invoke", "fib",
+              kernels(dlab_bin), "20")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == plain.stdout
+    assert "resuming with the same budget" in out.stderr and "suspensions" in out.stderr
 
 
 def test_a_deadline_stops_a_long_run(dlab_bin):
@@ -38,6 +38,7 @@ def test_budget_options_are_checked(dlab_bin, args, message):
     assert out.returncode != 0 and message in out.stderr, out.stderr
 
 
+@pytest.mark.compared
 def test_bench_pairs_every_budget_with_the_same_engine_unbudgeted(dlab_bin, tmp_path):
     rd = run(dlab_bin, "new-run", "--results", str(tmp_path)).stdout.strip()
     out = run(dlab_bin, "wasm", "bench", "--quick", "--budgets", "none,fuel,deadline", "--dispatch", "tail,switch,goto",
@@ -58,6 +59,7 @@ def test_bench_pairs_every_budget_with_the_same_engine_unbudgeted(dlab_bin, tmp_
     assert "fuel vs none" in text and "deadline vs none" in text and "| fib | tail |" in text
 
 
+@pytest.mark.compared
 def test_probes_fit_shows_the_fuel_argument_spilling_on_windows_x64(dlab_bin):
     out = run(dlab_bin, "probes", "fit", "--engines", "tail,tail_fuel,tail_fuel_machine", "--targets", "x86_64-pc-windows-msvc,x86_64-linux-gnu")
     assert out.returncode == 0, out.stderr

@@ -7,6 +7,8 @@ ctest's spec_<engine>_register.)"""
 import csv
 from pathlib import Path
 
+import pytest
+
 from dispatchlab_analysis.results import parse_params
 from dlab_cli import kernels, run
 
@@ -26,6 +28,7 @@ def test_every_ir_computes_the_same_checksum_and_run_says_its_default(dlab_bin):
     assert "fastest measured" in help_text and "--ir" in help_text
 
 
+@pytest.mark.compared
 def test_a_placement_other_than_sp_runs_the_stack_ir_unless_the_register_ir_is_asked_for(dlab_bin):
     out = run(dlab_bin, "wasm", "run", "--placement", "sp_wt", "--invoke", "fib", kernels(dlab_bin), "15")
     assert out.returncode == 0, out.stderr
@@ -43,6 +46,7 @@ def test_the_profile_counts_register_ops_when_asked(dlab_bin):
     assert "return_r1" not in stack.stderr
 
 
+@pytest.mark.compared
 def test_bench_rows_name_their_ir_and_placements_without_it_are_said(dlab_bin, tmp_path):
     run_dir = run(dlab_bin, "new-run", "--results", str(tmp_path)).stdout.strip()
     out = run(dlab_bin, "wasm", "bench", "--quick", "--samples", "2", "--warmup", "0", "--dispatch", "tail", "--placements", "sp,sp_wt",
@@ -56,6 +60,7 @@ def test_bench_rows_name_their_ir_and_placements_without_it_are_said(dlab_bin, t
     assert irs["fib/tail/sp_wt/stack"] == "stack" and "fib/tail/sp_wt/register" not in irs
 
 
+@pytest.mark.compared
 def test_spec_runs_the_register_ir_and_says_which_placements_it_skips(dlab_bin):
     out = run(dlab_bin, "wasm", "spec", "--ir", "register", "--dispatch", "tail", "--placement", "all", "--only", "i32.bin")
     assert out.returncode == 0, out.stdout + out.stderr
