@@ -1,3 +1,4 @@
+#include "dispatchlab/harness/quote.h"
 #include "wasi_dirs.h"
 
 #include <filesystem>
@@ -16,8 +17,9 @@ wasm::WasiPreopen preopen(const std::string& spec, bool writable) {
   const size_t sep = spec.find("::");
   p.host = sep == std::string::npos ? spec : spec.substr(0, sep);
   p.guest = sep == std::string::npos ? spec : spec.substr(sep + 2);
-  if (p.host.empty()) throw CLI::ValidationError(option, fmt::format("'{}': no host folder before '::'", spec));
-  if (p.guest.empty()) throw CLI::ValidationError(option, fmt::format("'{}': no guest name after '::' (give / or a name)", spec));
+  if (spec.empty()) throw CLI::ValidationError(option, "an empty folder: give HOST (the guest sees it as HOST) or HOST::GUEST");
+  if (p.host.empty()) throw CLI::ValidationError(option, fmt::format("{}: no host folder before '::'", quote_input(spec)));
+  if (p.guest.empty()) throw CLI::ValidationError(option, fmt::format("{}: no guest name after '::' (give / or a name)", quote_input(spec)));
   std::error_code ec;
   if (!std::filesystem::is_directory(p.host, ec))
     throw CLI::ValidationError(option, fmt::format("{}: {}", p.host,

@@ -359,9 +359,10 @@ void add_run_command(CLI::App& cmd, bool profile) {
     // guest's own code at every branch and call): the run's deadline, armed with the budget.
     auto deadline_at = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::time_point::max());
     if (o->deadline_ms) wasi.deadline_passed = [deadline_at] { return std::chrono::steady_clock::now() >= *deadline_at; };
-    wasm::register_wasi(rt, m, wasi);
     int exit_code = 0;
     try {
+      // In the try: a WASI import of the wrong type is a link error, said with the file's name.
+      wasm::register_wasi(rt, m, wasi);
       wasm::Instance& inst = rt.instantiate(std::move(m));
       std::string entry = o->invoke.empty() ? "_start" : o->invoke;
       auto ex = inst.exports.find(entry);

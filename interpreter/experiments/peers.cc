@@ -9,6 +9,7 @@
 
 #include "../../harness/cli/commands.h"
 #include "dispatchlab/harness/files.h"
+#include "dispatchlab/harness/quote.h"
 #include "dispatchlab/interpreter/module.h"
 #include "dispatchlab/interpreter/runtime.h"
 #include "dispatchlab/interpreter/validator.h"
@@ -60,7 +61,8 @@ std::optional<uint32_t> parse_peer_checksum(const std::string& output, std::stri
     bool ok = line.size() == 17 && line[8] == ' ';
     for (size_t i = 9; ok && i < 17; ++i) ok = std::isxdigit(static_cast<unsigned char>(line[i])) != 0;
     if (!ok) {
-      why = fmt::format("the line '{}' is not \"checksum\" and eight hex digits", line.substr(0, 60));
+      // The peer's own bytes, escaped: a control sequence in them cannot reach the terminal.
+      why = fmt::format("the line {} is not \"checksum\" and eight hex digits", quote_input(line.substr(0, 60)));
       return std::nullopt;
     }
     found = static_cast<uint32_t>(std::stoul(line.substr(9), nullptr, 16));

@@ -125,6 +125,34 @@ TEST_F(WasiTest, FdWriteChecksEveryBufferFirstAndReportsFailedWrites) {
   std::fclose(ro);
 }
 
+// nwritten is a u32: a call gathering more than it can say writes at most Linux's one-call limit
+// (2 GiB less a page) and says so. 65,536 iovecs naming the same 64 KiB (4 GiB) said 0 before the
+// cap, and 65,537 said 65,536.
+TEST_F(WasiTest, FdWriteOfMoreThanANwrittenCanSayWritesWhatItSays) {
+  auto& inst = load(R"((module
+    (import "wasi_snapshot_preview1" "fd_write" (func $w (param i32 i32 i32 i32) (result i32)))
+    (memory (export "memory") 10)
+    (func (export "gather") (param $n i32) (result i32)
+      (local $i i32)
+      (loop $l
+        (i32.store (i32.add (i32.const 65536) (i32.shl (local.get $i) (i32.const 3))) (i32.const 0))
+        (i32.store (i32.add (i32.const 65540) (i32.shl (local.get $i) (i32.const 3))) (i32.const 65536))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br_if $l (i32.lt_u (local.get $i) (local.get $n))))
+      (call $w (i32.const 1) (i32.const 65536) (local.get $n) (i32.const 8)))))");
+  std::FILE* sink = std::fopen("/dev/null", "w");
+  ASSERT_NE(sink, nullptr);
+  options_.out = sink;
+  for (int32_t n : {65536, 65537}) {
+    EXPECT_EQ(call(inst, "gather", {Value::i32(n)}), 0u) << n;
+    EXPECT_EQ(u32_at(inst, 8), 0x7ffff000u) << n;
+  }
+  EXPECT_EQ(call(inst, "gather", {Value::i32(3)}), 0u);
+  EXPECT_EQ(u32_at(inst, 8), 3u * 65536);
+  options_.out = out_;
+  std::fclose(sink);
+}
+
 TEST_F(WasiTest, ClocksRandomAndUnsupportedFunctions) {
   auto& inst = load(R"((module
     (import "wasi_snapshot_preview1" "clock_time_get" (func $t (param i32 i64 i32) (result i32)))

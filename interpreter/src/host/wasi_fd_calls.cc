@@ -21,17 +21,25 @@ namespace dlab::wasm::wasi_impl {
 
 namespace {
 
+// At most this many bytes in one call: Linux's own limit for one read or write (MAX_RW_COUNT,
+// 2 GiB less a page), as other runtimes cap it. nread/nwritten is a u32: without a cap, 65,536
+// iovecs naming the same 64 KiB (4 GiB gathered) reported 0 bytes written, and 65,537 reported 65,536.
+constexpr uint64_t kMaxTransfer = 0x7ffff000;
+
 // The guest's iovec array (buf u32, len u32) as host iovecs, every buffer checked first. At
-// most 2^20 of them (16 MiB of host iovecs, whatever count a guest names): past that the call
-// reads or writes less, which its nread/nwritten says, as readv's callers expect.
+// most 2^20 of them (16 MiB of host iovecs, whatever count a guest names) and kMaxTransfer bytes:
+// past that the call reads or writes less, which its nread/nwritten says, as readv's callers expect.
 uint32_t gather(const Guest& g, uint32_t iovs, uint32_t n, std::vector<iovec>& out) {
   if (!g.ok(iovs, 8ull * n)) return kFault;
   n = std::min<uint32_t>(n, 1u << 20);
   out.clear();
+  uint64_t total = 0;
   for (uint32_t i = 0; i < n; ++i) {
     uint32_t buf = g.u32(iovs + 8 * i), len = g.u32(iovs + 8 * i + 4);
     if (!g.ok(buf, len)) return kFault;
-    out.push_back(iovec{g.at(buf), len});
+    uint64_t take = std::min<uint64_t>(len, kMaxTransfer - total);
+    if (take > 0 || len == 0) out.push_back(iovec{g.at(buf), static_cast<size_t>(take)});
+    total += take;
   }
   return kSuccess;
 }

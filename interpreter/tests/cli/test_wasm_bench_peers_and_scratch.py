@@ -73,12 +73,15 @@ def bench_with_peer(dlab_bin, spec, *extra, **kw):
     ('echo "checksum 12345678"', "checksum 12345678 where dlab computed"),
     ('echo hello', "no checksum line in its output"),
     ('yes', "printed more than 1048576 bytes; killed"),
+    # the peer's bytes escaped: no control sequence of its own reaches the terminal
+    ("printf 'checksum \\033[31mX\\033]0;pwned\\007\\n'", "the line 'checksum \\x1b[31mX\\x1b]0;pwned\\x07' is not"),
 ])
 def test_a_misbehaving_peer_fails_the_bench_and_writes_nothing(dlab_bin, peer_script, tmp_path, body, text):
     out = run_dlab(dlab_bin, ["wasm", "bench", "--workloads", "fib", "--dispatch", "switch", "--quick", "--no-native",
                               "--samples", "2", "--warmup", "0", "--results", str(tmp_path / "res"),
                               "--peer", peer_script(body)])
     assert_clean(out, 1, text)
+    assert "\x1b" not in out.stderr and "\x07" not in out.stderr
     assert not list((tmp_path / "res").rglob("wasm.summary.csv"))
 
 

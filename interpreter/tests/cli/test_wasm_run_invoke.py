@@ -89,3 +89,20 @@ def test_a_cachegrind_pair_is_refused_where_it_cannot_count(dlab_bin, wat, extra
 def test_a_cachegrind_pair_needs_an_export_to_call(dlab_bin, wat):
     out = run_dlab(dlab_bin, ["wasm", "run", str(wat(ADD)), "--cachegrind-pair", "1"])
     assert out.returncode == 2 and "needs --invoke" in out.stderr, out.stderr
+
+
+def test_a_wasi_import_of_the_wrong_type_is_a_link_error_naming_the_file(dlab_bin, wat):
+    module = wat('(module (import "wasi_snapshot_preview1" "fd_write" (func (param i32) (result i32))) (memory (export "memory") 1)'
+                 ' (func (export "_start")))', "wrongtype")
+    out = run_dlab(dlab_bin, ["wasm", "run", str(module)])
+    assert out.returncode == 1, out.stderr
+    assert f"{module}: cannot link: incompatible import type for wasi_snapshot_preview1.fd_write" in out.stderr, out.stderr
+
+
+@pytest.mark.parametrize("option", ["--dir", "--dir-rw"])
+def test_an_empty_dir_says_it_is_empty_and_a_bad_one_is_quoted_escaped(dlab_bin, wat, option):
+    out = run_dlab(dlab_bin, ["wasm", "run", option, "", str(wat(ADD)), "--invoke", "add", "--", "1", "2"])
+    assert out.returncode == 2 and "an empty folder: give HOST" in out.stderr and "'::'" not in out.stderr, out.stderr
+    out = run_dlab(dlab_bin, ["wasm", "run", option, "::\x1b[31m", str(wat(ADD)), "--invoke", "add", "--", "1", "2"])
+    assert out.returncode == 2 and "no host folder before '::'" in out.stderr and "\x1b" not in out.stderr, out.stderr
+    assert "'::\\x1b[31m'" in out.stderr, out.stderr
