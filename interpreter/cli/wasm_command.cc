@@ -435,10 +435,13 @@ void add_run_command(CLI::App& cmd, bool profile) {
           if (v.kind == wasm::ExternKind::kTag && v.tag == exn->tag) tag = "tag \"" + name + "\"";
       std::string payload;
       for (uint64_t w : exn->payload) payload += (payload.empty() ? "" : " ") + fmt::format("{:#x}", w);
+      // The profile of what ran, as after a trap or an exit.
+      if (profile) report_profile(rt.profile(), wasm::lowered_code_words(rt), o->top, o->json, o->force);
       throw std::runtime_error(fmt::format("{}: uncaught exception of {} (payload{}{})", o->file, tag, payload.empty() ? "" : " ",
                                            payload.empty() ? " empty" : payload));
     } catch (const wasm::Suspended& e) {
       std::fflush(stdout);
+      if (profile) report_profile(rt.profile(), wasm::lowered_code_words(rt), o->top, o->json, o->force);
       throw std::runtime_error(fmt::format("{}: trap: {} (the {} budget: {}{})", o->file, e.what(), wasm::budget_name(budget),
                                            o->fuel ? fmt::format("--fuel {}", o->fuel) : fmt::format("--deadline {}", o->deadline_ms),
                                            o->refills ? fmt::format(", refilled {} times", o->refills) : ""));

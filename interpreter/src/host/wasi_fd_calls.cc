@@ -84,8 +84,12 @@ void fd_read(HostCall& hc, WasiState& s, Abi) {
   if (!g.ok(nread, 4)) return set(hc, kFault);
   if (e->filetype == kFtDirectory) return set(hc, kIsdir);
   if (would_block(*e)) return set(hc, kAgain);
+  // Nothing asked for is nothing to wait for: readv returns 0 at once, as without a deadline
+  // (a zero-length read on a pipe under --deadline used to wait for data, or the deadline).
+  size_t wanted = 0;
+  for (const iovec& v : iov) wanted += v.iov_len;
   for (;;) {
-    if (e->filetype != kFtRegularFile && s.has_deadline()) wait_readable(s, e->host);
+    if (e->filetype != kFtRegularFile && s.has_deadline() && wanted > 0) wait_readable(s, e->host);
     ssize_t n = batched(iov, [&](const iovec* v, int c, ssize_t) { return ::readv(e->host, v, c); });
     if (n >= 0) {
       g.put_u32(nread, static_cast<uint32_t>(n));

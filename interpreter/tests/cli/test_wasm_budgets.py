@@ -3,6 +3,7 @@
 budget table and `dlab probes fit --engines`. Shapes and facts only: nothing depends on this
 machine's speed."""
 import csv
+import subprocess
 
 import pytest
 from dlab_cli import kernels, run
@@ -78,3 +79,27 @@ def test_the_spec_suite_runs_in_a_budgeted_engine(dlab_bin):
     out = run(dlab_bin, "wasm", "spec", "--dispatch", "tail_pn", "--budget", "fuel", "--only", "fac", timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "fuel budget" in out.stdout and " 0 failed" in out.stdout
+
+
+def test_a_zero_length_read_on_a_pipe_returns_at_once_under_a_deadline(dlab_bin, wat):
+    # fd_read of one iovec of length 0 from stdin, a pipe nothing is ever written to: 0 bytes at
+    # once, as without a deadline (it used to wait for data, or for the deadline to trap).
+    module = wat('''(module
+      (import "wasi_snapshot_preview1" "fd_read" (func $r (param i32 i32 i32 i32) (result i32)))
+      (memory (export "memory") 1)
+      (data (i32.const 0) "\\40\\00\\00\\00\\00\\00\\00\\00")
+      (data (i32.const 16) "\\ff\\ff\\ff\\ff")
+      (func (export "empty_read") (result i32)
+        (i32.add (i32.mul (call $r (i32.const 0) (i32.const 0) (i32.const 1) (i32.const 16)) (i32.const 1000))
+                 (i32.load (i32.const 16)))))''', "emptyread")
+    p = subprocess.Popen([str(dlab_bin), "wasm", "run", "--deadline", "30000", "--invoke", "empty_read", str(module)],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        p.wait(timeout=10)  # stdin stays open: a read that waits for data would wait the 30 s
+    finally:
+        if p.poll() is None:
+            p.kill()
+        p.stdin.close()
+    out, err = p.stdout.read(), p.stderr.read()
+    assert p.returncode == 0, err
+    assert out.strip() == "0", (out, err)  # errno 0 and nread 0

@@ -26,3 +26,15 @@ def test_an_uncaught_exception_is_reported_with_its_tag_in_every_dispatch_mode(d
                              capture_output=True, text=True, timeout=60)
         assert out.returncode == 1, out.stderr
         assert 'uncaught exception of tag "e" (payload 0x5)' in out.stderr, out.stderr
+
+
+def test_profile_reports_what_ran_before_an_uncaught_exception(dlab_bin, tmp_path):
+    module = tmp_path / "thrower.wasm"
+    module.write_bytes(THROWER)
+    profile = tmp_path / "profile.json"
+    out = subprocess.run([str(dlab_bin), "wasm", "profile", "--invoke", "throw_if", "--json", str(profile), str(module), "5"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and 'uncaught exception of tag "e" (payload 0x5)' in out.stderr, out.stderr
+    import json
+    counted = json.loads(profile.read_text())
+    assert counted["ops"], counted  # the ops that ran before the throw, counted
