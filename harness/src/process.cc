@@ -1,6 +1,7 @@
 #include "dispatchlab/harness/process.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -13,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -28,6 +30,10 @@ std::string ProcessResult::describe(const std::string& program) const {
   if (timed_out) return fmt::format("{} did not finish within its time limit (killed)", program);
   if (output_overflow) return fmt::format("{} printed more than its output limit (killed)", program);
   if (signal) return fmt::format("{} was killed by signal {} ({})", program, signal, strsignal(signal));
+  if (output_held_open && exit_code == 0)
+    return fmt::format("{} exited, but a process it started still held its standard output 2 s later (not waited for; "
+                       "it may still be running, outside its process group)",
+                       program);
   return fmt::format("{} exited with status {}", program, exit_code);
 }
 
@@ -161,18 +167,38 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   if (o.capture_stdout) ::close(out_pipe[1]);
   Watchdog watchdog(pid, o.own_process_group, o.timeout_s);
   if (o.capture_stdout) {
+    // Read to EOF, but bounded: a process the program started can keep the pipe open after the
+    // program has exited, even one that left its process group (`setsid sleep 600 &`), which no
+    // kill of the group reaches. Once the program itself has exited, its output is read for
+    // kHeldOpenGrace more, then no longer waited for (output_held_open says so).
+    constexpr auto kHeldOpenGrace = std::chrono::seconds(2);
+    std::optional<std::chrono::steady_clock::time_point> exited_at;
     char buf[4096];
     for (;;) {
-      ssize_t n = ::read(out_pipe[0], buf, sizeof buf);
-      if (n > 0) {
-        r.output.append(buf, static_cast<size_t>(n));
-        if (o.max_output && r.output.size() > o.max_output) {
-          r.output_overflow = true;
-          r.output.resize(o.max_output);
-          watchdog.kill_now();
-          break;
+      pollfd ready{out_pipe[0], POLLIN, 0};
+      int polled = ::poll(&ready, 1, 100);
+      if (polled < 0 && errno != EINTR) break;
+      if (polled > 0) {
+        ssize_t n = ::read(out_pipe[0], buf, sizeof buf);
+        if (n > 0) {
+          r.output.append(buf, static_cast<size_t>(n));
+          if (o.max_output && r.output.size() > o.max_output) {
+            r.output_overflow = true;
+            r.output.resize(o.max_output);
+            watchdog.kill_now();
+            break;
+          }
+          continue;
         }
-      } else if (n == 0 || errno != EINTR) {
+        if (n == 0 || errno != EINTR) break;  // EOF: every writer has closed it
+        continue;
+      }
+      auto now = std::chrono::steady_clock::now();
+      if (!exited_at) {
+        siginfo_t info{};
+        if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid) exited_at = now;
+      } else if (now - *exited_at > kHeldOpenGrace) {
+        r.output_held_open = true;
         break;
       }
     }

@@ -85,6 +85,20 @@ def test_a_misbehaving_peer_fails_the_bench_and_writes_nothing(dlab_bin, peer_sc
     assert not list((tmp_path / "res").rglob("wasm.summary.csv"))
 
 
+def test_a_peer_that_leaves_a_process_holding_its_output_fails_in_seconds(dlab_bin, peer_script, tmp_path):
+    # `setsid` takes the sleeper out of the peer's process group, where no kill of the group reaches
+    # it, and it inherits the peer's stdout: the bench used to read that pipe until the sleeper
+    # ended (600 s), past --peer-timeout.
+    pidfile = tmp_path / "sleeper.pid"
+    spec = peer_script(f'setsid sh -c \'echo $$ > {pidfile}; exec sleep 600\' &\nrun "$@"')
+    try:
+        out = bench_with_peer(dlab_bin, spec, "--peer-timeout", "60")
+        assert_clean(out, 1, "still held its standard output 2 s later")
+    finally:
+        if pidfile.exists():
+            subprocess.run(["kill", pidfile.read_text().strip()], check=False)
+
+
 def test_a_peer_that_never_exits_is_killed_at_its_time_limit(dlab_bin, peer_script, tmp_path):
     pidfile = tmp_path / "sleeper.pid"
     spec = peer_script(f'[ "$4" -gt 1 ] && {{ sleep 300 & echo $! > {pidfile}; wait; }}\nrun "$@"')

@@ -28,8 +28,11 @@ struct ProcessResult {
   int pid = 0;              // the program's process id, once forked (a program may name files by it)
   bool timed_out = false;        // killed at ProcessOptions::timeout_s
   bool output_overflow = false;  // killed past ProcessOptions::max_output
+  // With capture_stdout: the program exited but something it started still held its stdout two
+  // seconds later (a daemon, `setsid cmd &`); what it printed until then is `output`.
+  bool output_held_open = false;
 
-  bool ok() const { return spawn_error.empty() && exit_code == 0 && !timed_out && !output_overflow; }
+  bool ok() const { return spawn_error.empty() && exit_code == 0 && !timed_out && !output_overflow && !output_held_open; }
   // "exited with status 2", "was killed by signal 9", "cannot run valgrind: No such file or
   // directory", "did not finish within 10 s (killed)", "printed more than 1048576 bytes (killed)".
   std::string describe(const std::string& program) const;
