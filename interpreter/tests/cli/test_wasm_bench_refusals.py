@@ -71,6 +71,30 @@ def test_a_bad_workload_export_is_named_with_module_export_and_problem(dlab_bin,
     assert not (tmp_path / "res").exists()  # checked before a run directory is made
 
 
+LATER_FAILURES = [
+    ("unreachable", "fib(24) in switch, timed call 3: trapped: unreachable"),
+    ("(call $exit (i32.const 7))", "fib(24) in switch, timed call 3: called proc_exit(7)"),
+]
+
+
+@pytest.mark.parametrize("fail,text", LATER_FAILURES, ids=["trap", "proc_exit"])
+def test_a_workload_that_fails_on_a_later_call_is_named_with_module_workload_engine_and_call(dlab_bin, wat, tmp_path, fail, text):
+    # Its checking call and the first two timed ones return; the third timed call fails (the
+    # fourth call in all). It used to be reported as "dlab: error: unreachable", nothing else.
+    module = wat(f'''(module
+      (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+      (memory (export "memory") 1)
+      (global $calls (mut i32) (i32.const 0))
+      (func (export "fib") (param i32) (result i32)
+        (global.set $calls (i32.add (global.get $calls) (i32.const 1)))
+        (if (i32.ge_u (global.get $calls) (i32.const 4)) (then {fail}))
+        (i32.const 42)))''', "later")
+    out = run_dlab(dlab_bin, ["wasm", "bench", "--module", str(module), "--workloads", "fib", "--dispatch", "switch", "--quick",
+                              "--no-native", "--samples", "5", "--warmup", "0", "--no-save"])
+    assert_clean(out, 1, text)
+    assert str(module) in out.stderr and "(its checking call had returned)" in out.stderr
+
+
 def test_wasm_bench_names_a_missing_module_without_blaming_bootstrap(dlab_bin):
     out = run_dlab(dlab_bin, ["wasm", "bench", "--module", "/nonexistent.wasm", "--no-save"])
     assert out.returncode == 1
