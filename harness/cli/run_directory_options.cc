@@ -154,12 +154,21 @@ void add_protocol_options(CLI::App* cmd, RunProtocol& protocol, const std::strin
   // An option that would be silently ignored is refused: the rule's half-width without the rule,
   // or a most that is not above the least given beside it.
   cmd->parse_complete_callback([cmd, &protocol] {
+    // Under --valgrind or --gbench the rounds are not the harness's: the command refuses these
+    // options there, saying so (models_command.cc, wasm_bench_command.cc).
+    for (const char* other : {"--valgrind", "--gbench"})
+      if (const CLI::Option* given = cmd->get_option_no_throw(other); given && given->count()) return;
     const CLI::Option* quick = cmd->get_option_no_throw("--quick");
-    if (cmd->count("--stop-half-width") && !cmd->count("--max-samples") && !(quick && quick->count()))
+    const bool quick_given = quick && quick->count();
+    if (cmd->count("--stop-half-width") && !cmd->count("--max-samples") && !quick_given)
       throw CLI::ValidationError("--stop-half-width", "applies only with --max-samples (or --quick, which sets it)");
-    if (cmd->count("--max-samples") && cmd->count("--samples") && protocol.max_samples > 0 && protocol.max_samples <= protocol.samples)
-      throw CLI::ValidationError("--max-samples", fmt::format("{} is not above --samples {} (0: exactly --samples)", protocol.max_samples,
-                                                              protocol.samples));
+    if (cmd->count("--stop-half-width") && cmd->count("--max-samples") && protocol.max_samples == 0)
+      throw CLI::ValidationError("--stop-half-width", "applies only with a --max-samples above --samples (--max-samples 0 takes exactly --samples)");
+    // The least the most is compared with: --samples as given, or its default (--quick's 5).
+    const int least = cmd->count("--samples") || !quick_given ? protocol.samples : 5;
+    if (cmd->count("--max-samples") && protocol.max_samples > 0 && protocol.max_samples <= least)
+      throw CLI::ValidationError("--max-samples", fmt::format("{} is not above --samples {}{} (0: exactly --samples)", protocol.max_samples,
+                                                              least, cmd->count("--samples") ? "" : ", its default"));
   });
   cmd->add_option("--pin", protocol.pin_cpu, "CPU to pin to (-1: none, -2: last allowed CPU)")
       ->check(pinnable_cpu())

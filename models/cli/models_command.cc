@@ -430,6 +430,11 @@ void add_models_command(CLI::App& app) {
   o->out.add_to(cmd, "results");
   cmd->callback([o, cmd] {
     if (o->list) return print_list();
+    // The sampling rule is the harness's: cachegrind counts a fixed number of runs (--valgrind-reps)
+    // and Google Benchmark repeats --samples times, so the rule's options would do nothing there.
+    for (const char* opt : {"--max-samples", "--stop-half-width"})
+      if (cmd->count(opt) && (o->valgrind || o->gbench))
+        throw CLI::ValidationError(opt, fmt::format("applies to the harness's rounds, not to {}", o->valgrind ? "--valgrind" : "--gbench"));
     if (o->grid.quick) apply_quick_protocol(cmd, o->protocol);
     if (o->valgrind) run_valgrind_sweep(*o);
     else if (o->gbench) run_gbench(*o);

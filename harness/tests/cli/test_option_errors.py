@@ -29,6 +29,12 @@ USAGE_ERRORS = [
     (["models", "--model", "stack", "--dispatch", "switch", "--no-save"], 2, "applies to the K-copy models"),
     (["models", "--model", "kcopy", "--statements", "64", "--no-save"], 2, "applies to the stack model"),
     (["models", "--model", "nope", "--no-save"], 2, "unknown 'nope'"),
+    # sampling options that would do nothing are refused (issue 48, item 7)
+    (["models", "--max-samples", "0", "--stop-half-width", "0.05", "--no-save"], 2, "--max-samples 0 takes exactly --samples"),
+    (["models", "--max-samples", "3", "--no-save"], 2, "3 is not above --samples 11, its default"),
+    (["models", "--quick", "--max-samples", "4", "--no-save"], 2, "4 is not above --samples 5, its default"),
+    (["models", "--valgrind", "--max-samples", "20", "--no-save"], 2, "applies to the harness's rounds, not to --valgrind"),
+    (["models", "--gbench", "--stop-half-width", "0.1", "--max-samples", "20", "--no-save"], 2, "not to --gbench"),
     (["models", "--variants", "foo", "--model", "stack", "--no-save"], 2, "unknown 'foo'"),
     (["probes", "--conventions", "foo", "--no-save"], 2, "unknown 'foo' (valid: default"),
     (["probes", "--variants", "foo", "--no-save"], 2, "unknown 'foo'"),
