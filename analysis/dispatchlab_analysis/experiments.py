@@ -10,8 +10,10 @@ stops the run: the error names it, and the exit status is the step's (128 + N fo
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
+import math
 import os
 import shlex
 import shutil
@@ -90,10 +92,19 @@ def _check_keys(table: dict, allowed: set[str], where: str) -> None:
 
 
 def parse_registry(text: str, path: Path = REGISTRY) -> Registry:
-    data = tomllib.loads(text)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise RegistryError(f"{path}: not TOML: {e}") from None
     _check_keys(data, {"measured", "step"}, str(path))
+    if not isinstance(data.get("measured", {}), dict):
+        raise RegistryError(f"{path}: `measured` must be a table (where the expected times were measured)")
+    if not isinstance(data.get("step", []), list):
+        raise RegistryError(f"{path}: `step` must be an array of tables ([[step]])")
     steps, seen = [], set()
     for i, s in enumerate(data.get("step", [])):
+        if not isinstance(s, dict):
+            raise RegistryError(f"{path}: step {i + 1} is {type(s).__name__} {s!r}, not a table ([[step]])")
         where = f"{path}: step {i + 1} ({s.get('name', '?')})"
         _check_keys(s, {"name", "what", "experiment", "writes", "if_exists", "unless"} | set(RECIPES), where)
         for key in ("name", "what"):
@@ -112,9 +123,17 @@ def parse_registry(text: str, path: Path = REGISTRY) -> Registry:
             if recipe not in s:
                 continue
             r, rwhere = s[recipe], f"{where} [{recipe}]"
+            if not isinstance(r, dict):
+                raise RegistryError(f"{rwhere}: must be a table ([step.{recipe}])")
             _check_keys(r, {"argv", "seconds", "stdout", "extra"}, rwhere)
-            if not isinstance(r.get("seconds"), (int, float)) or r["seconds"] < 0:
-                raise RegistryError(f"{rwhere}: `seconds` (the expected time) must be a number >= 0")
+            seconds = r.get("seconds")
+            # (a bool is an int to Python: `seconds = true` is not a time)
+            if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds < 0:
+                raise RegistryError(f"{rwhere}: `seconds` (the expected time) must be a finite number >= 0, not {seconds!r}")
+            if "stdout" in r and (not isinstance(r["stdout"], str) or not r["stdout"]):
+                raise RegistryError(f"{rwhere}: `stdout` must be a file name")
+            if not isinstance(r.get("extra", []), list) or not all(isinstance(e, dict) for e in r.get("extra", [])):
+                raise RegistryError(f"{rwhere}: `extra` must be an array of tables")
             extras = []
             for e in r.get("extra", []):
                 _check_keys(e, {"if_on_path", "if_exists", "argv", "unless"}, f"{rwhere} extra")
@@ -134,7 +153,11 @@ def parse_registry(text: str, path: Path = REGISTRY) -> Registry:
 
 def load_registry(path: str | Path = REGISTRY) -> Registry:
     path = Path(path)
-    return parse_registry(path.read_text(), path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise RegistryError(f"{path}: not UTF-8 (byte {e.start})") from None
+    return parse_registry(text, path)
 
 
 def experiment_names(registry: Registry | None = None) -> list[str]:
@@ -283,11 +306,13 @@ def run_steps(steps: list[Planned], out: TextIO | None = None,
         t0 = clock()
         where = f"step {i}/{len(todo)} `{p.step.name}` ({command_line(p)})"
         try:
-            if p.stdout:
-                with open(p.stdout, "w") as f:
-                    rc = subprocess.run(p.argv, stdout=f).returncode
-            else:
-                rc = subprocess.run(p.argv).returncode
+            f = open(p.stdout, "w") if p.stdout else None
+        except OSError as e:
+            print(f"experiments: error: {where}: cannot write its output file: {e}", file=sys.stderr, flush=True)
+            return 1
+        try:
+            with f if f else contextlib.nullcontext():
+                rc = subprocess.run(p.argv, stdout=f).returncode
         except OSError as e:
             print(f"experiments: error: {where} could not start: {e}", file=sys.stderr, flush=True)
             return 127
@@ -322,20 +347,36 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dry-run", action="store_true", help="print the plan only")
     ap.add_argument("--times-json", metavar="FILE", help="write each step's measured seconds here (to refresh the registry's)")
     a = ap.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="dlab-recipe-") as scratch:
-        try:
-            registry = load_registry(a.registry)
-            steps = plan(registry, a.recipe, a.dlab, a.run_dir, a.build_dir, scratch=scratch)
-        except (OSError, RegistryError, tomllib.TOMLDecodeError) as e:
-            print(f"experiments: error: {e}", file=sys.stderr)
-            return 2
-        print_plan(steps, a.recipe, a.run_dir, registry, sys.stdout)
-        if a.dry_run:
-            return 0
-        rc = run_steps(steps)
+    # Where the times go is checked first: a missing folder is said before the steps run, not after.
+    if a.times_json and not Path(a.times_json).resolve().parent.is_dir():
+        print(f"experiments: error: --times-json {a.times_json}: no folder {Path(a.times_json).parent}", file=sys.stderr)
+        return 2
+    try:
+        with tempfile.TemporaryDirectory(prefix="dlab-recipe-") as scratch:
+            try:
+                registry = load_registry(a.registry)
+                steps = plan(registry, a.recipe, a.dlab, a.run_dir, a.build_dir, scratch=scratch)
+            except (OSError, RegistryError) as e:
+                print(f"experiments: error: {e}", file=sys.stderr)
+                return 2
+            if not steps:
+                print(f"experiments: error: {a.registry}: no step belongs to the recipe {a.recipe}", file=sys.stderr)
+                return 2
+            print_plan(steps, a.recipe, a.run_dir, registry, sys.stdout)
+            if a.dry_run:
+                return 0
+            rc = run_steps(steps)
+    except KeyboardInterrupt:
+        # The step's own process got the same Ctrl-C; no traceback, and the shell's status for it.
+        print("experiments: interrupted; the steps after it did not run", file=sys.stderr, flush=True)
+        return 130
     if a.times_json:
-        Path(a.times_json).write_text(json.dumps(
-            {"recipe": a.recipe, "steps": {p.step.name: round(p.took, 1) for p in steps if p.took is not None}}, indent=2) + "\n")
+        try:
+            Path(a.times_json).write_text(json.dumps(
+                {"recipe": a.recipe, "steps": {p.step.name: round(p.took, 1) for p in steps if p.took is not None}}, indent=2) + "\n")
+        except OSError as e:
+            print(f"experiments: error: --times-json {a.times_json}: {e}", file=sys.stderr)
+            return rc or 1
     return rc
 
 

@@ -89,6 +89,16 @@ def test_the_corpus_steps_and_the_node_peer_are_conditional():
     ('[[step]]\nname = "a"\nwhat = "x"\nexperiment = false\n[step.rfc]\nargv = ["{dlab}"]\nseconds = 1\n', "writes"),
     ('[[step]]\nname = "a"\nwhat = "x"\n[step.rfc]\nargv = ["{dlab}"]\nseconds = 1\nsecs = 2\n', "unknown keys"),
     ('[[step]]\nname = "a"\nwhat = "x"\n[step.nightly]\nargv = ["{dlab}"]\nseconds = 1\n', "unknown keys"),
+    # malformed in kind, not only in keys (issue 48, item 6)
+    ('measured = 5\n[[step]]\nname = "a"\nwhat = "x"\n[step.rfc]\nargv = ["{dlab}"]\nseconds = 1\n', "`measured` must be a table"),
+    ('step = 5\n', "`step` must be an array of tables"),
+    ('step = [1, 2]\n', "step 1 is int 1, not a table"),
+    ('[[step]]\nname = "a"\nwhat = "x"\n[step.rfc]\nargv = ["{dlab}"]\nseconds = nan\n', "finite number >= 0, not nan"),
+    ('[[step]]\nname = "a"\nwhat = "x"\n[step.rfc]\nargv = ["{dlab}"]\nseconds = inf\n', "finite number >= 0, not inf"),
+    ('[[step]]\nname = "a"\nwhat = "x"\n[step.rfc]\nargv = ["{dlab}"]\nseconds = true\n', "not True"),
+    ('[[step]]\nname = "a"\nwhat = "x"\nrfc = 3\n', "must be a table"),
+    ('[[step]]\nname = "a"\nwhat = "x"\n[step.rfc]\nargv = ["{dlab}"]\nseconds = 1\nstdout = 3\n', "`stdout` must be a file name"),
+    ('[[step]\n', "not TOML"),
 ])
 def test_registry_mistakes_are_refused_with_what_is_wrong(text, message):
     with pytest.raises(RegistryError, match=message):

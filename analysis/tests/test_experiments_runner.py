@@ -163,6 +163,45 @@ def test_runner_reports_a_dlab_that_cannot_start(setup, capsys):
     assert rc == 127 and "step 1/3 `first`" in err and "could not start" in err
 
 
+def test_a_missing_folder_for_a_steps_output_is_said_as_such(setup, capsys):
+    reg_file, dlab, run, build, log = setup
+    rc, _, err = main(["rfc", run / "gone", "--dlab", dlab, "--build-dir", build, "--registry", reg_file], capsys)
+    assert rc == 1 and "step 2/3 `listing`" in err and "cannot write its output file" in err and "could not start" not in err
+
+
+def test_a_times_json_in_a_missing_folder_is_refused_before_any_step_runs(setup, capsys):
+    reg_file, dlab, run, build, log = setup
+    rc, _, err = main(["rfc", run, "--dlab", dlab, "--build-dir", build, "--registry", reg_file,
+                       "--times-json", run / "no-such-folder" / "t.json"], capsys)
+    assert rc == 2 and "--times-json" in err and "no folder" in err
+    assert not log.exists(), "no step ran"
+
+
+def test_a_recipe_with_no_step_is_an_error_not_a_success(setup, capsys, tmp_path):
+    reg_file, dlab, run, build, log = setup
+    only_rfc = tmp_path / "only_rfc.toml"
+    only_rfc.write_text('[[step]]\nname = "a"\nwhat = "x"\n[step.rfc]\nargv = ["{dlab}"]\nseconds = 1\n')
+    rc, _, err = main(["models", run, "--dlab", dlab, "--build-dir", build, "--registry", only_rfc], capsys)
+    assert rc == 2 and "no step belongs to the recipe models" in err
+
+
+def test_ctrl_c_stops_the_runner_without_a_traceback(setup, capsys, monkeypatch):
+    reg_file, dlab, run, build, log = setup
+    def interrupted(steps, out=None, clock=None):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(experiments, "run_steps", interrupted)
+    rc, _, err = main(["rfc", run, "--dlab", dlab, "--build-dir", build, "--registry", reg_file], capsys)
+    assert rc == 130 and "interrupted" in err and "Traceback" not in err
+
+
+def test_a_registry_that_is_not_utf8_is_refused_naming_it(setup, capsys, tmp_path):
+    reg_file, dlab, run, build, log = setup
+    bad = tmp_path / "bad.toml"
+    bad.write_bytes(b'[[step]]\nname = "\xff"\n')
+    rc, _, err = main(["rfc", run, "--dlab", dlab, "--build-dir", build, "--registry", bad], capsys)
+    assert rc == 2 and f"{bad}: not UTF-8" in err and "Traceback" not in err
+
+
 def test_conditions_add_the_peer_when_on_path_and_the_step_when_its_file_exists(setup):
     reg_file, dlab, run, build, _ = setup
     reg = load_registry(reg_file)
