@@ -73,8 +73,15 @@ namespace {
 
 // A device or FIFO is written into, as a shell redirection would: nothing is created or renamed.
 void write_into_stream(const std::string& path, const std::string& content) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+  // Links followed (/dev/stdout is one), and what was opened checked to be a stream: a path
+  // swapped for a link to a regular file since it was classified is refused, not written.
+  int fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) throw std::runtime_error(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  struct stat opened {};
+  if (::fstat(fd, &opened) != 0 || !(S_ISCHR(opened.st_mode) || S_ISFIFO(opened.st_mode))) {
+    ::close(fd);
+    throw std::runtime_error(fmt::format("{} is no longer a character device or a pipe: not written", path));
+  }
   try {
     write_all(fd, content, path);
   } catch (...) {
@@ -111,8 +118,16 @@ OutputTarget classify_output(const std::string& path, ExistingFile existing, con
     check_output_directory(path);
     return OutputTarget::kNew;
   }
-  if (S_ISLNK(st.st_mode))
-    throw std::runtime_error(fmt::format("{} is a symbolic link: outputs never write through links (name the file itself)", path));
+  if (S_ISLNK(st.st_mode)) {
+    // A link to a stream (`/dev/stdout`, `/dev/fd/N`: links to /proc/self/fd/N) is written into,
+    // as the stream itself is; a link to anything else is refused, so a planted link can never
+    // redirect a write into a file.
+    struct stat target {};
+    if (::stat(path.c_str(), &target) == 0 && (S_ISCHR(target.st_mode) || S_ISFIFO(target.st_mode))) return OutputTarget::kStream;
+    throw std::runtime_error(fmt::format("{} is a symbolic link: outputs never write through links (name the file itself; "
+                                         "a link to a character device or a pipe, as /dev/stdout, is written into)",
+                                         path));
+  }
   if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return OutputTarget::kStream;
   if (S_ISDIR(st.st_mode)) throw std::runtime_error(fmt::format("{} is a directory: give a file name", path));
   if (!S_ISREG(st.st_mode)) throw std::runtime_error(fmt::format("{} is not a regular file: refused as an output", path));

@@ -288,7 +288,11 @@ void add_run_command(CLI::App& cmd, bool profile) {
             return eq == std::string::npos || eq == 0 ? std::string("'" + s + "' is not KEY=VALUE") : std::string();
           },
           "KEY=VALUE"));
-  run->callback([o, profile] {
+  run->callback([o, profile, run] {
+    // Options that would be silently ignored are refused.
+    if (profile && run->count("--json") && o->json.empty()) throw CLI::ValidationError("--json", "needs a file name");
+    if (profile && o->force && o->json.empty())
+      throw CLI::ValidationError("--force", "applies only with --json (it lets --json replace an existing file)");
     // Under an emulator or binary translator nothing this run takes (the guest's clocks, --gc-stats'
     // times) is a core's: said once, before the program runs, on stderr (its stdout stays the guest's).
     // Not under valgrind: that is how the cachegrind cases run every engine (they count

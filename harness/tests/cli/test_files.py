@@ -57,6 +57,28 @@ def test_profile_json_refuses_a_symlink_and_an_existing_file_unless_forced(dlab_
     assert '"dispatches"' in target.read_text()
 
 
+def test_profile_json_writes_into_dev_stdout_a_link_to_a_pipe(dlab_bin, wat, tmp_path):
+    # /dev/stdout is a symbolic link (to /proc/self/fd/1): one to a stream is written into, as the
+    # stream itself is; the link to a regular file above is still refused.
+    module = wat('(module (func (export "f") (result i32) (i32.const 1)))')
+    out = run_dlab(dlab_bin, ["wasm", "profile", str(module), "--invoke", "f", "--json", "/dev/stdout"])
+    assert out.returncode == 0, out.stderr
+    assert '"dispatches"' in out.stdout
+    null_link = tmp_path / "to-null"
+    null_link.symlink_to("/dev/null")
+    out = run_dlab(dlab_bin, ["wasm", "profile", str(module), "--invoke", "f", "--json", str(null_link)])
+    assert out.returncode == 0 and null_link.is_symlink(), out.stderr
+
+
+@pytest.mark.parametrize("args,text", [
+    (["--force"], "--force: applies only with --json"),
+    (["--json", ""], "--json: needs a file name"),
+])
+def test_profile_refuses_output_options_that_would_do_nothing(dlab_bin, wat, args, text):
+    module = wat('(module (func (export "f") (result i32) (i32.const 1)))')
+    assert_clean(run_dlab(dlab_bin, ["wasm", "profile", str(module), "--invoke", "f", *args]), 2, text)
+
+
 # ---- output folders in messages --------------------------------------------------------------
 
 def test_an_output_in_a_missing_directory_names_it(dlab_bin, tmp_path, wat):
