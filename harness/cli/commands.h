@@ -43,6 +43,10 @@ struct RunDirectoryOptions {
   std::optional<RunDirectory> resolve(const MachineFingerprint& machine, const std::vector<std::string>& files) const;
 };
 
+// A command that fails removes the run directories it created (--results) that still hold only
+// their fingerprint (machine.json): no empty run is left behind. dlab's main calls it on failure.
+void discard_created_run_directories_without_results();
+
 // "a,b,,c" -> {"a", "b", "c"}: the comma-separated lists of every command's options.
 std::vector<std::string> split_commas(const std::string& s);
 // "node  run.mjs {module}" -> {"node", "run.mjs", "{module}"}: a command given as one option, split

@@ -81,12 +81,15 @@ int run(int argc, char** argv) {
     app.exit(e);
     return 2;
   } catch (const dlab::cli::ExitStatus& e) {
+    if (e.status != 0) dlab::cli::discard_created_run_directories_without_results();
     return e.status;
   } catch (const std::bad_alloc&) {
     dlab::standard_output::write_stderr("dlab: error: out of memory (a size or count too large for this machine?)\n");
+    dlab::cli::discard_created_run_directories_without_results();
     return 1;
   } catch (const std::exception& e) {
     if (!failed_writing_stdout(e)) dlab::standard_output::write_stderr(std::string("dlab: error: ") + e.what() + "\n");
+    dlab::cli::discard_created_run_directories_without_results();
     return 1;
   }
   return 0;

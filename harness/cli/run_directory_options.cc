@@ -1,14 +1,17 @@
 #include <sched.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <optional>
+#include <system_error>
+#include <vector>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-
-#include <algorithm>
 
 #include "commands.h"
 #include "dispatchlab/harness/counter_plan.h"
@@ -40,15 +43,36 @@ void RunDirectoryOptions::add_to(CLI::App* cmd, const std::string& default_root)
   }
 }
 
+namespace {
+std::vector<std::filesystem::path>& created_run_directories() {
+  static std::vector<std::filesystem::path> created;
+  return created;
+}
+}  // namespace
+
 std::optional<RunDirectory> RunDirectoryOptions::resolve(const MachineFingerprint& machine,
                                                          const std::vector<std::string>& files) const {
   std::optional<RunDirectory> dir;
   if (!run_dir.empty()) dir = RunDirectory::open(run_dir);
-  else if (!results_root.empty())
+  else if (!results_root.empty()) {
     dir = RunDirectory::create(results_root, machine.cpu_slug(), machine.build.git_commit, std::chrono::system_clock::now(),
                                machine.to_json().dump(2) + "\n");
+    created_run_directories().push_back(dir->path());
+  }
   if (dir) dir->check_can_write(files);
   return dir;
+}
+
+void discard_created_run_directories_without_results() {
+  for (const auto& dir : created_run_directories()) {
+    std::error_code ec;
+    std::vector<std::string> names;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) names.push_back(entry.path().filename().string());
+    if (ec || names != std::vector<std::string>{"machine.json"}) continue;  // a result was written, or it cannot be read: kept
+    std::filesystem::remove(dir / "machine.json", ec);
+    if (!ec) std::filesystem::remove(dir, ec);
+  }
+  created_run_directories().clear();
 }
 
 const MachineFingerprint& this_machine() {

@@ -90,9 +90,11 @@ def test_a_workload_that_fails_on_a_later_call_is_named_with_module_workload_eng
         (if (i32.ge_u (global.get $calls) (i32.const 4)) (then {fail}))
         (i32.const 42)))''', "later")
     out = run_dlab(dlab_bin, ["wasm", "bench", "--module", str(module), "--workloads", "fib", "--dispatch", "switch", "--quick",
-                              "--no-native", "--samples", "5", "--warmup", "0", "--no-save"])
+                              "--no-native", "--samples", "5", "--warmup", "0", "--results", str(tmp_path / "res")])
     assert_clean(out, 1, text)
     assert str(module) in out.stderr and "(its checking call had returned)" in out.stderr
+    # the run directory it made holds no result: removed, not left with only machine.json
+    assert not list((tmp_path / "res").rglob("machine.json"))
 
 
 def test_wasm_bench_names_a_missing_module_without_blaming_bootstrap(dlab_bin):
