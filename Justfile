@@ -29,10 +29,10 @@ test:
     parallel=()
     if {{python}} -c 'import xdist' 2>/dev/null; then parallel=(-n 4)
     else echo "(pytest-xdist is not installed: pytest runs in one process; ./tools/bootstrap installs it)"; fi
-    # pytest runs beside ctest: ctest keeps two cores busy (181 of its 220 CPU-seconds are the
-    # spec suite and the engines' tests) while pytest mostly waits (181 CPU-seconds in 153 s of wall,
-    # its long pole the fleet test's SSH round trips), so together they take about the longer one's
-    # time instead of the sum (2-vCPU Zen 5 guest). pytest's output goes to a log, shown when it ends.
+    # pytest runs beside ctest: alone, ctest keeps two cores busy (152 CPU-seconds in 79 s) while
+    # pytest mostly waits (181 CPU-seconds in 153 s, its long pole the fleet test's SSH round trips);
+    # side by side they took about 20 s less than one after the other (2-vCPU Zen 5 guest; the two
+    # together are CPU-bound). pytest's output goes to a log, shown when it ends.
     # The folders are pytest.ini's testpaths: analysis (the analysis package's own tests),
     # interpreter/tests/cli and harness/tests/cli (dlab's command line); conftest.py has their fixtures.
     log={{build_dir}}/pytest.log
