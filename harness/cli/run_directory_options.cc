@@ -19,6 +19,10 @@
 
 namespace dlab::cli {
 
+// --quick's rounds (apply_quick_protocol), which the protocol options' checks compare with too.
+constexpr int kQuickSamples = 5;
+constexpr int kQuickMaxSamples = 10;
+
 const CLI::Validator& non_empty_path() {
   static const CLI::Validator v(
       [](std::string& s) { return s.empty() ? std::string("needs a directory (use --no-save to write nothing)") : std::string(); },
@@ -188,8 +192,8 @@ void add_protocol_options(CLI::App* cmd, RunProtocol& protocol, const std::strin
       throw CLI::ValidationError("--stop-half-width", "applies only with --max-samples (or --quick, which sets it)");
     if (cmd->count("--stop-half-width") && cmd->count("--max-samples") && protocol.max_samples == 0)
       throw CLI::ValidationError("--stop-half-width", "applies only with a --max-samples above --samples (--max-samples 0 takes exactly --samples)");
-    // The least the most is compared with: --samples as given, or its default (--quick's 5).
-    const int least = cmd->count("--samples") || !quick_given ? protocol.samples : 5;
+    // The least the most is compared with: --samples as given, or its default (--quick's own).
+    const int least = cmd->count("--samples") || !quick_given ? protocol.samples : kQuickSamples;
     if (cmd->count("--max-samples") && protocol.max_samples > 0 && protocol.max_samples <= least)
       throw CLI::ValidationError("--max-samples", fmt::format("{} is not above --samples {}{} (0: exactly --samples)", protocol.max_samples,
                                                               least, cmd->count("--samples") ? "" : ", its default"));
@@ -267,9 +271,9 @@ std::string command_line_error(const CLI::App* app, const CLI::Error& e) {
 void apply_quick_protocol(const CLI::App* cmd, RunProtocol& protocol) {
   // Today's 5 rounds stay the least, so no interval is wider than a fixed 5-round one; a group
   // whose intervals are still wider than 2% gets up to 10.
-  if (!cmd->count("--samples")) protocol.samples = 5;
+  if (!cmd->count("--samples")) protocol.samples = kQuickSamples;
   if (!cmd->count("--warmup")) protocol.warmup_rounds = 1;
-  if (!cmd->count("--max-samples")) protocol.max_samples = 10;
+  if (!cmd->count("--max-samples")) protocol.max_samples = kQuickMaxSamples;
 }
 
 }  // namespace dlab::cli

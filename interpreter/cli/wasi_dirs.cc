@@ -1,10 +1,11 @@
-#include "dispatchlab/harness/quote.h"
 #include "wasi_dirs.h"
 
 #include <filesystem>
 #include <system_error>
 
 #include <fmt/format.h>
+
+#include "dispatchlab/harness/quote.h"
 
 namespace dlab::cli {
 

@@ -451,8 +451,9 @@ std::vector<Variant> workload_cases(const BenchRun& run, const std::vector<std::
     else if (got != checksum)
       throw std::runtime_error(fmt::format("{}: {} returned {:#x}, {} returned {:#x}", w.name, modes[mi].name, got, modes[0].name, checksum));
     // A timed call that traps, exits or throws is named with the module, the workload, the engine
-    // and the call (it said only "unreachable"). The try costs nothing on the timed path: the
-    // handler is a table entry that runs only when something is thrown.
+    // and the call (it said only "unreachable"). On the timed path the try adds one register save
+    // and restore around the call (x86-64 disassembly compared before and after, clang 19 -O3):
+    // its handler is reached through the unwind table only when something is thrown.
     variants.push_back({fmt::format("{}/{}", w.name, modes[mi].name),
                         [p, f, args, module = o.module, workload = w.name, engine = modes[mi].name] {
                           try {

@@ -91,8 +91,8 @@ const std::vector<wasm::EngineConfig> kEngines = wasm::engine_configs();
 std::string asm_file(const EngineRow& e) { return std::string(DLAB_WASM_ASM_DIR "/dispatch_") + e.engine_name() + ".s"; }
 std::string asm_file(const char* engine) { return std::string(DLAB_WASM_ASM_DIR "/dispatch_") + engine + ".s"; }
 // Engines this build leaves out (engines.def's BUILD column): no assembly to check.
-bool built(const EngineRow& e) { return std::string(DLAB_ENGINES_NOT_BUILT).find(std::string(" ") + e.engine_name() + " ") == std::string::npos; }
-bool built(const char* engine) { return std::string(DLAB_ENGINES_NOT_BUILT).find(std::string(" ") + engine + " ") == std::string::npos; }
+bool built(const std::string& engine) { return std::string(DLAB_ENGINES_NOT_BUILT).find(" " + engine + " ") == std::string::npos; }
+bool built(const EngineRow& e) { return built(e.engine_name()); }
 // The tests of the engines only the measurements compare skip in a build without them, saying so.
 #define SKIP_UNLESS_BUILT(...)                                                                                    \
   for (const char* engine : {__VA_ARGS__})                                                                        \
