@@ -54,7 +54,7 @@ test:
     echo "ctest exit $ctest_rc, pytest exit $pytest_rc (the time budget: tools/time_budget.py {{build_dir}})"
     [ "$ctest_rc" -eq 0 ] && [ "$pytest_rc" -eq 0 ]
 
-# configure the build folder with the engines only the measurements compare (-DDLAB_COMPARED_ENGINES=ON: engines.def's COMPARED rows; the folder stays so), build them and run the spec suite in each (ctest -L compared); `just rfc`, `just models` and `just test-compared` start with it
+# configure the build folder with the engines only the measurements compare (-DDLAB_COMPARED_ENGINES=ON: engines.def's COMPARED rows, goto among them, and the K-copy models in goto; the folder stays so), build them and run the spec suite in each and the models' checksums (ctest -L compared); `just rfc`, `just models` and `just test-compared` start with it
 build-compared:
     cmake --preset {{preset}} -DDLAB_COMPARED_ENGINES=ON > /dev/null
     cmake --build --preset {{preset}}

@@ -13,8 +13,20 @@ namespace dlab::cli {
 std::vector<std::string> dispatch_choices(bool with_all) {
   std::vector<std::string> out;
   if (with_all) out.push_back("all");
+  for (auto d : wasm::every_dispatch_mode()) out.push_back(wasm::dispatch_name(d));
+  return out;
+}
+
+std::vector<std::string> built_dispatch_modes() {
+  std::vector<std::string> out;
   for (auto d : wasm::dispatch_modes()) out.push_back(wasm::dispatch_name(d));
   return out;
+}
+
+const char* unavailable_engine_option(wasm::Dispatch d, wasm::Placement p, wasm::Budget b) {
+  if (!wasm::engine_unavailable(d, wasm::Placement::kSp).empty()) return "--dispatch";
+  if (!wasm::engine_unavailable(d, p).empty()) return "--placement";
+  return b == wasm::Budget::kNone ? "--bounds" : "--budget";
 }
 
 std::vector<std::string> placement_choices(bool with_all) {

@@ -11,7 +11,13 @@
 
 namespace dlab::cli {
 
-std::vector<std::string> dispatch_choices(bool with_all = false);   // this build's modes ("all" first when asked)
+// Every mode of engines.def ("all" first when asked): one this build lacks is refused with why
+// when it is run, not as an unknown word.
+std::vector<std::string> dispatch_choices(bool with_all = false);
+std::vector<std::string> built_dispatch_modes();  // the modes this build has (what "all" means)
+// The option to name when engine_unavailable(d, p, b) refuses: the mode when this build has none of
+// its engines, else the placement, else the budget (or the bounds).
+const char* unavailable_engine_option(wasm::Dispatch d, wasm::Placement p, wasm::Budget b);
 std::vector<std::string> placement_choices(bool with_all = false);  // every placement
 std::vector<std::string> budget_choices();                           // none, fuel, fuel_machine, deadline
 std::vector<std::string> bounds_choices();                           // check, guard

@@ -179,7 +179,7 @@ void run_valgrind(const std::string& module, const std::string& clock, uint64_t 
 // The bench's options, as parsed.
 struct BenchOptions {
   // Every mode of this build, switch (the first) the baseline; every technique.
-  std::string module, workloads, dispatch = join(dispatch_choices(), ","), variants = "sp", lowerings = default_lowering(), name = "wasm", dbinop;
+  std::string module, workloads, dispatch = join(built_dispatch_modes(), ","), variants = "sp", lowerings = default_lowering(), name = "wasm", dbinop;
   std::string budgets = "none";
   std::string bounds = "check";
   std::string irs = "stack";

@@ -335,7 +335,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
     if (o->cachegrind_pair && budget == wasm::Budget::kDeadline)
       throw CLI::ValidationError("--cachegrind-pair", "the deadline budget's timer thread would not be in the forked child: use --repeat");
     if (std::string why = wasm::engine_unavailable(mode, place, budget); !why.empty())
-      throw CLI::ValidationError(budget == wasm::Budget::kNone ? "--placement" : "--budget", why);
+      throw CLI::ValidationError(unavailable_engine_option(mode, place, budget), why);
     if (std::string why = wasm::engine_unavailable(mode, place, budget, bounds); !why.empty()) throw CLI::ValidationError("--bounds", why);
     wasm::Lowering lowering = *wasm::parse_lowering(o->lowering);
     lowering.ir = *wasm::parse_ir(o->ir);
@@ -595,9 +595,10 @@ void add_wasm_command(CLI::App& app) {
       for (auto place : places) {
         // A pair that cannot exist is said, not silently dropped; asked for alone, it is an error.
         std::string why = wasm::engine_unavailable(mode, place, bud, bnd);
+        const char* option = why.empty() ? "--ir" : unavailable_engine_option(mode, place, bud);
         if (why.empty() && st == wasm::SpecStage::kExecute) why = wasm::ir_unavailable(*wasm::parse_ir(*ir), mode, place, bud, bnd);
         if (!why.empty()) {
-          if (modes.size() == 1 && places.size() == 1) throw CLI::ValidationError("--placement", why);
+          if (modes.size() == 1 && places.size() == 1) throw CLI::ValidationError(option, why);
           fmt::print("== not run: {} ==\n\n", why);
           continue;
         }

@@ -507,7 +507,8 @@ TEST(InterpreterAsm, GotoEnginesKeepTheirOwnIndirectJumps) {
     const int ops = static_cast<int>(wasm::Op::kCount) - static_cast<int>(register_forms().size());
     EXPECT_GT(jumps, ops / 2) << "indirect jumps in run_" << e.engine_name();
   }
-  EXPECT_GT(engines, 0);
+  // goto is an engine only the measurements compare: `just test-compared` runs this with it built.
+  if (engines == 0) GTEST_SKIP() << "no goto engine in this build (configure with -DDLAB_COMPARED_ENGINES=ON)";
 }
 
 // Every tail-call engine (plain and preserve_none): each handler reaches its successor by an

@@ -2,6 +2,8 @@
 // branches, memory, host functions, and traps (each a Trap with the spec's message, after which
 // the runtime keeps working). Modules are written in the text format and assembled by wabt's
 // wat2wasm at test time.
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -346,10 +348,17 @@ INSTANTIATE_TEST_SUITE_P(EveryDispatch, RuntimeTest, ::testing::ValuesIn(dispatc
                          [](const auto& info) { return std::string(dispatch_name(info.param)); });
 
 TEST(Dispatch, NamesRoundTripAndPreserveNoneIsBuiltWithClang) {
-  for (Dispatch d : dispatch_modes()) EXPECT_EQ(parse_dispatch(dispatch_name(d)), d);
+  for (Dispatch d : every_dispatch_mode()) EXPECT_EQ(parse_dispatch(dispatch_name(d)), d);
   EXPECT_FALSE(parse_dispatch("threaded"));
+  EXPECT_EQ(every_dispatch_mode().size(), 4u);
+  auto built = dispatch_modes();
+  for (Dispatch d : built) EXPECT_NE(std::find(every_dispatch_mode().begin(), every_dispatch_mode().end(), d), every_dispatch_mode().end());
+  // goto is built only with the engines the measurements compare (-DDLAB_COMPARED_ENGINES=ON);
+  // a mode this build lacks is refused saying how to build it.
+  const bool has_goto = std::find(built.begin(), built.end(), Dispatch::kGoto) != built.end();
+  if (!has_goto) EXPECT_NE(engine_unavailable(Dispatch::kGoto, Placement::kSp).find("-DDLAB_COMPARED_ENGINES=ON"), std::string::npos);
 #if defined(__clang__) && (defined(__x86_64__) || defined(__aarch64__))
-  EXPECT_EQ(dispatch_modes().size(), 4u);
+  EXPECT_EQ(built.size(), has_goto ? 4u : 3u);
 #endif
 }
 

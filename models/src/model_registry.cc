@@ -7,10 +7,14 @@
 #include "model_registry.inc"
 #undef DL_MODEL
 
-// The stems of the generated files this build leaves out (models/CMakeLists.txt, DLAB_ALL_MODELS):
-// their entries are stubs there (models_not_built.cc), never listed among the built ones.
+// The stems of the generated files this build leaves out (models/CMakeLists.txt, DLAB_ALL_MODELS and
+// DLAB_COMPARED_ENGINES), and those of them a compared build has: their entries are stubs there
+// (models_not_built.cc), never listed among the built ones.
 #ifndef DLAB_MODELS_NOT_BUILT
 #define DLAB_MODELS_NOT_BUILT " "
+#endif
+#ifndef DLAB_MODELS_COMPARED
+#define DLAB_MODELS_COMPARED " "
 #endif
 
 namespace dlab::models {
@@ -23,10 +27,18 @@ struct Registry {
 const Registry& registry() {
   static const Registry r = [] {
     Registry r;
-    const std::string left_out = DLAB_MODELS_NOT_BUILT;
+    const std::string left_out = DLAB_MODELS_NOT_BUILT, compared = DLAB_MODELS_COMPARED;
+    auto listed = [](const std::string& stems, const char* entry) {
+      return stems.find(" " + std::string(entry).substr(sizeof("dl_run_") - 1) + " ") != std::string::npos;
+    };
 #define DL_MODEL(model, variant, dispatch, entry)                                                                      \
-  if (left_out.find(" " + std::string(#entry).substr(sizeof("dl_run_") - 1) + " ") == std::string::npos)               \
+  if (!listed(left_out, #entry))                                                                                      \
     r.built.push_back({model, variant, dispatch, &entry});                                                            \
+  else if (listed(compared, #entry))                                                                                  \
+    r.not_built.push_back({model, variant, dispatch,                                                                  \
+                           "not built in this build: the K-copy models in goto and goto_nodup are built where the "   \
+                           "goto engine is, with the engines only the measurements compare (configure with "          \
+                           "-DDLAB_COMPARED_ENGINES=ON; `just rfc`, `just models` and `just test-compared` do)"});    \
   else                                                                                                                \
     r.not_built.push_back({model, variant, dispatch,                                                                  \
                            "not built in this build: the stack machine's placements beyond sp in the one-function "   \

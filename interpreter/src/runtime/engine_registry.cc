@@ -253,6 +253,14 @@ std::vector<Dispatch> dispatch_modes() {
   return out;
 }
 
+std::vector<Dispatch> every_dispatch_mode() {
+  return {
+#define DISPATCH(name, enumerator, file, form, convention) Dispatch::enumerator,
+#include "dispatchlab/interpreter/engines.def"
+#undef DISPATCH
+  };
+}
+
 const Engine* runtime_impl::find_engine(Dispatch d, Placement p, Budget b, Bounds bounds) {
   for (const auto& e : kEngines)
     if (e.dispatch == d && e.placement == p && e.budget == b && e.bounds == bounds) return &e;
@@ -293,7 +301,7 @@ std::string engine_unavailable(Dispatch d, Placement p, Budget b, Bounds bounds)
                          dispatch_name(d), placement_name(p));
     if (e->build == EngineBuild::kCompared)
       return fmt::format("{} is not built in this build: it is one of the engines only the measurements compare (the "
-                         "handler modes' placements beyond sp, fuel_machine, switch with a budget), which a default build "
+                         "goto mode, the handler modes' placements beyond sp, fuel_machine, switch with a budget), which a default build "
                          "leaves out (configure with -DDLAB_COMPARED_ENGINES=ON; `just rfc`, `just models` and `just "
                          "test-compared` do)",
                          e->name);

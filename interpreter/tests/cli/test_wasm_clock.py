@@ -26,7 +26,7 @@ def clock_module(tmp_path):
     return out
 
 
-@pytest.mark.parametrize("dispatch", ["switch", "tail", "goto"])
+@pytest.mark.parametrize("dispatch", ["switch", "tail", pytest.param("goto", marks=pytest.mark.compared)])
 @pytest.mark.parametrize("clock_id", ["0", "1", "2", "3"])
 def test_a_fixed_clock_steps_by_its_step_in_every_engine_and_clock(dlab_bin, clock_module, dispatch, clock_id):
     out = subprocess.run([str(dlab_bin), "wasm", "run", "--dispatch", dispatch, "--clock", "fixed:1500", str(clock_module),

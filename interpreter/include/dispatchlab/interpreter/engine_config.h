@@ -29,8 +29,12 @@ const char* dispatch_name(Dispatch d);
 // conventions: "default" or "preserve_none".
 const char* dispatch_convention(Dispatch d);
 std::optional<Dispatch> parse_dispatch(std::string_view name);
-// The modes this build has (tail_pn needs clang's preserve_none on x86-64 or AArch64).
+// The modes this build has (tail_pn needs clang's preserve_none on x86-64 or AArch64; goto is an
+// engine only the measurements compare, built with -DDLAB_COMPARED_ENGINES=ON).
 std::vector<Dispatch> dispatch_modes();
+// Every mode of engines.def, built or not: what an option accepts, so that a mode this build lacks
+// is refused with why (engine_unavailable), not as an unknown word.
+std::vector<Dispatch> every_dispatch_mode();
 
 enum class Placement : uint8_t {
 #define PLACEMENT(name, enumerator, sp, top) enumerator,
