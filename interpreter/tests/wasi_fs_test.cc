@@ -45,10 +45,13 @@ TEST_F(WasiFs, PreopensAreFdsFromThreeInOrderAndTheScanEndsWithEbadf) {
   EXPECT_EQ(call("fd_fdstat_get", {0, 0}), kBadf);   // stdin_fd -1: no fd 0
   EXPECT_EQ(call("fd_fdstat_get", {3, 0}), 0u);
   EXPECT_EQ(mem()[0], 3u);  // directory
+  // A preopen has a directory's base rights and passes on every right, all 64 bits, read-only or
+  // not (wasi-libc of the wasi_unstable era checked them before opening): --dir's read-only is
+  // enforced at each call (AReadOnlyPreopenChangesNothing).
   EXPECT_EQ(u64_at(8) & (kFdRead | kFdWrite | kFdSeek), 0u);
-  EXPECT_EQ(u64_at(16), kAll);
+  EXPECT_EQ(u64_at(16), ~uint64_t{0});
   EXPECT_EQ(call("fd_fdstat_get", {4, 0}), 0u);
-  EXPECT_EQ(u64_at(16) & kFdWrite, 0u) << "a read-only preopen passes on no write right";
+  EXPECT_EQ(u64_at(16), ~uint64_t{0}) << "a read-only preopen passes on every right too";
 }
 
 TEST_F(WasiFs, FilesOpenReadSeekWriteAndStat) {
@@ -209,6 +212,21 @@ TEST_F(WasiFs, AReadOnlyPreopenChangesNothing) {
   EXPECT_EQ(read(fd, got), 0u);
   EXPECT_EQ(got, "inside");
   EXPECT_EQ(write(fd, "x"), kNotcapable);
+  // wasi-libc's read open asks for every right but the write ones (its openat's `max`, masked by
+  // the directory's inheriting rights, here all): it opens, and the changing rights are dropped.
+  constexpr uint64_t kLibcReadMax = ~((1ull << 0) | kFdWrite | (1ull << 8) | (1ull << 22));
+  ASSERT_EQ(open(3, "file.txt", fd, 0, kLibcReadMax, ~uint64_t{0}), 0u);
+  EXPECT_EQ(call("fd_fdstat_get", {fd, 0}), 0u);
+  EXPECT_EQ(u64_at(8) & ((1ull << 23) | kFdWrite), 0u) << "no set_times, no write";
+  EXPECT_NE(u64_at(8) & kFdRead, 0u);
+  EXPECT_EQ(u64_at(16) & ((1ull << 10) | (1ull << 26)), 0u) << "inheriting: no create, no unlink";
+  EXPECT_EQ(call("fd_filestat_set_times", {fd, 0, 0, 2 | 8}), kNotcapable);
+  EXPECT_EQ(write(fd, "x"), kNotcapable);
+  // A folder opened under it is read-only too, whatever it asks for.
+  uint32_t sub;
+  ASSERT_EQ(open(3, "sub", sub, kDirectory, kLibcReadMax, ~uint64_t{0}), 0u);
+  EXPECT_EQ(open(sub, "n.txt", fd, kCreat, 0, 0), kNotcapable);
+  EXPECT_EQ(on_path("path_create_directory", sub, "d"), kNotcapable);
   EXPECT_EQ(slurp(root() / "file.txt"), "inside");
   EXPECT_EQ(std::distance(fs::directory_iterator(root()), fs::directory_iterator()), 2);  // file.txt, sub
 }

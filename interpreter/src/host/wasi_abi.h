@@ -47,13 +47,17 @@ inline constexpr uint64_t kDirRights = kPathCreateDirectory | kPathCreateFile | 
 inline constexpr uint64_t kFileRights = kFdDatasync | kFdRead | kFdSeek | kFdFdstatSetFlags | kFdSync | kFdTell |
                                         kFdWrite | kFdAdvise | kFdAllocate | kFdFilestatGet | kFdFilestatSetSize |
                                         kFdFilestatSetTimes | kPollFdReadwrite;
-// The rights that change the tree or a file's bytes, sizes or times: a read-only preopen has none
-// (link source too: a hard link made elsewhere would make the file writable there).
+// The rights that change the tree or a file's bytes, sizes or times: no fd under a read-only
+// preopen may use them, whatever its rights say (FdEntry::read_only; link source too: a hard link
+// made elsewhere would make the file writable there).
 inline constexpr uint64_t kModifyingRights = kFdDatasync | kFdWrite | kFdAllocate | kPathCreateDirectory |
                                              kPathCreateFile | kPathLinkSource | kPathLinkTarget |
                                              kPathRenameSource | kPathRenameTarget | kPathFilestatSetSize |
                                              kPathFilestatSetTimes | kFdFilestatSetSize | kFdFilestatSetTimes |
                                              kPathSymlink | kPathRemoveDirectory | kPathUnlinkFile;
+// The rights that make path_open open a file for writing (wasi-libc asks for them for O_WRONLY and
+// O_RDWR, and for no read-only open).
+inline constexpr uint64_t kWriteRights = kFdWrite | kFdAllocate | kFdFilestatSetSize;
 
 // filetype
 enum : uint8_t {

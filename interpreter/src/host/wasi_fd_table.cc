@@ -27,7 +27,8 @@ FdEntry* FdTable::get(uint32_t fd, uint64_t rights, uint32_t& err) {
     err = kBadf;
     return nullptr;
   }
-  if ((e->base & rights) != rights) {
+  const uint64_t held = e->read_only ? e->base & ~kModifyingRights : e->base;
+  if ((held & rights) != rights) {
     err = kNotcapable;
     return nullptr;
   }
@@ -110,12 +111,14 @@ void populate(WasiState& s) {
     e->filetype = kFtDirectory;
     e->preopen = true;
     e->preopen_name = p.guest;
+    // A directory's rights as base, and every right as inheriting, all 64 bits, read-only or
+    // not: wasi-libc of the wasi_unstable era compared what it would ask for (its `max`: every bit
+    // but the ones the access mode contradicts) with a preopen's inheriting rights itself, and
+    // opened nothing under one that lacked some (wasm3 grants every bit). --dir's read-only is
+    // the flag, checked at every call.
     e->base = kDirRights;
-    e->inheriting = kAllRights;
-    if (!p.writable) {
-      e->base &= ~kModifyingRights;
-      e->inheriting &= ~kModifyingRights;
-    }
+    e->inheriting = ~uint64_t{0};
+    e->read_only = !p.writable;
     s.fds.put(fd++, std::move(e));
   }
 }

@@ -31,6 +31,11 @@ struct FdEntry {
   uint8_t filetype = kFtUnknown;
   uint16_t fdflags = 0;
   uint64_t base = 0, inheriting = 0;
+  // Under a read-only preopen (--dir): no call may use kModifyingRights, whatever base says.
+  // Read-only is this flag, not missing rights, because a preopen passes on every right as
+  // inheriting: wasi-libc of the wasi_unstable era checked a preopen's inheriting rights itself
+  // and could open nothing under one that lacked some.
+  bool read_only = false;
   bool preopen = false;
   std::string preopen_name;  // fd_prestat_dir_name
   std::vector<DirEntryInfo> listing;
@@ -43,8 +48,8 @@ struct FdEntry {
 
 class FdTable {
  public:
-  // The entry of `fd` if it exists and has every right in `rights`; else null with `err` EBADF
-  // (no such fd) or ENOTCAPABLE (a right missing).
+  // The entry of `fd` if it exists and has every right in `rights` (none of kModifyingRights
+  // when it is read_only); else null with `err` EBADF (no such fd) or ENOTCAPABLE (a right missing).
   FdEntry* get(uint32_t fd, uint64_t rights, uint32_t& err);
   FdEntry* find(uint32_t fd);
   // The lowest free number; kMfile past kMaxFds open fds (the entry is then dropped, closing it).

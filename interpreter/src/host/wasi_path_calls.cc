@@ -44,6 +44,14 @@ void path_open(HostCall& hc, WasiState& s, Abi) {
   FdEntry* dir = dir_fd(s, arg32(hc, 0), need, err);
   if (!dir) return set(hc, err);
   if ((oflags & ~0xfu) || (fdflags & ~0x1fu)) return set(hc, kInval);
+  // Under a read-only preopen a write is refused; the other changing rights are dropped, not
+  // refused: wasi-libc asks for every right the directory passes on but the write ones for a read
+  // (its openat's `max`), which would otherwise refuse every open there.
+  if (dir->read_only) {
+    if (base & kWriteRights) return set(hc, kNotcapable);
+    base &= ~kModifyingRights;
+    inheriting &= ~kModifyingRights;
+  }
   // No more than the directory passes on.
   if ((base & ~dir->inheriting) || (inheriting & ~dir->inheriting)) return set(hc, kNotcapable);
   std::string path;
@@ -51,7 +59,7 @@ void path_open(HostCall& hc, WasiState& s, Abi) {
   if (!g.ok(out, 4)) return set(hc, kFault);
 
   // The access mode the rights need (as wasi-libc asks for them: write rights for O_WRONLY).
-  bool write = base & (kFdWrite | kFdAllocate | kFdFilestatSetSize);
+  bool write = base & kWriteRights;
   bool read = base & (kFdRead | kFdReaddir);
   int flags = (write ? (read ? O_RDWR : O_WRONLY) : O_RDONLY) | O_NOCTTY;
   if (oflags & kOflagCreat) flags |= O_CREAT;
@@ -77,6 +85,7 @@ void path_open(HostCall& hc, WasiState& s, Abi) {
   e->fdflags = static_cast<uint16_t>(fdflags);
   e->base = base & (e->filetype == kFtDirectory ? kDirRights : kFileRights);  // what applies to it
   e->inheriting = inheriting;
+  e->read_only = dir->read_only;
   e->host = fd.release();
   uint32_t guest_fd;
   if (uint32_t r = s.fds.insert(std::move(e), guest_fd)) return set(hc, r);

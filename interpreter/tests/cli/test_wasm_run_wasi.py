@@ -1,7 +1,8 @@
 """WASI as real programs use it, through `dlab wasm run`: a C program (interpreter/tests/programs/io.c)
 that reads standard input, files named on its command line and folders, and writes and seeks
 files, gives the output of the same source built natively, in the default engine and a stack-IR
-one; a module importing the older `wasi_unstable` name links and runs; a guest cannot leave
+one; a module importing the older `wasi_unstable` name links and runs, and one opening files as the
+libc of that era did (checking a preopen's rights itself) opens them; a guest cannot leave
 its preopened folder (.., absolute paths, symbolic links, hard links), nor write in a read-only one;
 fd_write takes more iovecs than a 16-bit count; and a command's proc_exit status is dlab's exit
 status, one outside 0..255 a failure."""
@@ -104,6 +105,26 @@ def test_a_module_importing_wasi_unstable_runs(dlab_bin, wat):
     got = subprocess.run([str(dlab_bin), "wasm", "run", str(module)], capture_output=True, timeout=60)
     assert got.returncode == 0, got.stderr
     assert got.stdout == b"hello from wasi_unstable\n"
+
+
+def test_a_program_of_the_old_rights_model_opens_files_and_read_only_still_refuses_writes(dlab_bin, tmp_path):
+    # interpreter/tests/programs/old_libc_open.wat opens as wasi-libc of the wasi_unstable era did,
+    # checking the preopen's rights itself first (issue 48 item 12: such a program opened nothing).
+    module = tmp_path / "old_libc_open.wasm"
+    subprocess.run(["wat2wasm", str(REPO / "interpreter" / "tests" / "programs" / "old_libc_open.wat"), "-o", str(module)], check=True)
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "data.txt").write_text("inside\n")
+    got = dlab_run(dlab_bin, "default", "--dir", f"{data}::.", str(module))
+    assert got.returncode == 0, (got.returncode, got.stdout, got.stderr)
+    assert got.stdout == b"read: inside\nwrite: refused 076\n"  # ENOTCAPABLE: --dir is read-only
+    assert not (data / "made.txt").exists()
+    for engine in ENGINES:
+        got = dlab_run(dlab_bin, engine, "--dir-rw", f"{data}::.", str(module))
+        assert got.returncode == 0, (got.returncode, got.stdout, got.stderr)
+        assert got.stdout == b"read: inside\nwrite: made\n"
+        assert (data / "made.txt").read_text() == "made"
+        (data / "made.txt").unlink()
 
 
 def test_a_deadline_stops_a_guest_blocked_reading_stdin(dlab_bin, io_programs):
