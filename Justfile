@@ -129,10 +129,17 @@ plots RUN="": build
 flushes KINDS="p,o" COPIES="1,8,16,24,32,64,128" WINDOWS="32,64,128": build
     predictors/tools/kcopy-flushes {{build_dir}} {{KINDS}} {{COPIES}} {{WINDOWS}}
 
-# fuzz the WebAssembly decoder, validator, instantiation and execution (under fuel) for SECONDS (default 60), seeded with the WebAssembly 3.0 suite's modules
-fuzz SECONDS="60":
+# fuzz the WebAssembly decoder, validator, instantiation and execution (under fuel) for SECONDS (default 60), seeded with the WebAssembly 3.0 suite's modules; `just fuzz SECONDS differential [--seed N ...]`: instead, random modules (binaryen's wasm-opt -ttf) in every engine configuration of the release build against binaryen's interpreter and each other, a disagreement reduced into build/fuzz-differential/ (tools/fuzz_differential.py)
+fuzz SECONDS="60" MODE="decoder" *ARGS:
     #!/usr/bin/env bash
     set -euo pipefail
+    case "{{MODE}}" in
+      decoder) [ -z "{{ARGS}}" ] || { echo "just fuzz: extra arguments are for the differential mode (just fuzz SECONDS differential ARGS)" >&2; exit 2; } ;;
+      differential)
+        [ -x {{dlab}} ] || just build
+        exec {{python}} tools/fuzz_differential.py --seconds {{SECONDS}} --dlab {{dlab}} {{ARGS}} ;;
+      *) echo "just fuzz: MODE is decoder (the default) or differential, not '{{MODE}}'" >&2; exit 2 ;;
+    esac
     [ -f build/fuzz/build.ninja ] || cmake --preset fuzz
     cmake --build build/fuzz --target wasm_decode_fuzzer
     corpus=build/fuzz/corpus; mkdir -p "$corpus"
