@@ -23,14 +23,17 @@ tool error (what to do is printed).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import random
 import re
 import shutil
+import signal
 import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -67,8 +70,21 @@ class ToolError(Exception):
     """A usage or tool error: exit status 2, with what to do."""
 
 
+_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """Text from a tool or a module (binaryen's output, dlab's messages, export names) made safe for
+    a terminal: control characters (an escape sequence's ESC, BEL, ...) as \\xHH."""
+    return _UNPRINTABLE.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def say(msg: str) -> None:
-    print(msg, flush=True)
+    print(printable(msg), flush=True)
+
+
+def warn(msg: str) -> None:
+    print(printable(msg), file=sys.stderr, flush=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -135,7 +151,11 @@ def derive_matrix(dlab: str, smoke_dir: Path, lowerings: str = "singles", jobs: 
     without a budget, every single technique too (`lowerings="all"`: on every row; "ends": plain and
     the default only). Combinations dlab refuses (a technique of the other IR) are left out, each
     with a line saying so; rows this build has not, too."""
-    help_text = _run([dlab, "wasm", "spec", "--help"], timeout=60).stdout
+    helped = _run([dlab, "wasm", "spec", "--help"], timeout=60)
+    if helped.returncode != 0:
+        raise ToolError(f"`{dlab} wasm spec --help` failed ({helped.returncode}): "
+                        f"{(helped.stderr.strip() or '(no message)')[:300]}: is this dlab current? (`just build`)")
+    help_text = helped.stdout
     lowering_choices, default_lowering = _choices(help_text, "--lowering")
     irs, _ = _choices(help_text, "--ir")
     singles = [c for c in lowering_choices if "+" not in c and c != "plain"]
@@ -181,28 +201,84 @@ def derive_matrix(dlab: str, smoke_dir: Path, lowerings: str = "singles", jobs: 
     return Matrix(configs, notes)
 
 
+def check_configs(dlab: str, configs: list[Config], smoke_dir: Path) -> None:
+    """A ToolError for a --config dlab refuses as a usage error (exit 2, its message), before any
+    module: run, it would look like a crash. A configuration that crashes here is left to the run,
+    where a crash is a finding."""
+    smoke_dir.mkdir(parents=True, exist_ok=True)
+    (smoke_dir / "smoke.bin.wast").write_text('(module binary "\\00asm\\01\\00\\00\\00")\n')
+    for c in configs:
+        out = _run([dlab, "wasm", "spec", "--suite", str(smoke_dir), *c.args()], timeout=60)
+        if out.returncode == 2:
+            why = (out.stderr.strip().splitlines() or ["(no message)"])[-1]
+            raise ToolError(f"--config {c.label()}: dlab refuses it: {re.sub(r'^dlab: error: ', '', why)} "
+                            "(`dlab wasm engines` lists this build's engines)")
+
+
 # ---------------------------------------------------------------------------------------------
 # Processes.
 
 REAPPEAR_SECONDS = 180  # how long a program that went away mid-run (dlab being rebuilt) is waited for
 
 
+# The programs running now (from every thread), so that an interrupt ends them at once: a worker
+# thread waiting on a dlab run would otherwise hold the exit for up to DLAB_TIMEOUT.
+_children: set[subprocess.Popen] = set()
+_children_lock = threading.RLock()   # re-entrant: the SIGINT handler runs in the main thread, maybe holding it
+_stopping = threading.Event()
+
+
+def _stop_children() -> None:
+    _stopping.set()
+    with _children_lock:
+        for p in list(_children):
+            try:
+                p.kill()
+            except OSError:
+                pass
+
+
 def _run(cmd: list[str], timeout: float, **kw) -> subprocess.CompletedProcess:
     """A program's run, its output captured. A program that is missing, busy or half-written (a
-    rebuild under way) is tried again every 5 s for REAPPEAR_SECONDS, then a ToolError."""
+    rebuild under way) is tried again every 5 s for REAPPEAR_SECONDS, then a ToolError. After an
+    interrupt: KeyboardInterrupt, and no program started."""
     waited = 0
     while True:
+        if _stopping.is_set():
+            raise KeyboardInterrupt
         try:
-            return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
-        except subprocess.TimeoutExpired:
-            return subprocess.CompletedProcess(cmd, 124, "", f"timed out after {timeout} s")
+            with _children_lock:
+                if _stopping.is_set():
+                    raise KeyboardInterrupt
+                proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                        errors="replace", **kw)
+                _children.add(proc)
         except OSError as e:   # ENOENT, ETXTBSY, ENOEXEC, EACCES
             if waited >= REAPPEAR_SECONDS:
                 raise ToolError(f"{cmd[0]}: {e.strerror} (waited {waited} s for it)")
             if waited == 0:
-                print(f"fuzz_differential: {cmd[0]}: {e.strerror}; waiting for it (a rebuild?)", file=sys.stderr, flush=True)
-            time.sleep(5)
+                warn(f"fuzz_differential: {cmd[0]}: {e.strerror}; waiting for it (a rebuild?)")
+            if _stopping.wait(5):
+                raise KeyboardInterrupt
             waited += 5
+            continue
+        try:
+            try:
+                out, err = proc.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+                return subprocess.CompletedProcess(cmd, 124, "", f"timed out after {timeout} s")
+            except BaseException:
+                proc.kill()
+                proc.wait()
+                raise
+        finally:
+            with _children_lock:
+                _children.discard(proc)
+        if _stopping.is_set():
+            raise KeyboardInterrupt
+        return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 def find_tools(dlab: str | None) -> tuple[str, str]:
@@ -211,8 +287,12 @@ def find_tools(dlab: str | None) -> tuple[str, str]:
     if not wasm_opt:
         raise ToolError("wasm-opt not found: run ./tools/bootstrap (it installs binaryen from npm)")
     dlab = dlab or os.environ.get("DLAB_BIN") or str(REPO / "build" / "release" / "dlab")
-    if not Path(dlab).is_file() or not os.access(dlab, os.X_OK):
+    # Absolute: the reproducer's commands run it from the reproducer's folder.
+    dlab = os.path.abspath(dlab)
+    if not Path(dlab).is_file():
         raise ToolError(f"dlab not found at {dlab}: run `just build` (or give --dlab PATH)")
+    if not os.access(dlab, os.X_OK):
+        raise ToolError(f"dlab at {dlab} is not executable: run `just build` (or give --dlab PATH)")
     version = _run([wasm_opt, "--version"], timeout=60)
     if version.returncode != 0:
         raise ToolError(f"`{wasm_opt} --version` failed: {version.stderr.strip()[:200]}: run ./tools/bootstrap")
@@ -833,7 +913,7 @@ def write_reproducer(finding: Finding, out: Path, dlab: str, seed: int, wasm_opt
              "", "reproduce the whole finding (binaryen again, every configuration):",
              "  " + shell(self_command() + ["--seed", str(seed), "--only", str(case.index), "--dlab", dlab, "--reduce-seconds", "0"]),
              "check this module alone (prints DISAGREE, exit 1, while it disagrees):",
-             f"  (cd {folder} && {shell(check)})",
+             f"  (cd {shell([str(folder.resolve())])} && {shell(check)})",
              "what each configuration gives (every probe fails on purpose and prints its outcome):"]
     for c in finding.configs:
         lines.append("  " + shell([dlab, "wasm", "spec", "--verbose", "--suite", str(suite), *c.args()]))
@@ -842,7 +922,7 @@ def write_reproducer(finding: Finding, out: Path, dlab: str, seed: int, wasm_opt
         reduced = reduce(finding, folder, dlab, wasm_opt, reduce_seconds)
         if reduced:
             lines += ["", f"reduced ({before} -> {reduced.stat().st_size} bytes, in at most {reduce_seconds:g} s): {reduced}",
-                      "  (cd " + str(folder) + " && " + shell(check_command(reduced.name, finding, dlab, case.relaxed)) + ")",
+                      "  (cd " + shell([str(folder.resolve())]) + " && " + shell(check_command(reduced.name, finding, dlab, case.relaxed)) + ")",
                       f"  its probe script (no log entries read back): {folder / 'reduced.bin.wast'}"]
         else:
             lines += ["", f"not reduced: no smaller module disagreed the same way within {reduce_seconds:g} s"]
@@ -1004,6 +1084,7 @@ def campaign(args) -> int:
         + ("; one module of it: --only N)" if args.only is None else ")"))
     if args.config:
         configs = [Config.parse(c) for c in args.config]
+        check_configs(dlab, configs, scratch / "smoke")
     else:
         matrix = derive_matrix(dlab, scratch / "smoke", args.lowerings, args.jobs)
         for note in matrix.notes:
@@ -1099,6 +1180,9 @@ def campaign(args) -> int:
             f"{stats.translation} where only binaryen's -ttf run differed")
     if stats.stopped_early:
         say(f"  {stats.stopped_early} module(s) compared up to a resource limit or a binaryen host limit only")
+    if stats.modules and not stats.compared:
+        raise ToolError(f"no module was compared ({stats.modules} made, none run in dlab: "
+                        + "; ".join(stats.skipped) + "): is wasm-opt binaryen 132? (./tools/bootstrap)")
     say("no disagreement")
     if not args.keep:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -1139,12 +1223,12 @@ def check(args) -> int:
     verdict = check_module(Path(args.wasm), configs, dlab, wasm_opt if args.binaryen else None, args.relaxed)
     if isinstance(verdict, str):
         if args.verbose:
-            print(verdict, file=sys.stderr)
+            warn(verdict)
         print("NOT COMPARED")
         return 3
     if args.verbose:
         for f in verdict.findings:
-            print(f"{f.kind} at line {f.line}: {f.detail}", file=sys.stderr)
+            warn(f"{f.kind} at line {f.line}: {f.detail}")
     print("DISAGREE" if verdict.findings else "AGREE")
     return 1 if verdict.findings else 0
 
@@ -1183,16 +1267,35 @@ def main(argv: list[str] | None = None) -> int:
                        help="report a difference that --denan makes go away (a NaN's bits) as a disagreement too")
         p.add_argument("--verbose", action="store_true", help="say where each module's comparison stopped early")
         args = p.parse_args(argv)
+        for name in ("seconds", "reduce_seconds", "progress_every"):
+            value = getattr(args, name)
+            if not math.isfinite(value) or value < 0:
+                p.error(f"--{name.replace('_', '-')} {value:g}: give a number of seconds, 0 or more")
+        if args.modules < 0:
+            p.error(f"--modules {args.modules}: give 0 (no limit) or more")
+        if args.batch < 1 or args.jobs < 1:
+            p.error(f"--batch {args.batch} --jobs {args.jobs}: each must be 1 or more")
         if not args.seconds and not args.modules and args.only is None:
             p.error("give --seconds, --modules or --only (a campaign needs an end)")
         run = campaign
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        # An interrupt ends the programs running now first, so that no worker thread holds the exit
+        # (a SIGINT to this process alone reaches none of them).
+        def interrupted(signum, frame):
+            _stop_children()
+            raise KeyboardInterrupt
+        signal.signal(signal.SIGINT, interrupted)
     try:
         return run(args)
     except ToolError as e:
-        print(f"fuzz_differential: error: {e}", file=sys.stderr)
+        warn(f"fuzz_differential: error: {e}")
+        return 2
+    except OSError as e:   # --out not writable, a full disk
+        warn(f"fuzz_differential: error: {e.filename or ''}: {e.strerror or e} (check --out and the disk)")
         return 2
     except KeyboardInterrupt:
-        print("fuzz_differential: interrupted", file=sys.stderr)
+        _stop_children()
+        warn("fuzz_differential: interrupted")
         return 130
 
 

@@ -291,3 +291,127 @@ exec "{dlab_bin}" "$@"
     assert out.returncode == 1, out.stdout[-3000:] + out.stderr[-2000:]
     assert "DISAGREEMENT (crash) in module 1 of seed 3" in out.stdout
     assert "tail/sp/none/check/stack/plain: dlab crashed (signal 11)" in out.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# Hostile inputs: bad numbers, a configuration dlab refuses, an unwritable --out, reproducer
+# commands from another folder, SIGINT to the tool alone, terminal escapes from the tools.
+
+def fake_wasm_opt(folder: Path, ttf: str = "exit 1") -> Path:
+    """A wasm-opt on a PATH of its own: --version answers (with an escape sequence in it), the rest
+    runs `ttf`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    tool = folder / "wasm-opt"
+    tool.write_text("#!/bin/bash\n"
+                    "if [ \"$1\" = --version ]; then printf 'wasm-opt version 132 \\033]0;TITLE\\007\\033[2J\\n'; exit 0; fi\n"
+                    f"{ttf}\n")
+    tool.chmod(0o755)
+    return folder
+
+
+@pytest.mark.parametrize("bad", [["--seconds", "-5"], ["--seconds", "nan"], ["--modules", "-1"], ["--batch", "0"],
+                                 ["--jobs", "0"], ["--reduce-seconds", "nan"], ["--progress-every", "-1"]])
+def test_d_a_number_out_of_range_is_a_usage_error(dlab_bin, tmp_path, bad):
+    # Before: --seconds -5 and --modules -1 compared nothing and said "no disagreement" (exit 0),
+    # --seconds nan and --batch 0 never ended, --jobs 0 was a traceback.
+    env = dict(os.environ, PATH=f"{fake_wasm_opt(tmp_path / 'bin')}:{os.environ['PATH']}")
+    args = ["--seed", "1", "--dlab", str(dlab_bin), "--out", str(tmp_path / "out"), *bad]
+    if bad[0] not in ("--seconds", "--modules"):
+        args += ["--modules", "1"]
+    out = run_tool(*args, env=env, timeout=30)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert bad[0] in out.stderr and "Traceback" not in out.stderr
+
+
+def test_d_a_configuration_dlab_refuses_is_a_usage_error(dlab_bin, tmp_path):
+    # Before: reported as a crash (exit 1, a reproducer) although nothing ran.
+    env = dict(os.environ, PATH=f"{fake_wasm_opt(tmp_path / 'bin')}:{os.environ['PATH']}")
+    out = run_tool("--seed", "1", "--only", "0", "--dlab", str(dlab_bin), "--out", str(tmp_path / "out"),
+                   "--config", "nope/sp/none/check/stack/plain", env=env, timeout=60)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "fuzz_differential: error: --config nope/sp/none/check/stack/plain" in out.stderr
+    assert "nope not in" in out.stderr and "DISAGREEMENT" not in out.stdout
+
+
+def test_d_an_out_folder_that_cannot_be_made_is_a_usage_error(dlab_bin, tmp_path):
+    # Before: a traceback (exit 1, a disagreement's status).
+    env = dict(os.environ, PATH=f"{fake_wasm_opt(tmp_path / 'bin')}:{os.environ['PATH']}")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    out = run_tool("--seed", "1", "--only", "0", "--dlab", str(dlab_bin), "--out", str(blocker / "out"), env=env, timeout=60)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "Traceback" not in out.stderr and str(blocker) in out.stderr
+
+
+def test_d_terminal_escapes_from_the_tools_are_not_printed_and_nothing_compared_is_an_error(dlab_bin, tmp_path):
+    # Before: wasm-opt's escape sequences reached the terminal, and a wasm-opt that made no module
+    # gave "no disagreement", exit 0.
+    ttf = "printf 'boom \\033[31mRED\\033]0;TITLE\\007\\n' >&2; exit 1"
+    env = dict(os.environ, PATH=f"{fake_wasm_opt(tmp_path / 'bin', ttf)}:{os.environ['PATH']}")
+    out = run_tool("--seed", "1", "--modules", "2", "--batch", "2", "--dlab", str(dlab_bin), "--out", str(tmp_path / "out"),
+                   "--config", "tail/sp/none/check/stack/plain", env=env, timeout=60)
+    assert "\x1b" not in out.stdout and "\x1b" not in out.stderr and "\x07" not in out.stdout + out.stderr
+    assert "\\x1b" in out.stdout  # shown, escaped
+    assert out.returncode == 2 and "no module was compared" in out.stderr
+
+
+@needs_binaryen
+def test_d_the_reproducers_commands_run_from_another_folder(dlab_bin, tmp_path):
+    # `just fuzz` gives --dlab build/release/dlab (relative): the README's `(cd FOLDER && ... check
+    # --dlab build/release/dlab)` found no dlab there; and a FOLDER with a space was not quoted.
+    fake = tmp_path / "dlab"
+    fake.write_text(f"""#!/bin/bash
+case " $* " in *" spec "*"--verbose"*"--lowering plain "*) kill -SEGV $$;; esac
+exec "{dlab_bin}" "$@"
+""")
+    fake.chmod(0o755)
+    out = subprocess.run([sys.executable, str(TOOL), "--seed", "3", "--only", "1", "--reduce-seconds", "0", "--dlab", "./dlab",
+                          "--out", "out dir", "--config", "tail/sp/none/check/stack/fold", "--config",
+                          "tail/sp/none/check/stack/plain"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert out.returncode == 1, out.stdout[-3000:] + out.stderr[-2000:]
+    readme = (tmp_path / "out dir" / "3-1" / "README.txt").read_text().splitlines()
+    check = readme[readme.index(next(l for l in readme if l.startswith("check this module alone"))) + 1].strip()
+    again = subprocess.run(["bash", "-c", check], capture_output=True, text=True, timeout=120, cwd="/")
+    assert again.stdout.strip() == "DISAGREE", check + "\n" + again.stderr
+
+
+@needs_binaryen
+def test_d_sigint_to_the_tool_alone_stops_it_and_its_children_promptly(dlab_bin, tmp_path):
+    # A SIGINT to the tool's process only (kill -INT, a supervisor): before, it waited for every
+    # dlab run under way (up to 300 s each), which went on running.
+    import signal
+    import time
+    started = tmp_path / "started"
+    fake = tmp_path / "dlab"
+    fake.write_text(f"""#!/bin/bash
+case " $* " in *" --verbose "*) touch "{started}"; exec sleep 1000;; esac
+exec "{dlab_bin}" "$@"
+""")
+    fake.chmod(0o755)
+
+    def pre():
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+    proc = subprocess.Popen([sys.executable, str(TOOL), "--seed", "3", "--only", "0", "--reduce-seconds", "0", "--dlab", str(fake),
+                             "--out", str(tmp_path / "out"), "--config", "tail/sp/none/check/stack/fold", "--config",
+                             "tail/sp/none/check/stack/plain"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=pre, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not started.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        assert started.exists(), proc.communicate()
+        time.sleep(0.5)
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        assert time.monotonic() - t0 < 10
+        assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err, err
+        time.sleep(0.5)
+        left = subprocess.run(["ps", "-o", "pid=,args=", "-g", str(proc.pid)], capture_output=True, text=True).stdout
+        assert "sleep 1000" not in left, left
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
