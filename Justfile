@@ -130,15 +130,19 @@ flushes KINDS="p,o" COPIES="1,8,16,24,32,64,128" WINDOWS="32,64,128": build
     predictors/tools/kcopy-flushes {{build_dir}} {{KINDS}} {{COPIES}} {{WINDOWS}}
 
 # fuzz the WebAssembly decoder, validator, instantiation and execution (under fuel) for SECONDS (default 60), seeded with the WebAssembly 3.0 suite's modules; `just fuzz SECONDS differential [--seed N ...]`: instead, random modules (binaryen's wasm-opt -ttf) in every engine configuration of the release build against binaryen's interpreter and each other, a disagreement reduced into build/fuzz-differential/ (tools/fuzz_differential.py)
+[positional-arguments]
 fuzz SECONDS="60" MODE="decoder" *ARGS:
     #!/usr/bin/env bash
     set -euo pipefail
-    case "{{MODE}}" in
-      decoder) [ -z "{{ARGS}}" ] || { echo "just fuzz: extra arguments are for the differential mode (just fuzz SECONDS differential ARGS)" >&2; exit 2; } ;;
+    # The arguments as the shell's own ($1 SECONDS, $2 MODE, then ARGS), each one intact: a folder
+    # with a space stays one argument.
+    seconds=$1 mode=$2; shift 2
+    case "$mode" in
+      decoder) [ $# -eq 0 ] || { echo "just fuzz: extra arguments are for the differential mode (just fuzz SECONDS differential ARGS)" >&2; exit 2; } ;;
       differential)
         just build  # the binary the modules run in is the current source's (a no-op when it is)
-        exec {{python}} tools/fuzz_differential.py --seconds {{SECONDS}} --dlab {{dlab}} {{ARGS}} ;;
-      *) echo "just fuzz: MODE is decoder (the default) or differential, not '{{MODE}}'" >&2; exit 2 ;;
+        exec {{python}} tools/fuzz_differential.py --seconds "$seconds" --dlab {{dlab}} "$@" ;;
+      *) printf 'just fuzz: MODE is decoder (the default) or differential, not %q\n' "$mode" >&2; exit 2 ;;
     esac
     [ -f build/fuzz/build.ninja ] || cmake --preset fuzz
     cmake --build build/fuzz --target wasm_decode_fuzzer
@@ -150,7 +154,7 @@ fuzz SECONDS="60" MODE="decoder" *ARGS:
       {{dlab}} wasm spec --modules-out "$corpus"
     fi
     mkdir -p build/fuzz/crashes
-    build/fuzz/wasm_decode_fuzzer -max_total_time={{SECONDS}} -artifact_prefix=build/fuzz/crashes/ "$corpus"
+    build/fuzz/wasm_decode_fuzzer -max_total_time="$seconds" -artifact_prefix=build/fuzz/crashes/ "$corpus"
 
 # the corpus of real programs (SQLite, LZ4, Lua from npm packages' C sources; interpreter/corpus/): fetch the sources (into ~/.cache/dispatchlab/corpus), then build corpus.wasm, corpus_cmd.wasm and libdlab_corpus_native.so into build/<preset>/interpreter/corpus/
 corpus:

@@ -36,3 +36,23 @@ def test_an_engine_the_build_leaves_out_is_refused_saying_how_to_build_it(dlab_b
     assert out.returncode == 2, out.stderr
     assert "_fuel_machine is not built in this build" in out.stderr and "-DDLAB_COMPARED_ENGINES=ON" in out.stderr
     assert "just test-compared" in out.stderr
+
+
+def test_goto_is_refused_naming_dispatch_or_run_as_this_build_has_it_and_all_says_what_it_left_out(dlab_bin, tmp_path):
+    # goto is an engine only the measurements compare (engines.def: COMPARED).
+    goto_built = built(engine_rows(dlab_bin)["goto"])
+    out = run(dlab_bin, "wasm", "run", "--dispatch", "goto", "--invoke", "fib", kernels(dlab_bin), "10")
+    if goto_built:
+        assert out.returncode == 0 and out.stdout.strip() == "55", out.stderr
+    else:
+        assert out.returncode == 2, out.stderr
+        assert out.stderr.startswith("--dispatch: goto is not built") and "-DDLAB_COMPARED_ENGINES=ON" in out.stderr, out.stderr
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "one.wast").write_text('(module (func (export "f") (result i32) (i32.const 1)))\n'
+                                     '(assert_return (invoke "f") (i32.const 1))\n')
+    spec = run(dlab_bin, "wasm", "spec", "--dispatch", "all", "--suite", str(suite))
+    assert spec.returncode == 0, spec.stderr
+    said_not_run = "== not run: goto is not built in this build" in spec.stdout
+    assert said_not_run != goto_built, spec.stdout
+    assert ("== goto dispatch, sp placement" in spec.stdout) == goto_built, spec.stdout
