@@ -959,7 +959,7 @@ def nan_dependent(finding: Finding, out: Path, seed: int, dlab: str, wasm_opt: s
         f"module.bin.wast:\n{finding.detail}\n\nbut none on denan.wasm (wasm-opt --denan: every NaN a float "
         "operation makes becomes 0), so the difference is a NaN's sign or payload, which the spec leaves to the "
         "implementation for arithmetic NaNs.\nCheck it: "
-        + shell(check_command("module.wasm", finding, dlab, case.relaxed)) + "\n")
+        + f"(cd {shell([str(folder.resolve())])} && {shell(check_command('module.wasm', finding, dlab, case.relaxed))})\n")
     return folder
 
 
