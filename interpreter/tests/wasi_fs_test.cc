@@ -194,6 +194,12 @@ TEST_F(WasiFs, RightsOnlyNarrowAndACallWithoutItsRightIsNotcapable) {
 TEST_F(WasiFs, AReadOnlyPreopenChangesNothing) {
   options_.preopens[0].writable = false;
   load();
+  // It reports the rights its calls may use: path_open, no path_create_file; every bit passed on.
+  EXPECT_EQ(call("fd_fdstat_get", {3, 0}), 0u);
+  EXPECT_NE(u64_at(8) & (1ull << 13), 0u);
+  EXPECT_EQ(u64_at(8) & (1ull << 10), 0u);
+  EXPECT_EQ(u64_at(16), ~uint64_t{0});
+  EXPECT_EQ(call("fd_fdstat_set_rights", {3, (1ull << 13) | (1ull << 10), 0}), kNotcapable);
   uint32_t fd;
   EXPECT_EQ(open(3, "new.txt", fd, kCreat, 0, 0), kNotcapable);
   EXPECT_EQ(open(3, "file.txt", fd, kTrunc, 0, 0), kNotcapable);

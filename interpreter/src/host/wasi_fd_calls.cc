@@ -269,7 +269,7 @@ void fd_fdstat_get(HostCall& hc, WasiState& s, Abi) {
   std::memset(g.at(out), 0, 24);
   g.put_u8(out, e->filetype);
   g.put_u16(out + 2, e->fdflags);
-  g.put_u64(out + 8, e->base);
+  g.put_u64(out + 8, e->usable_base());
   g.put_u64(out + 16, e->inheriting);
   set(hc, kSuccess);
 }
@@ -298,7 +298,7 @@ void fd_fdstat_set_rights(HostCall& hc, WasiState& s, Abi) {
   if (!e) return set(hc, kBadf);
   uint64_t base = arg64(hc, 1), inheriting = arg64(hc, 2);
   // Rights only narrow: an fd never gains one back.
-  if ((base & ~e->base) || (inheriting & ~e->inheriting)) return set(hc, kNotcapable);
+  if ((base & ~e->usable_base()) || (inheriting & ~e->inheriting)) return set(hc, kNotcapable);
   e->base = base;
   e->inheriting = inheriting;
   set(hc, kSuccess);

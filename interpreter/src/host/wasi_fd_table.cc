@@ -27,8 +27,7 @@ FdEntry* FdTable::get(uint32_t fd, uint64_t rights, uint32_t& err) {
     err = kBadf;
     return nullptr;
   }
-  const uint64_t held = e->read_only ? e->base & ~kModifyingRights : e->base;
-  if ((held & rights) != rights) {
+  if ((e->usable_base() & rights) != rights) {
     err = kNotcapable;
     return nullptr;
   }

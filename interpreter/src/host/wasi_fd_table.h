@@ -36,6 +36,9 @@ struct FdEntry {
   // inheriting: wasi-libc of the wasi_unstable era checked a preopen's inheriting rights itself
   // and could open nothing under one that lacked some.
   bool read_only = false;
+  // The base rights calls may use, and what fd_fdstat_get reports: base less kModifyingRights when
+  // read_only (the inheriting rights stay every bit, what that libc checked).
+  uint64_t usable_base() const { return read_only ? base & ~kModifyingRights : base; }
   bool preopen = false;
   std::string preopen_name;  // fd_prestat_dir_name
   std::vector<DirEntryInfo> listing;
