@@ -24,9 +24,8 @@ std::string printable(std::string_view line) {
   return out;
 }
 
-}  // namespace
-
-LackeyTotals read_lackey(std::istream& in, const std::string& source, const std::function<void(const MemoryAccess&)>& on_access) {
+LackeyTotals read(std::istream& in, const std::string& source, const std::function<void(const MemoryAccess&)>* on_access,
+                  const std::function<void(uint64_t, uint32_t)>* on_instruction) {
   LackeyTotals totals;
   std::string line;
   uint64_t number = 0, pc = 0;
@@ -45,17 +44,28 @@ LackeyTotals read_lackey(std::istream& in, const std::string& source, const std:
       pc = address;
       have_instruction = true;
       ++totals.instructions;
+      if (on_instruction) (*on_instruction)(address, size);
       continue;
     }
     if (kind != 'L' && kind != 'S' && kind != 'M')
       throw std::runtime_error(fmt::format("{}:{}: unknown access kind '{}'", source, number, printable(v.substr(0, 2))));
     if (!have_instruction) continue;  // an access before the first instruction (valgrind's start-up): no pc
     uint64_t instruction = totals.instructions - 1;
-    if (kind == 'L' || kind == 'M') on_access({instruction, pc, address, size, AccessKind::kLoad});
-    if (kind == 'S' || kind == 'M') on_access({instruction, pc, address, size, AccessKind::kStore});
+    if (on_access && (kind == 'L' || kind == 'M')) (*on_access)({instruction, pc, address, size, AccessKind::kLoad});
+    if (on_access && (kind == 'S' || kind == 'M')) (*on_access)({instruction, pc, address, size, AccessKind::kStore});
     totals.accesses += kind == 'M' ? 2 : 1;
   }
   return totals;
+}
+
+}  // namespace
+
+LackeyTotals read_lackey(std::istream& in, const std::string& source, const std::function<void(const MemoryAccess&)>& on_access) {
+  return read(in, source, &on_access, nullptr);
+}
+
+LackeyTotals read_lackey_instructions(std::istream& in, const std::string& source, const std::function<void(uint64_t pc, uint32_t size)>& on_instruction) {
+  return read(in, source, nullptr, &on_instruction);
 }
 
 }  // namespace dlab::predictors

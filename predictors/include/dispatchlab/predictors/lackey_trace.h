@@ -21,5 +21,8 @@ struct LackeyTotals {
 // Calls `on_access` for every load and store in order. A malformed line is a std::runtime_error
 // naming `source` and its line number.
 LackeyTotals read_lackey(std::istream& in, const std::string& source, const std::function<void(const MemoryAccess&)>& on_access);
+// Calls `on_instruction` for every instruction ("I  addr,size") in order; the data accesses are
+// checked as read_lackey checks them, and skipped. The branch simulation's source (branch_event.h).
+LackeyTotals read_lackey_instructions(std::istream& in, const std::string& source, const std::function<void(uint64_t pc, uint32_t size)>& on_instruction);
 
 }  // namespace dlab::predictors
