@@ -155,6 +155,7 @@ def test_fetch_without_network_fails_with_one_line(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # nothing left behind
 
 
+@pytest.mark.reference_interpreter
 @pytest.mark.skipif(not SHARED.is_dir(), reason=f"{SHARED} is not here: no spec repository to mirror")
 def test_fetch_from_a_mirror_makes_the_pinned_suite(tmp_path):
     """fetch's clone, checkout, layout, build, conversion and pin check, from a local repository laid
