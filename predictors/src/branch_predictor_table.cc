@@ -1,10 +1,7 @@
 #include "dispatchlab/predictors/branch_predictor_table.h"
 
 #include <algorithm>
-#include <stdexcept>
-
-#include <fmt/format.h>
-
+#include "dispatchlab/predictors/row_selection.h"
 #include "dispatchlab/predictors/btb.h"
 #include "dispatchlab/predictors/cachegrind_conditional.h"
 #include "dispatchlab/predictors/ittage.h"
@@ -66,30 +63,6 @@ const std::vector<BranchPredictorRow>& branch_predictors() {
   return rows;
 }
 
-std::vector<const BranchPredictorRow*> select_branch_predictors(const std::string& list) {
-  const auto& rows = branch_predictors();
-  std::vector<const BranchPredictorRow*> out;
-  if (list == "all") {
-    for (const auto& r : rows) out.push_back(&r);
-    return out;
-  }
-  size_t start = 0;
-  while (start <= list.size()) {
-    size_t comma = list.find(',', start);
-    std::string name = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    const BranchPredictorRow* found = nullptr;
-    for (const auto& r : rows)
-      if (r.name == name) found = &r;
-    if (!found) {
-      std::string known;
-      for (const auto& r : rows) known += (known.empty() ? "" : ", ") + r.name;
-      throw std::invalid_argument(fmt::format("unknown predictor '{}' (known: {}, or all)", name, known));
-    }
-    out.push_back(found);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
+std::vector<const BranchPredictorRow*> select_branch_predictors(const std::string& list) { return select_rows(branch_predictors(), list); }
 
 }  // namespace dlab::predictors

@@ -1,8 +1,6 @@
 #include "dispatchlab/predictors/predictor_table.h"
 
-#include <stdexcept>
-
-#include <fmt/format.h>
+#include "dispatchlab/predictors/row_selection.h"
 
 namespace dlab::predictors {
 
@@ -28,30 +26,6 @@ const std::vector<PredictorRow>& memory_dependence_predictors() {
   return rows;
 }
 
-std::vector<const PredictorRow*> select_predictors(const std::string& list) {
-  const auto& rows = memory_dependence_predictors();
-  std::vector<const PredictorRow*> out;
-  if (list == "all") {
-    for (const auto& r : rows) out.push_back(&r);
-    return out;
-  }
-  size_t start = 0;
-  while (start <= list.size()) {
-    size_t comma = list.find(',', start);
-    std::string name = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    const PredictorRow* found = nullptr;
-    for (const auto& r : rows)
-      if (r.name == name) found = &r;
-    if (!found) {
-      std::string known;
-      for (const auto& r : rows) known += (known.empty() ? "" : ", ") + r.name;
-      throw std::invalid_argument(fmt::format("unknown predictor '{}' (known: {}, or all)", name, known));
-    }
-    out.push_back(found);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
+std::vector<const PredictorRow*> select_predictors(const std::string& list) { return select_rows(memory_dependence_predictors(), list); }
 
 }  // namespace dlab::predictors
