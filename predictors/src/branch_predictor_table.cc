@@ -1,6 +1,7 @@
 #include "dispatchlab/predictors/branch_predictor_table.h"
 
 #include <algorithm>
+
 #include "dispatchlab/predictors/row_selection.h"
 #include "dispatchlab/predictors/btb.h"
 #include "dispatchlab/predictors/cachegrind_conditional.h"

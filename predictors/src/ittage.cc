@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <tuple>
 
 #include "tagged_tables.h"
 
@@ -30,17 +31,8 @@ class Ittage final : public IndirectPredictor {
   uint64_t predict(uint64_t pc, GlobalHistory& h) override {
     indexer_.bind(h);
     pc_ = pc;
-    provider_ = alt_ = -1;
     for (size_t i = 0; i < tables_.size(); ++i) look_[i] = {indexer_.index(i, pc), indexer_.tag(i, pc)};
-    for (int i = static_cast<int>(tables_.size()) - 1; i >= 0; --i)
-      if (hit(i)) {
-        if (provider_ < 0) {
-          provider_ = i;
-        } else {
-          alt_ = i;
-          break;
-        }
-      }
+    std::tie(provider_, alt_) = detail::provider_and_alternate(tables_.size(), [this](int i) { return hit(i); });
     base_at_ = detail::base_index(pc, config_.base_log_entries);
     alt_target_ = alt_ >= 0 ? entry(alt_).target : base_[base_at_].target;
     provider_target_ = provider_ >= 0 ? entry(provider_).target : base_[base_at_].target;

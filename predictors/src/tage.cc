@@ -1,5 +1,7 @@
 #include "dispatchlab/predictors/tage.h"
 
+#include <tuple>
+
 #include "tagged_tables.h"
 
 namespace dlab::predictors {
@@ -43,17 +45,8 @@ class Tage final : public DirectionPredictor {
   bool predict(uint64_t pc, GlobalHistory& h) override {
     indexer_.bind(h);
     pc_ = pc;
-    provider_ = alt_ = -1;
     for (size_t i = 0; i < tables_.size(); ++i) look_[i] = {indexer_.index(i, pc), indexer_.tag(i, pc)};
-    for (int i = static_cast<int>(tables_.size()) - 1; i >= 0; --i)
-      if (hit(i)) {
-        if (provider_ < 0) {
-          provider_ = i;
-        } else {
-          alt_ = i;
-          break;
-        }
-      }
+    std::tie(provider_, alt_) = detail::provider_and_alternate(tables_.size(), [this](int i) { return hit(i); });
     bool base = base_.at(pc) >= 2;
     alt_pred_ = alt_ >= 0 ? entry(alt_).counter >= 0 : base;
     provider_pred_ = provider_ >= 0 ? entry(provider_).counter >= 0 : base;

@@ -5,6 +5,7 @@
 // library.
 #include <cstdint>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -60,6 +61,19 @@ class TaggedIndexer {
 
 inline uint32_t base_index(uint64_t pc, uint32_t log_entries) {
   return static_cast<uint32_t>((pc ^ (pc >> log_entries)) & ((1u << log_entries) - 1));
+}
+
+// The tagged table of longest history whose entry hits (the provider) and the next one down (the
+// alternate prediction), -1 where there is none: the lookup of both papers.
+template <class Hit>
+std::pair<int, int> provider_and_alternate(size_t tables, Hit hit) {
+  int provider = -1;
+  for (int i = static_cast<int>(tables) - 1; i >= 0; --i)
+    if (hit(i)) {
+      if (provider >= 0) return {provider, i};
+      provider = i;
+    }
+  return {provider, -1};
 }
 
 }  // namespace dlab::predictors::detail
