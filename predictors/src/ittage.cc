@@ -71,10 +71,7 @@ class Ittage final : public IndirectPredictor {
     uint64_t target = 0;
     uint8_t confidence = 0;
   };
-  struct Look {
-    uint32_t index;
-    uint16_t tag;
-  };
+  using Look = detail::TaggedLookup;
   Entry& entry(int i) { return tables_[static_cast<size_t>(i)][look_[static_cast<size_t>(i)].index]; }
   bool hit(int i) {
     const Entry& e = entry(i);

@@ -88,10 +88,7 @@ class Tage final : public DirectionPredictor {
     int8_t counter = 0;  // -4..3: taken when >= 0
     uint8_t useful = 0;  // 0..3
   };
-  struct Look {
-    uint32_t index;
-    uint16_t tag;
-  };
+  using Look = detail::TaggedLookup;
   Entry& entry(int i) { return tables_[static_cast<size_t>(i)][look_[static_cast<size_t>(i)].index]; }
   bool hit(int i) {
     const Entry& e = entry(i);

@@ -15,6 +15,12 @@
 
 namespace dlab::predictors::detail {
 
+// Where a branch falls in one tagged table: the entry's index and the partial tag it must carry.
+struct TaggedLookup {
+  uint32_t index;
+  uint16_t tag;
+};
+
 class TaggedIndexer {
  public:
   explicit TaggedIndexer(const std::vector<TaggedTableConfig>& tables) : tables_(tables) {
