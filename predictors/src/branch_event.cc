@@ -6,16 +6,15 @@
 
 #include <fmt/format.h>
 
+#include "dispatchlab/harness/quote.h"
+
 namespace dlab::predictors {
 namespace {
 
 constexpr std::array<std::string_view, kBranchKinds> kNames{"conditional", "indirect_jump", "indirect_call", "return", "direct"};
 
-std::string printable(std::string_view line) {
-  std::string out;
-  for (char c : line.substr(0, 80)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
-  return out;
-}
+// A line quoted in an error, at most 80 bytes of it, escaped for the terminal (the project's one escaping).
+std::string printable(std::string_view line) { return dlab::escape_input(line.substr(0, 80)); }
 
 std::string_view trim(std::string_view v) {
   while (!v.empty() && (v.front() == ' ' || v.front() == '\t' || v.front() == '\r')) v.remove_prefix(1);

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "dispatchlab/harness/quote.h"
+
 namespace dlab::predictors {
 namespace {
 
@@ -18,11 +20,8 @@ bool parse_address_size(std::string_view text, uint64_t& address, uint32_t& size
   return s.ec == std::errc() && s.ptr == text.data() + text.size() && size > 0;
 }
 
-std::string printable(std::string_view line) {
-  std::string out;
-  for (char c : line.substr(0, 80)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
-  return out;
-}
+// A line quoted in an error, at most 80 bytes of it, escaped for the terminal (the project's one escaping).
+std::string printable(std::string_view line) { return dlab::escape_input(line.substr(0, 80)); }
 
 LackeyTotals read(std::istream& in, const std::string& source, const std::function<void(const MemoryAccess&)>* on_access,
                   const std::function<void(uint64_t, uint32_t)>* on_instruction) {

@@ -13,19 +13,11 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "dispatchlab/harness/quote.h"
+
 #include "dispatchlab/predictors/branch_event.h"
 #include "dispatchlab/predictors/branch_predictor_table.h"
 #include "dispatchlab/predictors/lackey_trace.h"
-
-namespace {
-
-std::string printable(const std::string& s) {
-  std::string out;
-  for (unsigned char c : s) out += (c >= 0x20 && c < 0x7f) || c == '\n' ? static_cast<char>(c) : '?';
-  return out;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   using namespace dlab::predictors;
@@ -119,7 +111,7 @@ int main(int argc, char** argv) {
     if (std::fflush(stdout) != 0 || std::ferror(stdout)) throw std::runtime_error("writing the results to stdout failed");
     return 0;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "dlab-predict-branches: {}\n", printable(e.what()));
+    fmt::print(stderr, "dlab-predict-branches: {}\n", dlab::escape_input(e.what()));
     return 1;
   }
 }

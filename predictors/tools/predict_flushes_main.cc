@@ -11,16 +11,12 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "dispatchlab/harness/quote.h"
+
 #include "dispatchlab/predictors/lackey_trace.h"
 #include "dispatchlab/predictors/predictor_table.h"
 
 namespace {
-
-std::string printable(const std::string& s) {
-  std::string out;
-  for (unsigned char c : s) out += (c >= 0x20 && c < 0x7f) || c == '\n' ? static_cast<char>(c) : '?';
-  return out;
-}
 
 uint64_t parse_hex(const std::string& text, const char* what) {
   size_t used = 0;
@@ -110,7 +106,7 @@ int main(int argc, char** argv) {
     if (std::fflush(stdout) != 0 || std::ferror(stdout)) throw std::runtime_error("writing the results to stdout failed");
     return 0;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "dlab-predict-flushes: {}\n", printable(e.what()));
+    fmt::print(stderr, "dlab-predict-flushes: {}\n", dlab::escape_input(e.what()));
     return 1;
   }
 }
