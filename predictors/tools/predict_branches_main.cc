@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
   app.add_option("--sites", sites_file, "the branch sites: 'PC KIND' a line, PC hexadecimal as the trace has it, KIND one of "
                                         "conditional, indirect_jump, indirect_call, return, direct");
   app.add_option("--predictors", predictors, "predictors of the table, comma-separated, or all")->capture_default_str();
-  app.add_option("--dispatches", dispatches, "dispatches the traced run made: adds mispredicts per 1,000 dispatches");
+  app.add_option("--dispatches", dispatches, "dispatches the traced run made: adds mispredicts per 1,000 dispatches")->check(CLI::Range(uint64_t{1}, uint64_t{1} << 50));
   app.add_flag("--list", list, "print the predictor table and exit");
   CLI11_PARSE(app, argc, argv);
   try {

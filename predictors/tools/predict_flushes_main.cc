@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
   app.add_option("--predictors", predictors, "predictors of the table, comma-separated, or all")->capture_default_str();
   app.add_option("--pc-range", pc_range, "LO-HI (hexadecimal): simulate only the loads and stores of instructions in [LO, HI), "
                                          "e.g. the handlers' code; every instruction still counts toward the window");
-  app.add_option("--dispatches", dispatches, "dispatches the traced run made: adds flushes per 1,000 dispatches");
+  app.add_option("--dispatches", dispatches, "dispatches the traced run made: adds flushes per 1,000 dispatches")->check(CLI::Range(uint64_t{1}, uint64_t{1} << 50));
   app.add_flag("--list", list, "print the predictor table and exit");
   CLI11_PARSE(app, argc, argv);
   try {
