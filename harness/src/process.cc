@@ -117,6 +117,10 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     r.spawn_error = "empty argument vector";
     return r;
   }
+  if (o.pass_fd >= 0 && o.pass_fd_as < 3) {
+    r.spawn_error = "pass_fd_as must be 3 or above (0 to 2 are the standard streams)";
+    return r;
+  }
   std::string program = resolve_program(argv[0], r.spawn_error);
   if (program.empty()) return r;
   std::vector<char*> args;
@@ -149,11 +153,18 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     if (o.capture_stdout) ok = ::dup2(out_pipe[1], STDOUT_FILENO) >= 0;
     else if (!o.stdout_file.empty()) ok = redirect(STDOUT_FILENO, o.stdout_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC);
     else if (o.quiet) ok = redirect(STDOUT_FILENO, "/dev/null", O_WRONLY);
+    int err_fd = err_pipe[1];
+    if (o.pass_fd >= 0 && err_fd == o.pass_fd_as) err_fd = ::fcntl(err_fd, F_DUPFD_CLOEXEC, o.pass_fd_as + 1);  // not overwritten below
+    if (ok && o.pass_fd >= 0) {
+      // dup2 onto itself keeps close-on-exec: cleared by hand then.
+      if (o.pass_fd == o.pass_fd_as) ok = ::fcntl(o.pass_fd, F_SETFD, 0) == 0;
+      else ok = ::dup2(o.pass_fd, o.pass_fd_as) >= 0;
+    }
     if (ok && !o.stderr_file.empty()) ok = redirect(STDERR_FILENO, o.stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC);
     else if (ok && o.quiet) ok = redirect(STDERR_FILENO, "/dev/null", O_WRONLY);
     if (ok) ::execve(program.c_str(), args.data(), environ);
     int err = errno;
-    ssize_t ignored = ::write(err_pipe[1], &err, sizeof err);
+    ssize_t ignored = ::write(err_fd, &err, sizeof err);
     (void)ignored;
     ::_exit(127);
   }

@@ -6,7 +6,9 @@
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
+#include <future>
 #include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -18,6 +20,7 @@
 #include "dispatchlab/harness/process.h"
 #include "dispatchlab/harness/result_rows.h"
 #include "dispatchlab/harness/run_protocol.h"
+#include "dispatchlab/models/case_simulation.h"
 #include "dispatchlab/models/model_case.h"
 
 namespace dlab::cli {
@@ -239,6 +242,9 @@ struct ModelsOptions {
   bool list = false, valgrind = false, no_save = false, gbench = false;
   uint64_t target_dispatches = 400'000;  // per sample
   uint64_t valgrind_reps = 2;
+  std::string predict;  // predictor names (docs/predictors.md), "all"; empty: no simulation
+  uint32_t predict_window = 64;
+  uint64_t predict_reps = 2;
   RunDirectoryOptions out;
 };
 
@@ -358,6 +364,119 @@ void run_valgrind_sweep(ModelsOptions& o) {
   fmt::print(stderr, "wrote {}/models_valgrind.summary.csv\n", dir->path().string());
 }
 
+// The simulation's grid, where not given: the K-copy series of the research's table (copies 1 to
+// 64 in tail dispatch, the three kinds) and the stack model at its configuration (171 handlers,
+// 64 statements) in every placement, plus sp in every dispatch mode. About 36 cases: lackey runs
+// each in seconds to a minute.
+void predict_grid_defaults(GridOptions& g) {
+  auto fill = [](std::string& field, const char* value) {
+    if (field.empty()) field = value;
+  };
+  if (g.which != "stack") {
+    fill(g.kinds, "u,o,p");
+    fill(g.copies, "1,8,16,24,32,64");
+    fill(g.orders, "cyclic");
+    fill(g.dispatch, "tail");
+  }
+  if (g.which != "kcopy") {
+    fill(g.stack_copies, "17");
+    fill(g.statements, "64");
+    fill(g.mode_variants, "sp");
+  }
+}
+
+// Memory-order flushes and branch mispredicts per dispatch, simulated on lackey traces of
+// dlab-model-exec (models/case_simulation.h), in their own experiment (models_simulated): every
+// metric's name says simulated and by which predictor, its backend is "simulation", and it is
+// marked estimated, so that nothing reads it as a counted metric.
+void run_predict_sweep(ModelsOptions& o) {
+  namespace pr = predictors;
+  pr::PredictorSelection rows;
+  try {
+    rows = pr::select_any_predictors(o.predict);
+  } catch (const std::invalid_argument& e) {
+    throw CLI::ValidationError("--predict", e.what());
+  }
+  predict_grid_defaults(o.grid);
+  auto groups = make_grid(o.grid, true).groups;
+  auto sites = models::load_dispatch_sites(sites_file());
+  const auto& machine = this_machine();
+  std::error_code ec;
+  std::string exec = (std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "dlab-model-exec").string();
+  if (!std::filesystem::exists(exec)) throw std::runtime_error(exec + " not found: build it (`just build`)");
+  if (run_process({"valgrind", "--version"}, {.quiet = true, .timeout_s = 30}).spawn_error.size())
+    throw std::runtime_error("valgrind is not installed: ./tools/bootstrap installs it (Debian's valgrind)");
+  std::optional<RunDirectory> dir;
+  if (!o.no_save) dir = o.out.resolve(machine, experiment_files("models_simulated"));
+  const models::TracedBinary binary(exec);
+  std::vector<ModelCase> cases;
+  for (const auto& g : groups)
+    for (const auto& c : g.cases) cases.push_back(c);
+  // Two cases at once where there is a second core: the counts are the trace's, whatever runs
+  // beside it. Lackey takes seconds (one copy) to a minute (the stack model) a case.
+  const size_t parallel = std::max(1u, std::min(2u, std::thread::hardware_concurrency()));
+  constexpr double kCaseTimeoutS = 900;
+  fmt::print(stderr, "[models --predict] {} cases under valgrind lackey, {} at a time; predictors: {}\n", cases.size(), parallel, o.predict);
+  std::vector<models::CaseSimulation> results(cases.size());
+  for (size_t first = 0; first < cases.size(); first += parallel) {
+    std::vector<std::future<models::CaseSimulation>> running;
+    for (size_t i = first; i < std::min(cases.size(), first + parallel); ++i) {
+      fmt::print(stderr, "[models --predict] {}/{} {}\n", i + 1, cases.size(), cases[i].name());
+      running.push_back(std::async(std::launch::async, [&, i] {
+        return models::simulate_case(cases[i], binary, o.predict_reps, rows, o.predict_window, kCaseTimeoutS);
+      }));
+    }
+    for (size_t j = 0; j < running.size(); ++j) results[first + j] = running[j].get();
+  }
+  RunResult r;
+  r.protocol.name = "lackey-trace-simulation";
+  r.protocol.samples = 1;
+  r.protocol.warmup_rounds = 0;
+  r.protocol.interleave = false;
+  r.protocol.pin_cpu = -1;
+  r.pin_note = "not pinned: simulated counts depend on the binary, not on the CPU that ran it";
+  r.rounds = 1;
+  for (const auto& sc : results.front().counts) {
+    bool memory = sc.quantity == "memory_order_flushes";
+    r.metrics.push_back({fmt::format("simulated_{}[{}]", sc.quantity, sc.predictor), memory ? "flushes" : "mispredicts", "simulation",
+                         fmt::format("SIMULATED by {} ({}){}, on valgrind lackey's trace of the case's handlers (dlab-model-exec x{} "
+                                     "repetitions); not a counted event", sc.predictor, sc.configuration,
+                                     memory ? fmt::format(", stores resolved after {} instructions", sc.window) : "", o.predict_reps),
+                         true, Availability::yes("simulated"), ""});
+  }
+  std::vector<Variant> variants;
+  fmt::print("{:<34} {:>10} {:>22} {:>22}   (per 1,000 dispatches, simulated)\n", "case", "dispatches", "flushes (first row)",
+             "indirect misp. (first)");
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const auto& res = results[i];
+    VariantSamples vs{cases[i].name(), {{}}};
+    std::string flushes = "-", indirect = "-";
+    for (const auto& sc : res.counts) {
+      vs.samples[0].push_back({static_cast<double>(sc.count), "", 1.0, "lackey trace"});
+      double per_1k = 1000.0 * static_cast<double>(sc.count) / static_cast<double>(res.dispatches);
+      if (sc.quantity == "memory_order_flushes" && flushes == "-") flushes = fmt::format("{:.2f} {}", per_1k, sc.predictor);
+      if (sc.quantity == "indirect_mispredicts" && indirect == "-") indirect = fmt::format("{:.2f} {}", per_1k, sc.predictor);
+    }
+    fmt::print("{:<34} {:>10} {:>22} {:>22}\n", cases[i].name(), res.dispatches, flushes, indirect);
+    r.variants.push_back(std::move(vs));
+    auto params = case_params(cases[i], res.dispatches / o.predict_reps, sites);
+    params["traced_repetitions"] = std::to_string(o.predict_reps);
+    params["handler_code"] = fmt::format("{:x}-{:x}", res.code.lo, res.code.hi);
+    params["branch_sites"] = std::to_string(res.branch_sites);
+    params["trace_instructions"] = std::to_string(res.trace_instructions);
+    variants.push_back({cases[i].name(), nullptr, static_cast<double>(res.dispatches), "dispatch", params});
+  }
+  if (!dir) return;
+  auto t = experiment_tables(dir->run_id(), "models_simulated", r, variants, machine);
+  auto sidecar = sidecar_json(dir->run_id(), machine, &r, {"summary", "samples"});
+  sidecar["simulation"] = {{"predictors", o.predict}, {"window_instructions", o.predict_window}, {"traced_repetitions", o.predict_reps},
+                           {"tracer", "valgrind --tool=lackey --trace-mem=yes"}, {"binary", exec},
+                           {"note", "every metric is simulated (docs/predictors.md): counts of the predictor named in the metric, "
+                                    "on the trace of the case's handler code; the CPU that ran valgrind does not enter them"}};
+  write_experiment(*dir, "models_simulated", t, sidecar);
+  fmt::print(stderr, "wrote {}/models_simulated.summary.csv\n", dir->path().string());
+}
+
 // Drives the Google Benchmark binary (models_bench) over the grid's cases: one benchmark per case,
 // repetitions interleaved at random by Google Benchmark, harness metrics as user counters. Its
 // JSON goes into the run directory as models.gbench.json (Google Benchmark's own format).
@@ -426,6 +545,18 @@ void add_models_command(CLI::App& app) {
   cmd->add_flag("--gbench", o->gbench,
                 "run the grid's cases as Google Benchmark benchmarks (models_bench; random interleaving, --samples "
                 "repetitions) and keep its JSON as models.gbench.json");
+  cmd->add_option("--predict", o->predict,
+                  "simulate memory-order flushes and branch mispredicts per case with these predictors (comma-separated "
+                  "names of docs/predictors.md's tables, or all) on valgrind lackey traces, into models_simulated.*; its own "
+                  "grid where not given (K-copy u,o,p at copies 1-64 in tail; the stack model at 171 handlers)");
+  cmd->add_option("--predict-window", o->predict_window,
+                  "instructions after which a store's address is known to younger loads (the memory simulation's one timing "
+                  "assumption; 1..1048576)")
+      ->check(CLI::Range(1u, 1u << 20))
+      ->capture_default_str();
+  cmd->add_option("--predict-reps", o->predict_reps, "program repetitions in each traced run (1..100)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{100}))
+      ->capture_default_str();
   cmd->add_flag("--no-save", o->no_save, "print only, write no files");
   o->out.add_to(cmd, "results");
   cmd->callback([o, cmd] {
@@ -436,7 +567,12 @@ void add_models_command(CLI::App& app) {
       if (cmd->count(opt) && (o->valgrind || o->gbench))
         throw CLI::ValidationError(opt, fmt::format("applies to the harness's rounds, not to {}", o->valgrind ? "--valgrind" : "--gbench"));
     if (o->grid.quick) apply_quick_protocol(cmd, o->protocol);
-    if (o->valgrind) run_valgrind_sweep(*o);
+    if (!o->predict.empty() && (o->valgrind || o->gbench || o->grid.quick))
+      throw CLI::ValidationError("--predict", fmt::format("is a sweep of its own: not with {}", o->valgrind ? "--valgrind" : o->gbench ? "--gbench" : "--quick"));
+    for (const char* opt : {"--predict-window", "--predict-reps"})
+      if (cmd->count(opt) && o->predict.empty()) throw CLI::ValidationError(opt, "applies to --predict");
+    if (!o->predict.empty()) run_predict_sweep(*o);
+    else if (o->valgrind) run_valgrind_sweep(*o);
     else if (o->gbench) run_gbench(*o);
     else run_harness_sweep(*o);
   });

@@ -14,10 +14,10 @@ uint64_t mix(uint64_t x) {
 
 ModelInstance::ModelInstance(const ModelEntry& entry, std::vector<DlInst> program, uint64_t state_seed)
     : entry_(&entry), program_(std::move(program)), stack_(1 + 256), heap_(1024), own_(4096) {
-  if (program_.empty() || program_.back().op != exit_op(entry.model))
-    throw std::invalid_argument("a model program must end with the exit instruction");
+  const uint32_t exit = exit_op(entry.model);
+  if (program_.empty() || program_.back().op != exit) throw std::invalid_argument("a model program must end with the exit instruction");
   for (const auto& in : program_)
-    if (in.op > exit_op(entry.model)) throw std::invalid_argument("program opcode out of range for " + entry.model);
+    if (in.op > exit) throw std::invalid_argument("program opcode out of range for " + entry.model);
   for (size_t i = 0; i < heap_.size(); ++i) heap_[i] = mix(state_seed * 1000003 + i);
   for (size_t i = 0; i < own_.size(); ++i) own_[i] = mix(state_seed * 7919 + i + 5000);
   ex_.base = stack_.data() + 1;  // base[-1] is the scratch slot the variants may touch

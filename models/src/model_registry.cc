@@ -33,7 +33,7 @@ const Registry& registry() {
     };
 #define DL_MODEL(model, variant, dispatch, entry)                                                                      \
   if (!listed(left_out, #entry))                                                                                      \
-    r.built.push_back({model, variant, dispatch, &entry});                                                            \
+    r.built.push_back({model, variant, dispatch, &entry, #entry});                                                        \
   else if (listed(compared, #entry))                                                                                  \
     r.not_built.push_back({model, variant, dispatch,                                                                  \
                            "not built in this build: the K-copy models in goto and goto_nodup are built where the "   \

@@ -62,15 +62,24 @@ std::vector<DlInst> build_kcopy_program(const KCopyParams& p) {
   auto seq = order_sequence(p.order, p.copies, p.length, p.seed);
   std::vector<DlInst> prog;
   prog.reserve(2 * p.length + 2);
+  // A kind's copies are consecutive opcodes (layout()): its first is looked up once, and its last
+  // once, which checks that the model has that many copies. Per element, the lookup by name made
+  // most of dlab-model-exec's start-up, which lackey traces in full (`dlab models --predict`).
+  auto first = [&](const char* kind) {
+    opcode(model, kind, static_cast<uint32_t>(p.copies - 1));
+    return opcode(model, kind, 0);
+  };
   if (p.kind != 'o') prog.push_back({opcode(model, "c", 0), 1});  // the start value
+  const uint32_t u = p.kind == 'u' ? first("u") : 0, o = p.kind == 'o' ? first("o") : 0;
+  const uint32_t c0 = p.kind == 'p' ? first("c") : 0, b0 = p.kind == 'p' ? first("b") : 0;
   for (uint32_t c : seq) {
     if (p.kind == 'u') {
-      prog.push_back({opcode(model, "u", c), 0});
+      prog.push_back({u + c, 0});
     } else if (p.kind == 'o') {
-      prog.push_back({opcode(model, "o", c), 0});
+      prog.push_back({o + c, 0});
     } else {
-      prog.push_back({opcode(model, "c", c), c});
-      prog.push_back({opcode(model, "b", c), 0});
+      prog.push_back({c0 + c, c});
+      prog.push_back({b0 + c, 0});
     }
   }
   prog.push_back({exit_op(model), 0});

@@ -67,4 +67,9 @@ LackeyTotals read_lackey_instructions(std::istream& in, const std::string& sourc
   return read(in, source, nullptr, &on_instruction);
 }
 
+LackeyTotals read_lackey_trace(std::istream& in, const std::string& source, const std::function<void(uint64_t pc, uint32_t size)>& on_instruction,
+                               const std::function<void(const MemoryAccess&)>& on_access) {
+  return read(in, source, &on_access, &on_instruction);
+}
+
 }  // namespace dlab::predictors

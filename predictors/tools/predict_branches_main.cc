@@ -15,9 +15,7 @@
 
 #include "dispatchlab/harness/quote.h"
 
-#include "dispatchlab/predictors/branch_event.h"
-#include "dispatchlab/predictors/branch_predictor_table.h"
-#include "dispatchlab/predictors/lackey_trace.h"
+#include "dispatchlab/predictors/trace_simulation.h"
 
 int main(int argc, char** argv) {
   using namespace dlab::predictors;
@@ -48,32 +46,9 @@ int main(int argc, char** argv) {
     const BranchSites sites = read_branch_sites(sites_in, sites_file);
     if (sites.empty()) throw std::runtime_error(fmt::format("the sites file '{}' names no branch", sites_file));
 
-    struct Simulation {
-      const BranchPredictorRow* row;
-      std::unique_ptr<IndirectPredictor> indirect;
-      std::unique_ptr<DirectionPredictor> direction;
-      std::array<uint64_t, kBranchKinds> mispredicts{};
-    };
-    std::vector<Simulation> sims;
-    for (const BranchPredictorRow* row : select_branch_predictors(predictors))
-      sims.push_back({row, row->make_indirect ? row->make_indirect() : nullptr, row->make_direction ? row->make_direction() : nullptr, {}});
-
-    GlobalHistory history(kPathBitsPerIndirect);
-    std::array<uint64_t, kBranchKinds> branches{};
-    BranchEventStream stream(sites, [&](const BranchEvent& b) {
-      const auto k = static_cast<size_t>(b.kind);
-      ++branches[k];
-      for (auto& s : sims) {
-        if (s.indirect && (b.kind == BranchKind::kIndirectJump || b.kind == BranchKind::kIndirectCall)) {
-          if (s.indirect->predict(b.pc, history) != b.target) ++s.mispredicts[k];
-          s.indirect->update(b.pc, history, b.target);
-        } else if (s.direction && b.kind == BranchKind::kConditional) {
-          if (s.direction->predict(b.pc, history) != b.taken) ++s.mispredicts[k];
-          s.direction->update(b.pc, history, b.taken);
-        }
-      }
-      history.record(b);
-    });
+    PredictorSelection rows;
+    rows.branch = select_branch_predictors(predictors);
+    TraceSimulation sim(rows, {}, sites);
     std::ifstream file;
     std::istream* in = &std::cin;
     if (trace != "-") {
@@ -82,21 +57,13 @@ int main(int argc, char** argv) {
       in = &file;
     }
     std::ios::sync_with_stdio(false);
-    LackeyTotals totals = read_lackey_instructions(*in, trace == "-" ? "stdin" : trace, [&](uint64_t pc, uint32_t size) { stream.instruction(pc, size); });
-    if (in->bad()) throw std::runtime_error(fmt::format("reading the trace '{}' failed", trace));
-    stream.finish();  // a branch that was the trace's last instruction has no target: not counted
-    uint64_t all = 0;
-    for (uint64_t n : branches) all += n;
-    // No branch is no result, never a row of zeros: the sites are another binary's, or at another load address.
-    if (all == 0)
-      throw std::runtime_error(fmt::format("no instruction of the trace ({} instructions) is at a site of '{}': "
-                                           "check the sites against the traced binary's load address", totals.instructions, sites_file));
+    LackeyTotals totals = sim.run(*in, trace == "-" ? "stdin" : trace);
     fmt::print("predictor,trace_instructions");
     for (int k = 0; k < kBranchKinds; ++k) fmt::print(",branches_{}", branch_kind_name(static_cast<BranchKind>(k)));
     fmt::print(",mispredicts_conditional,mispredicts_indirect_jump,mispredicts_indirect_call,dispatches,mispredicts_per_1k_dispatches,configuration\n");
-    for (const auto& s : sims) {
+    for (const auto& s : sim.branches()) {
       fmt::print("{},{}", s.row->name, totals.instructions);
-      for (uint64_t n : branches) fmt::print(",{}", n);
+      for (uint64_t n : sim.branch_counts()) fmt::print(",{}", n);
       uint64_t total = 0;
       for (auto kind : {BranchKind::kConditional, BranchKind::kIndirectJump, BranchKind::kIndirectCall}) {
         bool predicted = kind == BranchKind::kConditional ? s.direction != nullptr : s.indirect != nullptr;

@@ -13,8 +13,7 @@
 
 #include "dispatchlab/harness/quote.h"
 
-#include "dispatchlab/predictors/lackey_trace.h"
-#include "dispatchlab/predictors/predictor_table.h"
+#include "dispatchlab/predictors/trace_simulation.h"
 
 namespace {
 
@@ -65,18 +64,9 @@ int main(int argc, char** argv) {
       hi = parse_hex(pc_range.substr(dash + 1), "--pc-range");
       if (lo >= hi) throw std::invalid_argument("--pc-range: LO must be below HI");
     }
-    struct Simulation {
-      const PredictorRow* row;
-      std::unique_ptr<MemoryDependencePredictor> predictor;
-      std::unique_ptr<MemoryOrderWindow> window;
-    };
-    std::vector<Simulation> sims;
-    for (const PredictorRow* row : select_predictors(predictors))
-      for (uint32_t w : windows) {
-        Simulation s{row, row->make(), nullptr};
-        s.window = std::make_unique<MemoryOrderWindow>(*s.predictor, w);
-        sims.push_back(std::move(s));
-      }
+    PredictorSelection rows;
+    rows.memory = select_predictors(predictors);
+    TraceSimulation sim(rows, windows, {}, lo, hi);
     std::ifstream file;
     std::istream* in = &std::cin;
     if (trace != "-") {
@@ -85,19 +75,10 @@ int main(int argc, char** argv) {
       in = &file;
     }
     std::ios::sync_with_stdio(false);
-    LackeyTotals totals = read_lackey(*in, trace == "-" ? "stdin" : trace, [&](const MemoryAccess& a) {
-      if (a.pc < lo || a.pc >= hi) return;
-      for (auto& s : sims) s.window->access(a);
-    });
-    if (in->bad()) throw std::runtime_error(fmt::format("reading the trace '{}' failed", trace));
-    // No access in the range is no result, never a row of zeros: the range missed the code (another
-    // load address, another binary) or the trace is not the program's.
-    if (!pc_range.empty() && !sims.empty() && sims.front().window->counts().loads + sims.front().window->counts().stores == 0)
-      throw std::runtime_error(fmt::format("no load or store of the trace ({} instructions) lies in --pc-range {}: "
-                                           "check the range against the traced binary's load address", totals.instructions, pc_range));
+    LackeyTotals totals = sim.run(*in, trace == "-" ? "stdin" : trace);
     fmt::print("predictor,window,trace_instructions,loads,stores,aliasing_loads,simulated_flushes,false_dependences,dispatches,"
                "simulated_flushes_per_1k_dispatches,configuration\n");
-    for (const auto& s : sims) {
+    for (const auto& s : sim.memory()) {
       const MemoryOrderCounts& c = s.window->counts();
       std::string per_1k = dispatches ? fmt::format("{:.3f}", 1000.0 * static_cast<double>(c.flushes) / static_cast<double>(dispatches)) : "";
       fmt::print("{},{},{},{},{},{},{},{},{},{},\"{}\"\n", s.row->name, s.window->window(), totals.instructions, c.loads, c.stores,

@@ -18,6 +18,11 @@ struct ProcessOptions {
   double timeout_s = 0;         // > 0: killed (SIGKILL) after this many seconds; ProcessResult::timed_out
   size_t max_output = 0;        // > 0 with capture_stdout: killed once it has printed more than this
   bool own_process_group = false;  // the child leads a new process group; a kill ends the whole group
+  // >= 0: this descriptor of dlab's is the program's descriptor `pass_fd_as` (3 or above), e.g. a
+  // pipe's write end for a trace the program writes there (valgrind --log-fd=3) while dlab reads it
+  // in another thread. dlab keeps its own copy: close it once run_process has returned.
+  int pass_fd = -1;
+  int pass_fd_as = 3;
 };
 
 struct ProcessResult {

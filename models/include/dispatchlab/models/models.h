@@ -20,6 +20,7 @@ namespace dlab::models {
 struct ModelEntry {
   std::string model, variant, dispatch;
   DlEntry run;
+  std::string symbol;  // the entry's function name in the binary (dl_run_<model>_<variant>_<dispatch>, as generated)
   std::string convention() const;  // "preserve_none" or "default"
 };
 std::span<const ModelEntry> all_entries();

@@ -24,5 +24,8 @@ LackeyTotals read_lackey(std::istream& in, const std::string& source, const std:
 // Calls `on_instruction` for every instruction ("I  addr,size") in order; the data accesses are
 // checked as read_lackey checks them, and skipped. The branch simulation's source (branch_event.h).
 LackeyTotals read_lackey_instructions(std::istream& in, const std::string& source, const std::function<void(uint64_t pc, uint32_t size)>& on_instruction);
+// Both at once, in trace order: an instruction, then its data accesses.
+LackeyTotals read_lackey_trace(std::istream& in, const std::string& source, const std::function<void(uint64_t pc, uint32_t size)>& on_instruction,
+                               const std::function<void(const MemoryAccess&)>& on_access);
 
 }  // namespace dlab::predictors

@@ -1,0 +1,27 @@
+#pragma once
+// What a binary's own tools say about its code, for a trace of it: the branch sites objdump
+// disassembles (lackey's trace does not say which instructions are branches) and the code range of
+// one function from nm's symbols (to simulate only its loads and stores). Both read the tools'
+// output as text, x86-64 AT&T syntax for objdump (`objdump -d --no-show-raw-insn`).
+#include <cstdint>
+#include <istream>
+#include <string>
+
+#include "dispatchlab/predictors/branch_event.h"
+
+namespace dlab::predictors {
+
+// Every branch of `objdump -d --no-show-raw-insn` output, its pc moved by `offset` (where the
+// traced binary was loaded: valgrind puts a position-independent amd64 executable at 0x108000).
+// Kinds: ret is a return; jmp and call are indirect with a '*' operand, else direct; any other j*
+// and loop* is a conditional. Prefixes (bnd, notrack, rep, repz, cs, ds) are skipped.
+BranchSites read_objdump_branch_sites(std::istream& in, uint64_t offset);
+
+struct CodeRange {
+  uint64_t lo = 0, hi = 0;  // [lo, hi)
+};
+// The code of global function `symbol` in `nm -n --defined-only` output: from its address to the
+// next global text symbol's. std::runtime_error when the symbol is not there (naming `source`).
+CodeRange symbol_code_range(std::istream& nm_output, const std::string& symbol, const std::string& source);
+
+}  // namespace dlab::predictors

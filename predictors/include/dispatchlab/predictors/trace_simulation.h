@@ -1,0 +1,85 @@
+#pragma once
+// One pass of a lackey trace through predictors of both tables at once: the memory-dependence rows
+// (each in a window of every size asked for) see the loads and stores of one code range, the branch
+// rows see the branch events of the sites given, all reading one global history. It is what
+// dlab-predict-flushes, dlab-predict-branches and `dlab models --predict` run; nothing is stored.
+#include <array>
+#include <cstdint>
+#include <istream>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dispatchlab/predictors/branch_event.h"
+#include "dispatchlab/predictors/branch_predictor_table.h"
+#include "dispatchlab/predictors/global_history.h"
+#include "dispatchlab/predictors/lackey_trace.h"
+#include "dispatchlab/predictors/predictor_table.h"
+
+namespace dlab::predictors {
+
+// Rows of the two tables named in one comma-separated list ("all": every row of both); a name in
+// neither table is std::invalid_argument naming both tables' rows.
+struct PredictorSelection {
+  std::vector<const PredictorRow*> memory;
+  std::vector<const BranchPredictorRow*> branch;
+};
+PredictorSelection select_any_predictors(const std::string& list);
+
+// What one simulated row counted, in the terms results use: `quantity` is memory_order_flushes,
+// indirect_mispredicts (indirect jumps and calls) or conditional_mispredicts; `window` is the
+// memory rows' (0 for a branch row); `configuration` the predictor's whole configuration.
+struct SimulatedCount {
+  std::string predictor;
+  std::string quantity;
+  uint32_t window = 0;
+  uint64_t count = 0;
+  std::string configuration;
+};
+
+class TraceSimulation {
+ public:
+  struct MemorySimulation {
+    const PredictorRow* row;
+    std::unique_ptr<MemoryDependencePredictor> predictor;
+    std::unique_ptr<MemoryOrderWindow> window;
+  };
+  struct BranchSimulation {
+    const BranchPredictorRow* row;
+    std::unique_ptr<IndirectPredictor> indirect;
+    std::unique_ptr<DirectionPredictor> direction;
+    std::array<uint64_t, kBranchKinds> mispredicts{};
+  };
+
+  // Memory rows only see accesses of instructions in [pc_lo, pc_hi) (every instruction still counts
+  // toward the window); branch rows only the sites given. Branch rows with no sites are an error.
+  TraceSimulation(const PredictorSelection& rows, const std::vector<uint32_t>& windows, BranchSites sites,
+                  uint64_t pc_lo = 0, uint64_t pc_hi = std::numeric_limits<uint64_t>::max());
+  TraceSimulation(const TraceSimulation&) = delete;
+  TraceSimulation& operator=(const TraceSimulation&) = delete;
+
+  // Reads the whole trace (`source` names it in errors), then ends the branch stream. A trace in
+  // which no memory row saw an access, or no branch row a branch, is a std::runtime_error: the
+  // range or the sites miss the traced code (another binary, another load address).
+  LackeyTotals run(std::istream& in, const std::string& source);
+
+  const std::vector<MemorySimulation>& memory() const { return memory_; }
+  const std::vector<BranchSimulation>& branches() const { return branches_; }
+  const std::array<uint64_t, kBranchKinds>& branch_counts() const { return branch_counts_; }
+  // One entry per memory row and window, then one per branch row.
+  std::vector<SimulatedCount> counts() const;
+
+ private:
+  void on_branch(const BranchEvent& b);
+
+  std::vector<MemorySimulation> memory_;
+  std::vector<BranchSimulation> branches_;
+  BranchSites sites_;
+  GlobalHistory history_{kPathBitsPerIndirect};
+  BranchEventStream stream_;
+  std::array<uint64_t, kBranchKinds> branch_counts_{};
+  uint64_t pc_lo_, pc_hi_;
+};
+
+}  // namespace dlab::predictors

@@ -1,0 +1,113 @@
+#include "dispatchlab/predictors/trace_simulation.h"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace dlab::predictors {
+
+PredictorSelection select_any_predictors(const std::string& list) {
+  PredictorSelection out;
+  if (list == "all") {
+    out.memory = select_predictors("all");
+    out.branch = select_branch_predictors("all");
+    return out;
+  }
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    std::string name = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    bool found = false;
+    for (const auto& r : memory_dependence_predictors())
+      if (r.name == name) out.memory.push_back(&r), found = true;
+    for (const auto& r : branch_predictors())
+      if (r.name == name) out.branch.push_back(&r), found = true;
+    if (!found) {
+      std::string memory, branch;
+      for (const auto& r : memory_dependence_predictors()) memory += (memory.empty() ? "" : ", ") + r.name;
+      for (const auto& r : branch_predictors()) branch += (branch.empty() ? "" : ", ") + r.name;
+      throw std::invalid_argument(fmt::format("unknown predictor '{}' (memory dependence: {}; branch: {}; or all)", name, memory, branch));
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+TraceSimulation::TraceSimulation(const PredictorSelection& rows, const std::vector<uint32_t>& windows, BranchSites sites,
+                                 uint64_t pc_lo, uint64_t pc_hi)
+    : sites_(std::move(sites)), stream_(sites_, [this](const BranchEvent& b) { on_branch(b); }), pc_lo_(pc_lo), pc_hi_(pc_hi) {
+  if (pc_lo >= pc_hi) throw std::invalid_argument("the code range is empty: its start must be below its end");
+  if (!rows.memory.empty() && windows.empty()) throw std::invalid_argument("a memory-dependence predictor needs at least one window");
+  if (!rows.branch.empty() && sites_.empty())
+    throw std::invalid_argument("branch predictors need the branch sites: the trace does not say which instructions are branches");
+  for (const PredictorRow* row : rows.memory)
+    for (uint32_t w : windows) {
+      MemorySimulation s{row, row->make(), nullptr};
+      s.window = std::make_unique<MemoryOrderWindow>(*s.predictor, w);
+      memory_.push_back(std::move(s));
+    }
+  for (const BranchPredictorRow* row : rows.branch)
+    branches_.push_back({row, row->make_indirect ? row->make_indirect() : nullptr, row->make_direction ? row->make_direction() : nullptr, {}});
+}
+
+void TraceSimulation::on_branch(const BranchEvent& b) {
+  const auto k = static_cast<size_t>(b.kind);
+  ++branch_counts_[k];
+  for (auto& s : branches_) {
+    if (s.indirect && (b.kind == BranchKind::kIndirectJump || b.kind == BranchKind::kIndirectCall)) {
+      if (s.indirect->predict(b.pc, history_) != b.target) ++s.mispredicts[k];
+      s.indirect->update(b.pc, history_, b.target);
+    } else if (s.direction && b.kind == BranchKind::kConditional) {
+      if (s.direction->predict(b.pc, history_) != b.taken) ++s.mispredicts[k];
+      s.direction->update(b.pc, history_, b.taken);
+    }
+  }
+  history_.record(b);
+}
+
+LackeyTotals TraceSimulation::run(std::istream& in, const std::string& source) {
+  // Instructions go to the branch stream only when some branch row listens: the stream's map
+  // lookup per instruction is most of a memory-only run's time otherwise.
+  const bool branches = !branches_.empty();
+  LackeyTotals totals = read_lackey_trace(
+      in, source,
+      [&](uint64_t pc, uint32_t size) {
+        if (branches) stream_.instruction(pc, size);
+      },
+      [&](const MemoryAccess& a) {
+        if (a.pc < pc_lo_ || a.pc >= pc_hi_) return;
+        for (auto& s : memory_) s.window->access(a);
+      });
+  if (in.bad()) throw std::runtime_error(fmt::format("reading the trace '{}' failed", source));
+  stream_.finish();  // a branch that was the trace's last instruction has no target: not counted
+  if (!memory_.empty() && memory_.front().window->counts().loads + memory_.front().window->counts().stores == 0)
+    throw std::runtime_error(pc_lo_ == 0 && pc_hi_ == std::numeric_limits<uint64_t>::max()
+                                 ? fmt::format("the trace '{}' ({} instructions) has no load or store", source, totals.instructions)
+                                 : fmt::format("no load or store of the trace '{}' ({} instructions) lies in the code range {:x}-{:x}: "
+                                               "check the range against the traced binary's load address",
+                                               source, totals.instructions, pc_lo_, pc_hi_));
+  uint64_t seen = 0;
+  for (uint64_t n : branch_counts_) seen += n;
+  if (branches && seen == 0)
+    throw std::runtime_error(fmt::format("no instruction of the trace '{}' ({} instructions) is at one of the {} branch sites: "
+                                         "check the sites against the traced binary's load address", source, totals.instructions, sites_.size()));
+  return totals;
+}
+
+std::vector<SimulatedCount> TraceSimulation::counts() const {
+  std::vector<SimulatedCount> out;
+  for (const auto& s : memory_)
+    out.push_back({s.row->name, "memory_order_flushes", s.window->window(), s.window->counts().flushes, s.predictor->name()});
+  for (const auto& s : branches_) {
+    if (s.indirect)
+      out.push_back({s.row->name, "indirect_mispredicts", 0,
+                     s.mispredicts[static_cast<size_t>(BranchKind::kIndirectJump)] + s.mispredicts[static_cast<size_t>(BranchKind::kIndirectCall)],
+                     s.indirect->name()});
+    if (s.direction)
+      out.push_back({s.row->name, "conditional_mispredicts", 0, s.mispredicts[static_cast<size_t>(BranchKind::kConditional)], s.direction->name()});
+  }
+  return out;
+}
+
+}  // namespace dlab::predictors

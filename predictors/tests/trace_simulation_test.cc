@@ -1,0 +1,115 @@
+// One pass through both tables' predictors, and what the binary's tools say: objdump's branches
+// by kind (prefixes skipped, the load offset added) and a function's code range from nm.
+#include "dispatchlab/predictors/trace_simulation.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "dispatchlab/predictors/binary_code.h"
+
+namespace dlab::predictors {
+namespace {
+
+// Two store-load pairs to one slot, in a code range [0x1000, 0x1008); a jump at 0x1008 alternating
+// between two targets (not in the memory range). Every number below is worked out by hand.
+const char* kTrace =
+    "==1== header\n"
+    "I  00001000,4\n S 00008000,8\nI  00001004,4\n L 00008000,8\n"
+    "I  00001008,2\nI  00002000,2\n"
+    "I  00001000,4\n S 00008000,8\nI  00001004,4\n L 00008000,8\n"
+    "I  00001008,2\nI  00003000,2\n"
+    "I  00005000,4\n L 00008000,8\n";  // outside the range: not simulated
+
+TEST(TraceSimulation, MemoryAndBranchRowsSeeOnePass) {
+  PredictorSelection rows = select_any_predictors("always_speculate,store_sets,btb_512x1");
+  ASSERT_EQ(rows.memory.size(), 2u);
+  ASSERT_EQ(rows.branch.size(), 1u);
+  TraceSimulation sim(rows, {64}, {{0x1008, BranchKind::kIndirectJump}}, 0x1000, 0x1008);
+  std::istringstream in(kTrace);
+  LackeyTotals t = sim.run(in, "trace");
+  EXPECT_EQ(t.instructions, 9u);
+  auto counts = sim.counts();
+  ASSERT_EQ(counts.size(), 3u);
+  EXPECT_EQ(counts[0].predictor, "always_speculate");
+  EXPECT_EQ(counts[0].quantity, "memory_order_flushes");
+  EXPECT_EQ(counts[0].window, 64u);
+  EXPECT_EQ(counts[0].count, 2u);  // both pairs; the load at 0x5000 is outside the range
+  EXPECT_EQ(counts[1].predictor, "store_sets");
+  EXPECT_EQ(counts[1].count, 1u);  // learnt after the first
+  EXPECT_EQ(counts[2].predictor, "btb_512x1");
+  EXPECT_EQ(counts[2].quantity, "indirect_mispredicts");
+  EXPECT_EQ(counts[2].count, 2u);  // a cold entry, then the other target
+  EXPECT_EQ(sim.branch_counts()[static_cast<size_t>(BranchKind::kIndirectJump)], 2u);
+}
+
+TEST(TraceSimulation, AllIsEveryRowOfBothTables) {
+  PredictorSelection rows = select_any_predictors("all");
+  EXPECT_EQ(rows.memory.size(), memory_dependence_predictors().size());
+  EXPECT_EQ(rows.branch.size(), branch_predictors().size());
+}
+
+TEST(TraceSimulation, AnUnknownNameListsBothTables) {
+  try {
+    select_any_predictors("store_sets,nope");
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown predictor 'nope' (memory dependence: always_speculate,"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("branch: btb_512x1,"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TraceSimulation, BranchRowsNeedSites) {
+  EXPECT_THROW(TraceSimulation(select_any_predictors("btb_512x1"), {}, {}), std::invalid_argument);
+}
+
+TEST(TraceSimulation, ARangeThatMissesTheCodeIsAnError) {
+  TraceSimulation sim(select_any_predictors("store_sets"), {64}, {}, 0x9000, 0xa000);
+  std::istringstream in(kTrace);
+  EXPECT_THROW(sim.run(in, "trace"), std::runtime_error);
+}
+
+TEST(BinaryCode, ObjdumpBranchesByKindMovedByTheOffset) {
+  std::istringstream in(
+      "0000000000001000 <f>:\n"
+      "    1000:\tjmp    *%rax\n"
+      "    1002:\tnotrack jmp *%rdx\n"
+      "    1004:\tcall   *0x10(%rip)        # 2000 <g>\n"
+      "    100a:\tcall   1100 <h>\n"
+      "    100f:\tjne    1000 <f>\n"
+      "    1011:\tbnd jmp 1100 <h>\n"
+      "    1014:\tcs nopw 0x0(%rax,%rax,1)\n"
+      "    101e:\tretq\n"
+      "    101f:\tmov    %rax,%rbx\n"
+      "    1022:\tloop   1000 <f>\n");
+  BranchSites sites = read_objdump_branch_sites(in, 0x108000);
+  ASSERT_EQ(sites.size(), 8u);
+  EXPECT_EQ(sites.at(0x109000), BranchKind::kIndirectJump);
+  EXPECT_EQ(sites.at(0x109002), BranchKind::kIndirectJump);
+  EXPECT_EQ(sites.at(0x109004), BranchKind::kIndirectCall);
+  EXPECT_EQ(sites.at(0x10900a), BranchKind::kDirect);
+  EXPECT_EQ(sites.at(0x10900f), BranchKind::kConditional);
+  EXPECT_EQ(sites.at(0x109011), BranchKind::kDirect);
+  EXPECT_EQ(sites.at(0x10901e), BranchKind::kReturn);
+  EXPECT_EQ(sites.at(0x109022), BranchKind::kConditional);
+  EXPECT_FALSE(sites.contains(0x109014));  // a cs-prefixed nop is no branch
+}
+
+TEST(BinaryCode, AFunctionRunsToTheNextGlobalTextSymbol) {
+  const char* nm =
+      "0000000000001000 T dl_run_a\n"
+      "0000000000001040 t local_helper\n"
+      "0000000000001080 W dl_run_b\n"
+      "0000000000002000 D data\n";
+  std::istringstream in(nm);
+  CodeRange r = symbol_code_range(in, "dl_run_a", "nm");
+  EXPECT_EQ(r.lo, 0x1000u);
+  EXPECT_EQ(r.hi, 0x1080u);  // past the local symbol, to the next global one
+  std::istringstream again(nm);
+  EXPECT_THROW(symbol_code_range(again, "dl_run_c", "nm"), std::runtime_error);
+  std::istringstream last(nm);
+  EXPECT_THROW(symbol_code_range(last, "dl_run_b", "nm"), std::runtime_error);  // no end
+}
+
+}  // namespace
+}  // namespace dlab::predictors
