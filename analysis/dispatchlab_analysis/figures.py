@@ -48,29 +48,69 @@ def save(fig, data: pd.DataFrame, out_dir: Path, name: str, notes: list[str]) ->
     return out_dir / f"{name}.png"
 
 
-def flushes_vs_copies(run: Run, out_dir: Path) -> Path | None:
-    """Memory-order flushes per 1k dispatches against K, one line per order, with the no-alias control."""
-    if "models" not in run.experiments:
+SIMULATED_FLUSHES = "simulated_memory_order_flushes["
+
+
+def simulated_flushes(run: Run) -> pd.DataFrame | None:
+    """The K-copy models' simulated memory-order flushes (models_simulated) in tail dispatch, one
+    row per case and memory-dependence predictor (`predictor`), or None when the run has none."""
+    if "models_simulated" not in run.experiments:
         return None
-    df = with_params(run.experiments["models"].summary)
-    k = df[df["model"].isin(["kcopy_u", "kcopy_o"]) & (df["dispatch"] == "tail")]
-    k = k[k["length"] == nearest(k["length"], 4096)]
-    data = k[k["metric"] == "memory_order_flushes"][["model", "order", "copies", "median", "ci95_lo", "ci95_hi", "n"]].copy()
+    df = with_params(run.experiments["models_simulated"].summary)
+    df = df[df["metric"].str.startswith(SIMULATED_FLUSHES) & df["model"].astype(str).str.startswith("kcopy")
+            & (df["dispatch"] == "tail") & (df["n"] > 0)].copy()
+    if df.empty:
+        return None
+    df["predictor"] = df["metric"].str.slice(len(SIMULATED_FLUSHES), -1)
+    return df
+
+
+def flushes_vs_copies(run: Run, out_dir: Path) -> Path | None:
+    """Memory-order flushes per 1k dispatches against K, a panel per K-copy kind: counted (a line per
+    order) where a PMU counted them, and simulated (a dashed line per memory-dependence predictor,
+    from models_simulated) beside them, each line's label saying which it is."""
+    counted = None
+    notes = []
+    if "models" in run.experiments:
+        df = with_params(run.experiments["models"].summary)
+        k = df[df["model"].astype(str).str.startswith("kcopy") & (df["dispatch"] == "tail")]
+        k = k[k["length"] == nearest(k["length"], 4096)]
+        counted = k[k["metric"] == "memory_order_flushes"][["model", "order", "copies", "median", "ci95_lo", "ci95_hi", "n"]].copy()
+        counted["source"], counted["predictor"] = "counted", ""
+        notes += [n for n in [unavailable_note(k, "memory_order_flushes")] if n]
+    simulated = simulated_flushes(run)
+    if simulated is not None:
+        sidecar = run.experiments["models_simulated"].sidecar.get("simulation", {})
+        notes.append(f"dashed: SIMULATED memory-order flushes (predictors/ on valgrind lackey traces of the handlers, stores "
+                     f"resolved after {sidecar.get('window_instructions', '?')} instructions; docs/predictors.md), never counted")
+        simulated = simulated[["model", "order", "copies", "median", "ci95_lo", "ci95_hi", "n", "predictor"]].assign(source="simulated")
+    parts = [d for d in (counted, simulated) if d is not None and not d.empty]
+    if not parts:
+        return None
+    data = pd.concat(parts, ignore_index=True)
     for c in ("median", "ci95_lo", "ci95_hi"):
         data[c] = data[c] * 1000
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    notes = [n for n in [unavailable_note(k, "memory_order_flushes")] if n]
-    for (model, order), g in data[data["n"] > 0].groupby(["model", "order"]):
-        g = g.sort_values("copies")
-        label = f"{order}" + (" (no-alias control)" if model == "kcopy_o" else "")
-        ax.errorbar(g["copies"], g["median"], yerr=[g["median"] - g["ci95_lo"], g["ci95_hi"] - g["median"]], marker="o", label=label,
-                    capsize=2, linestyle="--" if model == "kcopy_o" else "-")
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("copies K")
-    ax.set_ylabel("memory-order flushes / 1k dispatches")
-    ax.set_title("K-copy reduction: flushes against copies (tail dispatch)")
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=8)
+    kinds = sorted(data.loc[data["n"] > 0, "model"].unique()) or sorted(data["model"].unique())
+    fig, axes = plt.subplots(1, len(kinds), figsize=(4.5 * len(kinds), 4.5), squeeze=False)
+    predictors = list(dict.fromkeys(data.loc[data["source"] == "simulated", "predictor"]))
+    for ax, model in zip(axes[0], kinds):
+        here = data[(data["model"] == model) & (data["n"] > 0)]
+        for order, g in here[here["source"] == "counted"].groupby("order"):
+            g = g.sort_values("copies")
+            ax.errorbar(g["copies"], g["median"], yerr=[g["median"] - g["ci95_lo"], g["ci95_hi"] - g["median"]], marker="o",
+                        capsize=2, color="black", label=f"counted, {order}")
+        for (predictor, order), g in here[here["source"] == "simulated"].groupby(["predictor", "order"], sort=False):
+            g = g.sort_values("copies")
+            ax.plot(g["copies"], g["median"], linestyle="--", label=f"simulated: {predictor}" + (f" ({order})" if order != "cyclic" else ""),
+                    **style(predictors.index(predictor)))
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("symlog", linthresh=1)  # 0 to 1,000 per 1k: the steps near 0 and the bound at 1,000 both readable
+        ax.set_xlabel("copies K")
+        ax.set_title(f"{model}" + (" (no-alias control)" if model == "kcopy_o" else ""), fontsize=10)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
+    axes[0][0].set_ylabel("memory-order flushes / 1k dispatches")
+    fig.suptitle("K-copy reduction: flushes against copies (tail dispatch)", fontsize=11)
     return save(fig, data, out_dir, "flushes_vs_copies", notes)
 
 

@@ -19,7 +19,8 @@ from .knee import dbinop_knees, kcopy_knees
 from . import where
 from .results import (CASE_COLUMN, PLACEMENT_PARAM, Run, experiment_emulation, latest_runs, load_run, machine_emulation, parse_params,
                       pick_cycles, with_case, without_emulated)
-from .tables import (MODEL_COLUMNS, VALGRIND_COLUMNS, WASM_COLUMNS, WASM_VALGRIND_COLUMNS, budgets_markdown, counters_markdown, gc_markdown, length_sweep_table, lowering_markdown,
+from .tables import (MODEL_COLUMNS, VALGRIND_COLUMNS, WASM_COLUMNS, WASM_VALGRIND_COLUMNS, budgets_markdown, counters_markdown, gc_markdown,
+                     simulated_markdown, length_sweep_table, lowering_markdown,
                      markdown_table, model_interpreter_markdown, placements_markdown, rfc_change_table, summary_markdown,
                      unavailable_markdown, wide_markdown)
 
@@ -151,6 +152,13 @@ def experiment_markdown(exp) -> str:
         return ("Per call of the workload's export, from cachegrind runs of N and 2N calls (deterministic; decoding, "
                 "lowering and start-up cancel out; mispredicts are cachegrind's simulated predictor, not this CPU's).\n\n"
                 + wide_markdown(exp.summary, None, WASM_VALGRIND_COLUMNS))
+    if exp.name == "models_simulated":
+        sim = exp.sidecar.get("simulation", {})
+        return simulated_markdown(exp.summary, (
+            "SIMULATED, not counted: each case run in dlab-model-exec under valgrind's lackey (whole programs for at "
+            f"least {sim.get('traced_dispatches_target', '?')} dispatches), its trace streamed through the predictors of "
+            "docs/predictors.md, restricted to the case's handlers; stores resolved after "
+            f"{sim.get('window_instructions', '?')} instructions. The counts depend on the binary, not on this CPU.\n"))
     if exp.name == "models_valgrind":
         return ("Per dispatch, from cachegrind runs of N and 2N repetitions (deterministic; mispredicts are "
                 "cachegrind's simulated predictor, not this CPU's).\n\n" + wide_markdown(exp.summary, None, VALGRIND_COLUMNS))
@@ -282,7 +290,7 @@ def analysis_markdown(run: Run) -> str:
             runs.append(run)
         parts += ["## Change against `vec` per CPU (RFC table)\n",
                   "At the configuration nearest the research's (64 statements, about 171 handlers), tail dispatch; each "
-                  "column names its regime.\n", rfc_change_table(runs)]
+                  "column names its regime.\n", rfc_change_table(runs, simulated=run)]
         sweep = length_sweep_table(run)
         if sweep:
             parts += ["## This CPU's predictability sweep\n",

@@ -6,7 +6,7 @@ import math
 import pandas as pd
 
 from .results import (CASE_COLUMN, cycle_estimate_status, parse_params, pick_common_cycles, pick_cycles, research_stack_config,
-                      rows_whose_baseline, run_emulation, uarch_name, with_case, with_params)
+                      nearest, rows_whose_baseline, run_emulation, uarch_name, with_case, with_params)
 
 
 def fmt_number(x: float, digits: int = 4) -> str:
@@ -113,6 +113,27 @@ VALGRIND_COLUMNS = [
 ]
 
 
+def simulated_columns(summary: pd.DataFrame, quantity: str) -> list[tuple[str, str, float]]:
+    """The columns of one simulated quantity (models_simulated's `simulated_<quantity>[<predictor>]`
+    metrics), labelled by predictor, per 1k dispatches."""
+    prefix = f"simulated_{quantity}["
+    metrics = dict.fromkeys(m for m in summary["metric"] if m.startswith(prefix))
+    return [(m, m[len(prefix):-1], 1000) for m in metrics]
+
+
+def simulated_markdown(summary: pd.DataFrame, note: str) -> str:
+    """models_simulated: a table per quantity (memory-order flushes, indirect and conditional
+    mispredicts), a column per predictor, per 1k dispatches; every number simulated."""
+    parts = [note]
+    for quantity, what in (("memory_order_flushes", "Simulated memory-order flushes"),
+                           ("indirect_mispredicts", "Simulated indirect-branch mispredicts (the dispatch)"),
+                           ("conditional_mispredicts", "Simulated conditional-branch mispredicts")):
+        columns = simulated_columns(summary, quantity)
+        if columns:
+            parts += [f"\n{what} per 1,000 dispatches, a column per predictor:\n", wide_markdown(summary, None, columns)]
+    return "\n".join(parts)
+
+
 def wide_markdown(summary: pd.DataFrame, headline: str | None, columns: list[tuple[str, str, float]],
                   reference: str | None = None) -> str:
     """One row per case: the headline metric with its CI and change against the group's baseline,
@@ -174,14 +195,16 @@ def stack_placement_rows(run, copies=None, statements=None, dispatch: str = "tai
 stack_variant_rows = stack_placement_rows  # the name before placements were named apart from cases
 
 
-def rfc_change_table(runs, copies: int | None = None, statements: int | None = None, labels: list[str] | None = None) -> str:
+def rfc_change_table(runs, copies: int | None = None, statements: int | None = None, labels: list[str] | None = None,
+                     simulated=None) -> str:
     """RFC-ready: change of each stack placement against `vec` (tail dispatch), one column per CPU
     (the latest run of each CPU that has models), at the configuration nearest the research's
     (64 statements, ~171 handlers) unless given; each column names its regime (and `labels`, one per
     run, name the columns instead of the CPU, as the fleet report does). Changes are ratios
     within one interleaved run, so they do not depend on any calibration. The baseline's absolute
     cycles are shown only where cycles were counted, or estimated with a TSC calibration that
-    passed its cross-check; elsewhere the cell says why not."""
+    passed its cross-check; elsewhere the cell says why not. With `simulated` (a run with
+    models_simulated), columns of simulated flushes per placement follow the CPUs'."""
     columns, cells, placements, notes = [], {}, [], []
     for i, run in enumerate(runs):
         emulated = run_emulation(run)
@@ -220,9 +243,48 @@ def rfc_change_table(runs, copies: int | None = None, statements: int | None = N
                                              else "baseline")
             else:
                 cells[(r.placement, cpu)] = change_cell(r)
+    if simulated is not None:
+        sim_columns = simulated_placement_columns(simulated, placements, cells, copies, statements)
+        columns += sim_columns
+        if sim_columns:
+            notes.append("simulated flushes/1k: SIMULATED memory-order flushes per 1,000 dispatches of each placement's "
+                         "handlers (models_simulated of this run; predictors/ on valgrind lackey traces, docs/predictors.md): "
+                         "they depend on the binary, not on a CPU, so one column serves every CPU; never counted")
     rows = [[p] + [cells.get((p, c), "") for c in columns] for p in placements]
     table = markdown_table(["variant"] + columns, rows)
     return table + "".join(f"\n{n}" for n in notes) + ("\n" if notes else "")
+
+
+# The simulated columns of the RFC table: the bound (every aliasing load flushes) and the paper's
+# store sets; the other rows are in the models_simulated section of the report.
+RFC_SIMULATED_PREDICTORS = ("always_speculate", "store_sets")
+
+
+def simulated_placement_columns(run, placements: list, cells: dict, copies: int | None, statements: int | None) -> list[str]:
+    """Adds to `cells` each stack placement's simulated flushes per 1k dispatches (tail dispatch,
+    the configuration nearest the research's) from `run`'s models_simulated, a column per
+    predictor of RFC_SIMULATED_PREDICTORS; returns the columns added."""
+    if "models_simulated" not in run.experiments:
+        return []
+    df = with_params(run.experiments["models_simulated"].summary)
+    s = df[(df["model"] == "stack") & (df["dispatch"] == "tail") & (df["n"] > 0)]
+    if s.empty:
+        return []
+    k = copies if copies is not None else nearest(s["copies"], 17)
+    n = statements if statements is not None else nearest(s["statements"], 64)
+    s = s[(s["copies"] == k) & (s["statements"] == n)]
+    added = []
+    for predictor in RFC_SIMULATED_PREDICTORS:
+        rows = s[s["metric"] == f"simulated_memory_order_flushes[{predictor}]"]
+        if rows.empty:
+            continue
+        column = f"simulated flushes/1k: {predictor} ({int(k)} copies, {int(n)} statements)"
+        added.append(column)
+        for r in rows.itertuples():
+            if r.placement not in placements:
+                placements.append(r.placement)
+            cells[(r.placement, column)] = f"{r.median * 1000:.2f}"
+    return added
 
 
 def length_sweep_table(run) -> str | None:

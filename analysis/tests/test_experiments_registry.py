@@ -32,7 +32,7 @@ def test_registry_names_are_unique():
 
 def written_name(argv: tuple[str, ...]) -> str:
     """The experiment a dlab command line writes (<name>.summary.csv), by dlab's naming rules:
-    the command's name or --name, then _calls for --calls, then _valgrind for --valgrind."""
+    the command's name or --name, then _calls for --calls, _valgrind for --valgrind, _simulated for --predict."""
     args = list(argv[1:])
     name = "wasm" if args[:2] == ["wasm", "bench"] else args[0]
     if "--name" in args:
@@ -41,6 +41,8 @@ def written_name(argv: tuple[str, ...]) -> str:
         name += "_calls"
     if "--valgrind" in args:
         name += "_valgrind"
+    if "--predict" in args:
+        name += "_simulated"
     return name
 
 

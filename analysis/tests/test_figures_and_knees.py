@@ -30,11 +30,20 @@ def test_every_figure_is_written_with_its_data_and_says_what_is_missing(models_r
     for n in names:
         for ext in ("png", "svg", "csv"):
             assert (tmp_path / "fig" / f"{n}.{ext}").stat().st_size > 0
-    # Flushes are unavailable on the fixture's VM: the data file keeps them empty, never 0.
+    # Flushes are unavailable on the fixture's VM: the data file keeps the counted ones empty, never 0,
+    # and draws the simulated ones (models_simulated) beside them, labelled so.
     flushes = pd.read_csv(tmp_path / "fig" / "flushes_vs_copies.csv")
-    assert flushes["median"].isna().all()
+    assert flushes.loc[flushes["source"] == "counted", "median"].isna().all()
+    simulated = flushes[flushes["source"] == "simulated"]
+    assert set(simulated["predictor"]) == {"always_speculate", "store_sets"}
+    # Every push of kcopy_u meets its own older store: the bound flushes on all but the first of 4,098 dispatches.
+    bound = simulated[(simulated["model"] == "kcopy_u") & (simulated["predictor"] == "always_speculate")]
+    assert bound["median"].tolist() == pytest.approx([999.756, 999.756], abs=0.01)
+    # The own-slot control: nothing aliases once there are several handlers.
+    assert simulated[(simulated["model"] == "kcopy_o") & (simulated["copies"] == 8)]["median"].eq(0).all()
     svg = (tmp_path / "fig" / "flushes_vs_copies.svg").read_text()
     assert "unavailable" in svg
+    assert "SIMULATED" in svg and "simulated: store_sets" in svg
     assert "ESTIMATES" in (tmp_path / "fig" / "cycles_vs_handlers.svg").read_text()
 
 

@@ -244,7 +244,7 @@ struct ModelsOptions {
   uint64_t valgrind_reps = 2;
   std::string predict;  // predictor names (docs/predictors.md), "all"; empty: no simulation
   uint32_t predict_window = 64;
-  uint64_t predict_reps = 2;
+  uint64_t predict_dispatches = 16'384;  // per traced run: the research's 4,096-element K-copy program twice, two dispatches an element
   RunDirectoryOptions out;
 };
 
@@ -391,6 +391,9 @@ void predict_grid_defaults(GridOptions& g) {
 // marked estimated, so that nothing reads it as a counted metric.
 void run_predict_sweep(ModelsOptions& o) {
   namespace pr = predictors;
+#if !defined(__x86_64__) || !defined(__linux__)
+  throw std::runtime_error("--predict runs on amd64 Linux only: it reads x86-64 disassembly and valgrind's amd64 load address");
+#endif
   pr::PredictorSelection rows;
   try {
     rows = pr::select_any_predictors(o.predict);
@@ -417,13 +420,20 @@ void run_predict_sweep(ModelsOptions& o) {
   const size_t parallel = std::max(1u, std::min(2u, std::thread::hardware_concurrency()));
   constexpr double kCaseTimeoutS = 900;
   fmt::print(stderr, "[models --predict] {} cases under valgrind lackey, {} at a time; predictors: {}\n", cases.size(), parallel, o.predict);
+  // Each case traced for about the same number of dispatches (whole repetitions of its program), so
+  // that a predictor's learning takes the same share of every case's count.
+  std::vector<uint64_t> reps;
+  for (const auto& c : cases) {
+    uint64_t per_run = models::ModelInstance(models::find_entry(c.model, c.variant, c.dispatch), c.program(), c.seed).dispatches_per_run();
+    reps.push_back(std::max<uint64_t>(1, (o.predict_dispatches + per_run - 1) / per_run));
+  }
   std::vector<models::CaseSimulation> results(cases.size());
   for (size_t first = 0; first < cases.size(); first += parallel) {
     std::vector<std::future<models::CaseSimulation>> running;
     for (size_t i = first; i < std::min(cases.size(), first + parallel); ++i) {
       fmt::print(stderr, "[models --predict] {}/{} {}\n", i + 1, cases.size(), cases[i].name());
       running.push_back(std::async(std::launch::async, [&, i] {
-        return models::simulate_case(cases[i], binary, o.predict_reps, rows, o.predict_window, kCaseTimeoutS);
+        return models::simulate_case(cases[i], binary, reps[i], rows, o.predict_window, kCaseTimeoutS);
       }));
     }
     for (size_t j = 0; j < running.size(); ++j) results[first + j] = running[j].get();
@@ -439,9 +449,9 @@ void run_predict_sweep(ModelsOptions& o) {
   for (const auto& sc : results.front().counts) {
     bool memory = sc.quantity == "memory_order_flushes";
     r.metrics.push_back({fmt::format("simulated_{}[{}]", sc.quantity, sc.predictor), memory ? "flushes" : "mispredicts", "simulation",
-                         fmt::format("SIMULATED by {} ({}){}, on valgrind lackey's trace of the case's handlers (dlab-model-exec x{} "
-                                     "repetitions); not a counted event", sc.predictor, sc.configuration,
-                                     memory ? fmt::format(", stores resolved after {} instructions", sc.window) : "", o.predict_reps),
+                         fmt::format("SIMULATED by {} ({}){}, on valgrind lackey's trace of the case's handlers (dlab-model-exec, "
+                                     "whole programs for about {} dispatches); not a counted event", sc.predictor, sc.configuration,
+                                     memory ? fmt::format(", stores resolved after {} instructions", sc.window) : "", o.predict_dispatches),
                          true, Availability::yes("simulated"), ""});
   }
   std::vector<Variant> variants;
@@ -459,8 +469,8 @@ void run_predict_sweep(ModelsOptions& o) {
     }
     fmt::print("{:<34} {:>10} {:>22} {:>22}\n", cases[i].name(), res.dispatches, flushes, indirect);
     r.variants.push_back(std::move(vs));
-    auto params = case_params(cases[i], res.dispatches / o.predict_reps, sites);
-    params["traced_repetitions"] = std::to_string(o.predict_reps);
+    auto params = case_params(cases[i], res.dispatches / reps[i], sites);
+    params["traced_repetitions"] = std::to_string(reps[i]);
     params["handler_code"] = fmt::format("{:x}-{:x}", res.code.lo, res.code.hi);
     params["branch_sites"] = std::to_string(res.branch_sites);
     params["trace_instructions"] = std::to_string(res.trace_instructions);
@@ -469,7 +479,7 @@ void run_predict_sweep(ModelsOptions& o) {
   if (!dir) return;
   auto t = experiment_tables(dir->run_id(), "models_simulated", r, variants, machine);
   auto sidecar = sidecar_json(dir->run_id(), machine, &r, {"summary", "samples"});
-  sidecar["simulation"] = {{"predictors", o.predict}, {"window_instructions", o.predict_window}, {"traced_repetitions", o.predict_reps},
+  sidecar["simulation"] = {{"predictors", o.predict}, {"window_instructions", o.predict_window}, {"traced_dispatches_target", o.predict_dispatches},
                            {"tracer", "valgrind --tool=lackey --trace-mem=yes"}, {"binary", exec},
                            {"note", "every metric is simulated (docs/predictors.md): counts of the predictor named in the metric, "
                                     "on the trace of the case's handler code; the CPU that ran valgrind does not enter them"}};
@@ -554,8 +564,9 @@ void add_models_command(CLI::App& app) {
                   "assumption; 1..1048576)")
       ->check(CLI::Range(1u, 1u << 20))
       ->capture_default_str();
-  cmd->add_option("--predict-reps", o->predict_reps, "program repetitions in each traced run (1..100)")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{100}))
+  cmd->add_option("--predict-dispatches", o->predict_dispatches,
+                  "dispatches each traced run makes at least (whole repetitions of the case's program; 1..10^7)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{10'000'000}))
       ->capture_default_str();
   cmd->add_flag("--no-save", o->no_save, "print only, write no files");
   o->out.add_to(cmd, "results");
@@ -569,7 +580,7 @@ void add_models_command(CLI::App& app) {
     if (o->grid.quick) apply_quick_protocol(cmd, o->protocol);
     if (!o->predict.empty() && (o->valgrind || o->gbench || o->grid.quick))
       throw CLI::ValidationError("--predict", fmt::format("is a sweep of its own: not with {}", o->valgrind ? "--valgrind" : o->gbench ? "--gbench" : "--quick"));
-    for (const char* opt : {"--predict-window", "--predict-reps"})
+    for (const char* opt : {"--predict-window", "--predict-dispatches"})
       if (cmd->count(opt) && o->predict.empty()) throw CLI::ValidationError(opt, "applies to --predict");
     if (!o->predict.empty()) run_predict_sweep(*o);
     else if (o->valgrind) run_valgrind_sweep(*o);
