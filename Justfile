@@ -127,9 +127,15 @@ plots RUN="": build
     echo "== notebook"
     DLAB_BIN="$PWD/{{dlab}}" DLAB_RUN="$PWD/$run" {{python}} -m nbconvert --to notebook --execute analysis/notebooks/run_overview.ipynb --output-dir "$run/notebooks"
 
-# simulated memory-order flushes of the K-copy models against copies, per predictor of predictors/'s table (valgrind lackey, about 30 s a case; CSV on stdout; docs/predictors.md): KINDS (p,o), COPIES, WINDOWS in instructions
-flushes KINDS="p,o" COPIES="1,8,16,24,32,64,128" WINDOWS="32,64,128": build
-    predictors/tools/kcopy-flushes {{build_dir}} {{KINDS}} {{COPIES}} {{WINDOWS}}
+# simulated memory-order flushes and branch mispredicts of the models in a new run directory with its report and figures: `dlab models --predict all` (every predictor of docs/predictors.md on valgrind lackey traces of the handlers; 36 cases, about 5 minutes on 2 cores), ARGS to it (e.g. --model kcopy --kinds p --copies 1,64 --orders random --dispatch switch,tail)
+[positional-arguments]
+flushes *ARGS: build
+    #!/usr/bin/env bash
+    set -euo pipefail
+    run=$({{dlab}} new-run --results results)
+    echo "== run directory: $run"
+    {{dlab}} models --predict all "$@" --run-dir "$run"
+    DLAB_BIN="$PWD/{{dlab}}" {{python}} -m dispatchlab_analysis.report "$run"
 
 # fuzz the WebAssembly decoder, validator, instantiation and execution (under fuel) for SECONDS (default 60), seeded with the WebAssembly 3.0 suite's modules; `just fuzz SECONDS differential [--seed N ...]`: instead, random modules (binaryen's wasm-opt -ttf) in every engine configuration of the release build against binaryen's interpreter and each other, a disagreement reduced into build/fuzz-differential/ (tools/fuzz_differential.py)
 [positional-arguments]
