@@ -105,6 +105,7 @@ def flushes_vs_copies(run: Run, out_dir: Path) -> Path | None:
                     **style(predictors.index(predictor)))
         ax.set_xscale("log", base=2)
         ax.set_yscale("symlog", linthresh=1)  # 0 to 1,000 per 1k: the steps near 0 and the bound at 1,000 both readable
+        ax.set_ylim(bottom=0)
         ax.set_xlabel("copies K")
         ax.set_title(f"{model}" + (" (no-alias control)" if model == "kcopy_o" else ""), fontsize=10)
         if ax.get_legend_handles_labels()[0]:

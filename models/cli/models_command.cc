@@ -391,15 +391,15 @@ void predict_grid_defaults(GridOptions& g) {
 // marked estimated, so that nothing reads it as a counted metric.
 void run_predict_sweep(ModelsOptions& o) {
   namespace pr = predictors;
-#if !defined(__x86_64__) || !defined(__linux__)
-  throw std::runtime_error("--predict runs on amd64 Linux only: it reads x86-64 disassembly and valgrind's amd64 load address");
-#endif
   pr::PredictorSelection rows;
   try {
     rows = pr::select_any_predictors(o.predict);
   } catch (const std::invalid_argument& e) {
     throw CLI::ValidationError("--predict", e.what());
   }
+#if !defined(__x86_64__) || !defined(__linux__)
+  throw std::runtime_error("--predict runs on amd64 Linux only: it reads x86-64 disassembly and valgrind's amd64 load address");
+#endif
   predict_grid_defaults(o.grid);
   auto groups = make_grid(o.grid, true).groups;
   auto sites = models::load_dispatch_sites(sites_file());
