@@ -272,13 +272,7 @@ std::vector<MetricValue> cachegrind_values(const MetricCatalog& catalog, const s
 }
 
 RunResult cachegrind_result(const MetricCatalog& catalog) {
-  RunResult r;
-  r.protocol.name = "cachegrind-2n-minus-n";
-  r.protocol.samples = 1;
-  r.protocol.warmup_rounds = 0;
-  r.protocol.interleave = false;
-  r.protocol.pin_cpu = -1;
-  r.pin_note = "not pinned: cachegrind counts are deterministic";
+  RunResult r = single_count_result("cachegrind-2n-minus-n", "not pinned: cachegrind counts are deterministic");
   r.metrics = cachegrind_metrics(catalog);
   return r;
 }

@@ -155,6 +155,18 @@ StopCheck check_intervals(const RunResult& r, const std::vector<Variant>& varian
   return c;
 }
 
+RunResult single_count_result(std::string protocol_name, std::string pin_note) {
+  RunResult r;
+  r.protocol.name = std::move(protocol_name);
+  r.protocol.samples = 1;
+  r.protocol.warmup_rounds = 0;
+  r.protocol.interleave = false;
+  r.protocol.pin_cpu = -1;
+  r.pin_note = std::move(pin_note);
+  r.rounds = 1;
+  return r;
+}
+
 RunResult run_protocol(const RunProtocol& protocol, Meter& meter, const std::vector<Variant>& variants,
                        const ProgressFn& progress) {
   if (variants.empty()) throw std::invalid_argument("run_protocol: no variants");

@@ -182,6 +182,14 @@ std::string sites_file() {
   return (exe.parent_path() / "models" / "dispatch_sites.tsv").string();
 }
 
+// A program built beside dlab (dlab-model-exec, models_bench), or an error saying to build it.
+std::string program_beside_dlab(const char* name) {
+  std::error_code ec;
+  std::string path = (std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / name).string();
+  if (!std::filesystem::exists(path)) throw std::runtime_error(path + " not found: build it (`just build`)");
+  return path;
+}
+
 std::map<std::string, std::string> case_params(const ModelCase& c, size_t dispatches, const std::map<std::string, int>& sites) {
   auto p = c.params();
   p["dispatches_per_run"] = std::to_string(dispatches);
@@ -325,9 +333,7 @@ void run_valgrind_sweep(ModelsOptions& o) {
   auto groups = make_grid(o.grid, true).groups;
   auto sites = models::load_dispatch_sites(sites_file());
   const auto& machine = this_machine();
-  std::error_code ec;
-  std::string exec = (std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "dlab-model-exec").string();
-  if (!std::filesystem::exists(exec)) throw std::runtime_error(exec + " not found: build it (`just build`)");
+  std::string exec = program_beside_dlab("dlab-model-exec");
   const auto& cat = MetricCatalog::builtin();
   std::optional<RunDirectory> dir;
   if (!o.no_save) dir = o.out.resolve(machine, experiment_files("models_valgrind"));
@@ -404,9 +410,7 @@ void run_predict_sweep(ModelsOptions& o) {
   auto groups = make_grid(o.grid, true).groups;
   auto sites = models::load_dispatch_sites(sites_file());
   const auto& machine = this_machine();
-  std::error_code ec;
-  std::string exec = (std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "dlab-model-exec").string();
-  if (!std::filesystem::exists(exec)) throw std::runtime_error(exec + " not found: build it (`just build`)");
+  std::string exec = program_beside_dlab("dlab-model-exec");
   if (run_process({"valgrind", "--version"}, {.quiet = true, .timeout_s = 30}).spawn_error.size())
     throw std::runtime_error("valgrind is not installed: ./tools/bootstrap installs it (Debian's valgrind)");
   std::optional<RunDirectory> dir;
@@ -438,14 +442,7 @@ void run_predict_sweep(ModelsOptions& o) {
     }
     for (size_t j = 0; j < running.size(); ++j) results[first + j] = running[j].get();
   }
-  RunResult r;
-  r.protocol.name = "lackey-trace-simulation";
-  r.protocol.samples = 1;
-  r.protocol.warmup_rounds = 0;
-  r.protocol.interleave = false;
-  r.protocol.pin_cpu = -1;
-  r.pin_note = "not pinned: simulated counts depend on the binary, not on the CPU that ran it";
-  r.rounds = 1;
+  RunResult r = single_count_result("lackey-trace-simulation", "not pinned: simulated counts depend on the binary, not on the CPU that ran it");
   for (const auto& sc : results.front().counts) {
     bool memory = sc.quantity == "memory_order_flushes";
     r.metrics.push_back({fmt::format("simulated_{}[{}]", sc.quantity, sc.predictor), memory ? "flushes" : "mispredicts", "simulation",
@@ -492,9 +489,7 @@ void run_predict_sweep(ModelsOptions& o) {
 // JSON goes into the run directory as models.gbench.json (Google Benchmark's own format).
 void run_gbench(ModelsOptions& o) {
   auto groups = make_grid(o.grid, false).groups;
-  std::error_code ec;
-  std::string bench = (std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "models_bench").string();
-  if (!std::filesystem::exists(bench)) throw std::runtime_error(bench + " not found: build it (`just build`)");
+  std::string bench = program_beside_dlab("models_bench");
   std::string cases;
   for (const auto& g : groups)
     for (const auto& c : g.cases)

@@ -83,6 +83,10 @@ StopCheck check_intervals(const RunResult& r, const std::vector<Variant>& varian
 // Called after every measured run with (done, total).
 using ProgressFn = std::function<void(int done, int total, const std::string& variant)>;
 
+// The result of counts taken once per case outside a Meter (cachegrind's, a simulation's): one
+// sample, no warm-up, not interleaved, not pinned (`pin_note` says why that does not matter).
+RunResult single_count_result(std::string protocol_name, std::string pin_note);
+
 // Pins (if asked), warms up, and samples every variant under the protocol.
 RunResult run_protocol(const RunProtocol& protocol, Meter& meter, const std::vector<Variant>& variants,
                        const ProgressFn& progress = {});
