@@ -162,7 +162,21 @@ def experiment_markdown(exp) -> str:
     if exp.name == "models_valgrind":
         return ("Per dispatch, from cachegrind runs of N and 2N repetitions (deterministic; mispredicts are "
                 "cachegrind's simulated predictor, not this CPU's).\n\n" + wide_markdown(exp.summary, None, VALGRIND_COLUMNS))
+    if exp.name == "calibrate" and "mispredict_penalty" in exp.sidecar:
+        return summary_markdown(exp.summary) + "\n" + penalty_markdown(exp.sidecar["mispredict_penalty"])
     return summary_markdown(exp.summary)
+
+
+def penalty_markdown(p: dict) -> str:
+    """`dlab calibrate`'s indirect-call mispredict penalty: the random-target loop's extra cycles over
+    the learnable one's, per mispredict it cannot avoid (an assumed rate, said)."""
+    if "cycles_per_mispredict" not in p:
+        return f"**Mispredict penalty:** not measured: {p.get('unavailable_reason', '?')}.\n"
+    estimated = ", ESTIMATED from the TSC" if p["metric"] == "cycles_tsc_estimate" else ""
+    return (f"**Mispredict penalty** ({p['metric']}{estimated}): {p['cycles_per_mispredict']:.1f} cycles "
+            f"[{p['ci95_lo']:.1f}, {p['ci95_hi']:.1f}] per mispredicted indirect call: `indirect_random` minus "
+            f"`indirect_pattern`, divided by the {p['assumed_mispredicts_per_call']:.4f} mispredicts per call that a "
+            "target drawn at random cannot avoid (assumed, not counted).\n")
 
 
 def calls_markdown(exp) -> str:

@@ -60,6 +60,16 @@ def test_end_to_end_run_from_the_real_binary(dlab_bin, tmp_path):
     tsc = json.loads((Path(run_dir) / "counters.json").read_text())["machine"]["tsc"]
     assert ("cycles_tsc_estimate" in available) == (tsc["core_cycles_per_tick_estimate"] is not None), tsc["estimate_refused"]
     assert out.exists()
+    # The mispredict penalty: a number with its interval in cycles, or no number and why (never a default).
+    penalty = json.loads((Path(run_dir) / "calibrate.json").read_text())["mispredict_penalty"]
+    assert penalty["assumed_mispredicts_per_call"] == 15 / 16
+    if "cycles_per_mispredict" in penalty:
+        assert penalty["metric"] in ("cycles", "cycles_tsc_estimate")
+        assert penalty["ci95_lo"] <= penalty["cycles_per_mispredict"] <= penalty["ci95_hi"]
+    else:
+        assert penalty["unavailable_reason"]
+    assert "**Mispredict penalty**" in out.read_text()
+    assert set(s["variant"]) >= {"indirect_pattern", "indirect_random"}
 
 
 def test_dlab_counters_json_names_a_reason_for_every_unavailable_metric(dlab_bin):

@@ -5,14 +5,17 @@
 // Golden Cove-family cores), a pointer chase (load-to-use latency) and store -> load -> add round
 // trips through one word (the store-forwarding latency the `vec` stack variant pays per dispatch).
 // Each chain's cycles per operation are set beside its known latency, so a surprise shows.
+#include <array>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <map>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "dispatchlab/harness/branch_penalty.h"
 #include "dispatchlab/harness/counter_plan.h"
 #include "dispatchlab/harness/cpu_identity.h"
 #include "dispatchlab/harness/latency_chains.h"
@@ -56,7 +59,8 @@ std::string chain_verdict(const std::string& role, std::optional<double> latency
 void add_calibrate_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("calibrate",
                                  "measure chains of dependent instructions (multiply, register add, immediate add, load, "
-                                 "store-to-load round trip) under the run protocol, set each beside its known latency, and "
+                                 "store-to-load round trip) under the run protocol, set each beside its known latency, time "
+                                 "indirect calls to random against learnable targets (the penalty of a mispredicted dispatch), and "
                                  "write calibrate.summary.csv / .samples.csv / .json");
   struct Options {
     bool quick = false;
@@ -99,6 +103,24 @@ void add_calibrate_command(CLI::App& app) {
                            {"ops_per_iteration", std::to_string(kChainOpsPerIteration)},
                            {"iterations", std::to_string(n)}}});
     }
+    // The mispredict penalty's two loops (branch_penalty.h): the same indirect calls, their targets
+    // in a learnable pattern and at random; the random one's ratio is paired with the pattern's.
+    const uint64_t calls = n * kChainOpsPerIteration;
+    static volatile uint64_t sink;  // the calls' result is used: nothing optimised away
+    for (TargetOrder order : {TargetOrder::pattern, TargetOrder::random}) {
+      auto sequence = std::make_shared<const std::vector<uint8_t>>(target_sequence(order));
+      bool random = order == TargetOrder::random;
+      variants.push_back({random ? "indirect_random" : "indirect_pattern", [sequence, calls] { sink = run_indirect_calls(*sequence, calls); },
+                          static_cast<double>(calls), "call",
+                          {{"instruction", fmt::format("call through a table of {} functions", kTargets)},
+                           {"role", "penalty"},
+                           {"targets", std::to_string(kTargets)},
+                           {"target_order", random ? fmt::format("uniform random among {} (xorshift64, fixed seed)", kTargets)
+                                                   : fmt::format("cycle of {}", kPatternPeriod)},
+                           {"sequence_length", std::to_string(kSequenceLength)},
+                           {"iterations", std::to_string(n)}},
+                          random ? "indirect_pattern" : ""});
+    }
     bool tty = isatty(fileno(stderr));
     auto progress = [tty](int done, int total, const std::string& v) {
       if (tty) fmt::print(stderr, "\r[calibrate] sample {}/{} {:<20}", done, total, v);
@@ -137,7 +159,14 @@ void add_calibrate_command(CLI::App& app) {
       for (size_t r = 0; r < t.summary.size() && metric.empty(); ++r)
         if (t.summary.at(r, "metric") == m && !t.summary.at(r, "median").empty()) metric = m;
     fmt::print("\nchains against their latencies ({}):\n", metric.empty() ? "no cycle metric here" : metric);
-    for (size_t v = 0; v < variants.size(); ++v) {
+    // The value and 95% interval of `metric` for one variant, if measured.
+    auto measured = [&](const std::string& variant) -> std::optional<std::array<double, 3>> {
+      for (size_t r = 0; r < t.summary.size(); ++r)
+        if (t.summary.at(r, "variant") == variant && t.summary.at(r, "metric") == metric && !metric.empty() && !t.summary.at(r, "median").empty())
+          return std::array<double, 3>{std::stod(t.summary.at(r, "median")), std::stod(t.summary.at(r, "ci95_lo")), std::stod(t.summary.at(r, "ci95_hi"))};
+      return std::nullopt;
+    };
+    for (size_t v = 0; v < latency_chains().size(); ++v) {
       std::optional<double> cycles;
       for (size_t r = 0; r < t.summary.size(); ++r)
         if (t.summary.at(r, "variant") == variants[v].name && t.summary.at(r, "metric") == metric && !metric.empty())
@@ -152,9 +181,29 @@ void add_calibrate_command(CLI::App& app) {
                         {"metric", metric}, {"cycles_per_op", cycles ? nlohmann::json(*cycles) : nlohmann::json(nullptr)},
                         {"verdict", verdict}});
     }
+    // The penalty: the random calls' extra cycles over the pattern's, per mispredict they cannot
+    // avoid. Its interval is the two medians' intervals combined at their far ends (conservative).
+    nlohmann::json penalty = {{"assumed_mispredicts_per_call", unavoidable_mispredict_rate()}, {"metric", metric}};
+    auto pattern = measured("indirect_pattern"), random = measured("indirect_random");
+    if (pattern && random) {
+      double rate = unavoidable_mispredict_rate();
+      double value = ((*random)[0] - (*pattern)[0]) / rate, lo = ((*random)[1] - (*pattern)[2]) / rate,
+             hi = ((*random)[2] - (*pattern)[1]) / rate;
+      penalty.update({{"cycles_per_mispredict", value}, {"ci95_lo", lo}, {"ci95_hi", hi}});
+      fmt::print("\nindirect-call mispredict penalty ({}{}): {:.1f} cycles [{:.1f}, {:.1f}] per mispredict: random targets "
+                 "{:.2f} cycles/call, a cycle of {} {:.2f}, assuming {}/{} of the random calls mispredict (a target drawn among {} "
+                 "cannot be known)\n",
+                 metric, metric == "cycles_tsc_estimate" ? ", ESTIMATED" : "", value, lo, hi, (*random)[0], kPatternPeriod, (*pattern)[0],
+                 kTargets - 1, kTargets, kTargets);
+    } else {
+      penalty["unavailable_reason"] = metric.empty() ? "no cycle metric here (no PMU cycles, and the TSC estimate was refused)"
+                                                     : "the two loops have no cycles in this run";
+      fmt::print("\nindirect-call mispredict penalty: not measured: {}\n", penalty["unavailable_reason"].get<std::string>());
+    }
     if (dir) {
       auto sidecar = sidecar_json(run_id, machine, &result, {"summary", "samples"});
       sidecar["chain_checks"] = checks;
+      sidecar["mispredict_penalty"] = penalty;
       write_experiment(*dir, "calibrate", t, sidecar);
       fmt::print(stderr, "wrote {}/calibrate.summary.csv\n", dir->path().string());
     }

@@ -1,7 +1,11 @@
 // Child processes get an argument vector: nothing in an argument is shell syntax.
 #include "dispatchlab/harness/process.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <filesystem>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -21,6 +25,29 @@ TEST(Process, ArgumentsAreNeverShellSyntax) {
   EXPECT_TRUE(r.ok()) << r.describe("echo");
   EXPECT_EQ(r.output, hostile + "\n");
   EXPECT_FALSE(fs::exists(marker));
+}
+
+// pass_fd: a pipe's write end becomes the program's descriptor 3 (what `dlab models --predict` gives
+// valgrind for its trace), close-on-exec or not, while stdout is captured apart.
+TEST(Process, PassesADescriptorAsTheProgramsThird) {
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+  ProcessOptions po;
+  po.capture_stdout = true;
+  po.pass_fd = p[1];
+  ProcessResult r = run_process({"sh", "-c", "echo trace >&3; echo out"}, po);
+  ::close(p[1]);
+  char buf[64] = {};
+  ssize_t n = ::read(p[0], buf, sizeof buf - 1);
+  ::close(p[0]);
+  EXPECT_TRUE(r.ok()) << r.describe("sh");
+  EXPECT_EQ(r.output, "out\n");
+  ASSERT_GT(n, 0);
+  EXPECT_EQ(std::string(buf, static_cast<size_t>(n)), "trace\n");
+  ProcessOptions low;
+  low.pass_fd = 0;
+  low.pass_fd_as = 1;  // the standard streams are not for this
+  EXPECT_FALSE(run_process({"true"}, low).spawn_error.empty());
 }
 
 TEST(Process, ReportsExitStatusSignalsAndSpawnFailures) {
