@@ -359,37 +359,6 @@ Module decode_module(const uint8_t* data, size_t size) {
 ValType read_valtype(BinaryReader& r) { return decode_valtype(r); }
 HeapType read_heaptype(BinaryReader& r) { return decode_heaptype(r); }
 
-std::string valtype_name(ValType t) {
-  switch (t) {
-    case ValType::kI32: return "i32";
-    case ValType::kI64: return "i64";
-    case ValType::kF32: return "f32";
-    case ValType::kF64: return "f64";
-    case ValType::kV128: return "v128";
-    case ValType::kFuncRef: return "funcref";
-    case ValType::kExternRef: return "externref";
-    default: break;
-  }
-  HeapType h = ref_heap(t);
-  std::string heap;
-  switch (h) {
-    case kHeapFunc: heap = "func"; break;
-    case kHeapExtern: heap = "extern"; break;
-    case kHeapNoFunc: heap = "nofunc"; break;
-    case kHeapNoExtern: heap = "noextern"; break;
-    case kHeapExn: heap = "exn"; break;
-    case kHeapNoExn: heap = "noexn"; break;
-    case kHeapAny: heap = "any"; break;
-    case kHeapEq: heap = "eq"; break;
-    case kHeapI31: heap = "i31"; break;
-    case kHeapStruct: heap = "struct"; break;
-    case kHeapArray: heap = "array"; break;
-    case kHeapNone: heap = "none"; break;
-    default: heap = h >= kHeapCanonical ? fmt::format("canonical {}", h - kHeapCanonical) : fmt::format("{}", h - kHeapTypeIndex);
-  }
-  return fmt::format("(ref {}{})", ref_nullable(t) ? "null " : "", heap);
-}
-
 Module decode_module(const std::vector<uint8_t>& bytes) { return decode_module(bytes.data(), bytes.size()); }
 
 }  // namespace dlab::wasm

@@ -137,8 +137,6 @@ std::vector<Bounds> bounds_list() {
   };
 }
 
-std::string guard_pages_unavailable() { return guard_pages::unavailable(); }
-
 Lowering Lowering::none() {
   Lowering l;
 #define TECHNIQUE(name, help) l.name = false;

@@ -175,7 +175,6 @@ void Runtime::mark_roots(const uint64_t* sp) {
     for (const auto& seg : inst->elems)
       for (uint64_t e : seg) heap_->mark(e);
   if (m.exception) heap_->mark(reinterpret_cast<uint64_t>(m.exception));
-  for (uint64_t r : pinned_) heap_->mark(r);
 }
 
 void Runtime::set_heap_limit(uint64_t bytes) { heap_->set_limit(bytes); }
@@ -184,10 +183,6 @@ void Runtime::collect() {
   heap_->collect(nullptr);
 }
 GcStats Runtime::gc_stats() const { return heap_->stats(); }
-void Runtime::pin(uint64_t r) { pinned_.insert(r); }
-void Runtime::unpin(uint64_t r) {
-  if (auto it = pinned_.find(r); it != pinned_.end()) pinned_.erase(it);
-}
 
 // A reference to a module type index becomes one to its canonical id (kHeapCanonical + id).
 ValType Runtime::canonical_type(const Instance& inst, ValType t) { return canonical_valtype(t, inst.type_ids); }

@@ -14,11 +14,8 @@ class PapiBackend final : public CounterBackend {
   Availability probe(const std::string& native_event) override;
   std::unique_ptr<CounterGroup> open_group(const std::vector<std::string>& native_events) override;
 
-  // Empty when PAPI initialised and its perf_event component is enabled; otherwise why not.
-  const std::string& unusable_reason() const { return unusable_reason_; }
-
  private:
-  std::string unusable_reason_;
+  std::string unusable_reason_;  // empty when PAPI initialised and its perf_event component is enabled; else why not
 };
 
 }  // namespace dlab

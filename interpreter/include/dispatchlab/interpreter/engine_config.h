@@ -67,8 +67,6 @@ enum class Bounds : uint8_t {
 const char* bounds_name(Bounds b);
 std::optional<Bounds> parse_bounds(std::string_view name);
 std::vector<Bounds> bounds_list();
-// "" when this platform can reserve guarded memories (Linux on a 64-bit target), else why not.
-std::string guard_pages_unavailable();
 // "" when this build has the engine, else why not ("sp_spill is about how an argument is passed; ...").
 std::string engine_unavailable(Dispatch d, Placement p, Budget b = Budget::kNone, Bounds bounds = Bounds::kCheck);
 // The engine's name in engines.def ("tail_pn_fuel"), or "" when there is no such row.

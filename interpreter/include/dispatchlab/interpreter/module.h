@@ -121,8 +121,6 @@ bool heap_subtype(HeapType sub, HeapType super, KindOf&& kind_of, DefinedSub&& d
 }
 // Whether values of this type have a default (zero / null): not a non-nullable reference.
 constexpr bool defaultable(ValType t) { return !is_ref(t) || ref_nullable(t); }
-// The text format's name: i32, funcref, (ref null 3), (ref func), ...
-std::string valtype_name(ValType t);
 
 // Sizes are read as u64 (WebAssembly 3.0's binary format), so a size past what a 32-bit memory or
 // table may have decodes and is then invalid, not malformed. `address64`: limits flag bit 2, a

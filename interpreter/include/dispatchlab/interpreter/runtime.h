@@ -12,7 +12,6 @@
 #include <deque>
 #include <functional>
 #include <map>
-#include <set>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -330,13 +329,10 @@ class Runtime {
   const TypeStore& types() const { return types_; }
   // The GC heap: its limit in bytes (objects and exceptions; allocation past it, even after a
   // collection, traps with "out of memory"), a collection now, what the collector did. The
-  // results an invocation returns stay valid until the next invocation collects; pin a
-  // reference the host keeps longer (a root until unpinned).
+  // results an invocation returns stay valid until the next invocation collects.
   void set_heap_limit(uint64_t bytes);
   void collect();
   GcStats gc_stats() const;
-  void pin(uint64_t ref);
-  void unpin(uint64_t ref);
   // A value type with its module type index (if any) replaced by the canonical type id of that
   // type, so that types from two modules compare.
   static ValType canonical_type(const Instance& inst, ValType t);
@@ -368,7 +364,6 @@ class Runtime {
   std::deque<std::unique_ptr<TagInst>> tags_;
   TypeStore types_;
   std::unique_ptr<GcHeap> heap_;
-  std::multiset<uint64_t> pinned_;
   std::map<const uint64_t*, const FuncInst*> catch_code_;          // functions with catch ranges, by code address
   std::unique_ptr<Machine> machine_;
   std::vector<uint64_t> op_counts_;  // the counting engine's table of ops, when enabled
