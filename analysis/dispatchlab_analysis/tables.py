@@ -131,6 +131,11 @@ def simulated_markdown(summary: pd.DataFrame, note: str) -> str:
         columns = simulated_columns(summary, quantity)
         if columns:
             parts += [f"\n{what} per 1,000 dispatches, a column per predictor:\n", wide_markdown(summary, None, columns)]
+    ideal = [(m, m[len("ideal_cycles["):-1], 1) for m in dict.fromkeys(summary["metric"]) if m.startswith("ideal_cycles[")]
+    if ideal:
+        parts += ["\nIdeal cycles per dispatch, ESTIMATED: each handler's code through llvm-mca, weighted by the program's "
+                  "dispatches to it (no mispredicts, flushes or cache misses; empty in the one-function modes):\n",
+                  wide_markdown(summary, None, ideal)]
     return "\n".join(parts)
 
 

@@ -21,6 +21,7 @@
 #include "dispatchlab/harness/result_rows.h"
 #include "dispatchlab/harness/run_protocol.h"
 #include "dispatchlab/models/case_simulation.h"
+#include "dispatchlab/models/ideal_bound.h"
 #include "dispatchlab/models/model_case.h"
 
 namespace dlab::cli {
@@ -252,6 +253,7 @@ struct ModelsOptions {
   uint64_t valgrind_reps = 2;
   std::string predict;  // predictor names (docs/predictors.md), "all"; empty: no simulation
   uint32_t predict_window = 64;
+  std::string ideal_mcpu = "native";  // llvm-mca's -mcpu for the ideal bound; "none": no bound
   uint64_t predict_dispatches = 16'384;  // per traced run: the research's 4,096-element K-copy program twice, two dispatches an element
   RunDirectoryOptions out;
 };
@@ -431,12 +433,17 @@ void run_predict_sweep(ModelsOptions& o) {
     uint64_t per_run = models::ModelInstance(models::find_entry(c.model, c.variant, c.dispatch), c.program(), c.seed).dispatches_per_run();
     reps.push_back(std::max<uint64_t>(1, (o.predict_dispatches + per_run - 1) / per_run));
   }
+  // The ideal bound's CPU: llvm-mca's name for it (native resolved, so the result says which).
+  std::string mcpu = o.ideal_mcpu == "native" ? models::llvm_mca_host_cpu() : o.ideal_mcpu;
+  if (o.ideal_mcpu == "native" && mcpu.empty()) mcpu = "native";
   std::vector<models::CaseSimulation> results(cases.size());
+  std::vector<models::IdealBound> ideal(cases.size());
   for (size_t first = 0; first < cases.size(); first += parallel) {
     std::vector<std::future<models::CaseSimulation>> running;
     for (size_t i = first; i < std::min(cases.size(), first + parallel); ++i) {
       fmt::print(stderr, "[models --predict] {}/{} {}\n", i + 1, cases.size(), cases[i].name());
       running.push_back(std::async(std::launch::async, [&, i] {
+        if (o.ideal_mcpu != "none") ideal[i] = models::ideal_bound(cases[i], binary, mcpu);
         return models::simulate_case(cases[i], binary, reps[i], rows, o.predict_window, kCaseTimeoutS);
       }));
     }
@@ -451,9 +458,15 @@ void run_predict_sweep(ModelsOptions& o) {
                                      memory ? fmt::format(", stores resolved after {} instructions", sc.window) : "", o.predict_dispatches),
                          true, Availability::yes("simulated"), ""});
   }
+  if (o.ideal_mcpu != "none")
+    r.metrics.push_back({fmt::format("ideal_cycles[llvm-mca-19 {}]", mcpu), "cycles", "llvm-mca",
+                         fmt::format("ESTIMATED: each handler's machine code through llvm-mca-19 -mcpu={} ({} iterations; no "
+                                     "mispredicts, flushes or cache misses, loads independent of stores), weighted by the program's "
+                                     "dispatches to it; not a measurement", mcpu, 100),
+                         true, Availability::yes("estimated"), ""});
   std::vector<Variant> variants;
-  fmt::print("{:<34} {:>10} {:>22} {:>22}   (per 1,000 dispatches, simulated)\n", "case", "dispatches", "flushes (first row)",
-             "indirect misp. (first)");
+  fmt::print("{:<34} {:>10} {:>22} {:>22} {:>10}   (per 1,000 dispatches, simulated; ideal: cycles per dispatch, llvm-mca)\n",
+             "case", "dispatches", "flushes (first row)", "indirect misp. (first)", "ideal");
   for (size_t i = 0; i < cases.size(); ++i) {
     const auto& res = results[i];
     VariantSamples vs{cases[i].name(), {{}}};
@@ -464,7 +477,14 @@ void run_predict_sweep(ModelsOptions& o) {
       if (sc.quantity == "memory_order_flushes" && flushes == "-") flushes = fmt::format("{:.2f} {}", per_1k, sc.predictor);
       if (sc.quantity == "indirect_mispredicts" && indirect == "-") indirect = fmt::format("{:.2f} {}", per_1k, sc.predictor);
     }
-    fmt::print("{:<34} {:>10} {:>22} {:>22}\n", cases[i].name(), res.dispatches, flushes, indirect);
+    if (o.ideal_mcpu != "none") {
+      if (ideal[i].cycles_per_dispatch)
+        vs.samples[0].push_back({*ideal[i].cycles_per_dispatch * static_cast<double>(res.dispatches), "", 1.0, "llvm-mca"});
+      else
+        vs.samples[0].push_back({std::nullopt, ideal[i].reason, 1.0, "llvm-mca"});
+    }
+    fmt::print("{:<34} {:>10} {:>22} {:>22} {:>10}\n", cases[i].name(), res.dispatches, flushes, indirect,
+               ideal[i].cycles_per_dispatch ? fmt::format("{:.2f}", *ideal[i].cycles_per_dispatch) : "-");
     r.variants.push_back(std::move(vs));
     auto params = case_params(cases[i], res.dispatches / reps[i], sites);
     params["traced_repetitions"] = std::to_string(reps[i]);
@@ -476,7 +496,7 @@ void run_predict_sweep(ModelsOptions& o) {
   if (!dir) return;
   auto t = experiment_tables(dir->run_id(), "models_simulated", r, variants, machine);
   auto sidecar = sidecar_json(dir->run_id(), machine, &r, {"summary", "samples"});
-  sidecar["simulation"] = {{"predictors", o.predict}, {"window_instructions", o.predict_window}, {"traced_dispatches_target", o.predict_dispatches},
+  sidecar["simulation"] = {{"predictors", o.predict}, {"window_instructions", o.predict_window}, {"traced_dispatches_target", o.predict_dispatches}, {"ideal_mcpu", o.ideal_mcpu == "none" ? "" : mcpu},
                            {"tracer", "valgrind --tool=lackey --trace-mem=yes"}, {"binary", exec},
                            {"note", "every metric is simulated (docs/predictors.md): counts of the predictor named in the metric, "
                                     "on the trace of the case's handler code; the CPU that ran valgrind does not enter them"}};
@@ -559,6 +579,9 @@ void add_models_command(CLI::App& app) {
                   "assumption; 1..1048576)")
       ->check(CLI::Range(1u, 1u << 20))
       ->capture_default_str();
+  cmd->add_option("--ideal-mcpu", o->ideal_mcpu,
+                  "with --predict: the ideal bound's CPU, llvm-mca-19's -mcpu (native: this host as LLVM names it; none: no bound)")
+      ->capture_default_str();
   cmd->add_option("--predict-dispatches", o->predict_dispatches,
                   "dispatches each traced run makes at least (whole repetitions of the case's program; 1..10^7)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{10'000'000}))
@@ -575,7 +598,7 @@ void add_models_command(CLI::App& app) {
     if (o->grid.quick) apply_quick_protocol(cmd, o->protocol);
     if (!o->predict.empty() && (o->valgrind || o->gbench || o->grid.quick))
       throw CLI::ValidationError("--predict", fmt::format("is a sweep of its own: not with {}", o->valgrind ? "--valgrind" : o->gbench ? "--gbench" : "--quick"));
-    for (const char* opt : {"--predict-window", "--predict-dispatches"})
+    for (const char* opt : {"--predict-window", "--predict-dispatches", "--ideal-mcpu"})
       if (cmd->count(opt) && o->predict.empty()) throw CLI::ValidationError(opt, "applies to --predict");
     if (!o->predict.empty()) run_predict_sweep(*o);
     else if (o->valgrind) run_valgrind_sweep(*o);

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "dispatchlab/models/handler_name.h"
+
 namespace dlab::models {
 
 Spec Spec::from_json_text(const std::string& text) {
@@ -99,12 +101,7 @@ std::string entry_name(const std::string& model, const std::string& variant, con
   return fmt::format("dl_run_{}_{}_{}", model, variant, dispatch);
 }
 
-std::string handler_name(const std::string& kind, int copy) {
-  // Kinds differ by case (s and S), which file systems and symbol readers keep, but make it
-  // explicit: upper-case kinds get an "x" prefix so names stay unique everywhere.
-  bool upper = kind.size() == 1 && kind[0] >= 'A' && kind[0] <= 'Z';
-  return fmt::format("h_{}{}_{}", upper ? "x" : "", kind, copy);
-}
+using dlab::models::handler_name;  // the one naming rule, shared with the ideal bound
 
 std::string body_of(const Spec& spec, const std::string& kind, int copy) {
   std::string b = spec.kind(kind).body;

@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <future>
 #include <sstream>
@@ -53,12 +55,45 @@ predictors::CodeRange TracedBinary::code_of(const std::string& symbol) const {
   return {r.lo + offset_, r.hi + offset_};
 }
 
-predictors::BranchSites TracedBinary::sites_in(predictors::CodeRange range) const {
+std::string TracedBinary::disassembly(predictors::CodeRange range) const {
   // objdump over the range only: the whole binary's disassembly is tens of megabytes.
-  std::istringstream in(tool_output({"objdump", "-d", "--no-show-raw-insn", fmt::format("--start-address=0x{:x}", range.lo - offset_),
-                                     fmt::format("--stop-address=0x{:x}", range.hi - offset_), exec_},
-                                    "binutils"));
+  return tool_output({"objdump", "-d", "--no-show-raw-insn", fmt::format("--start-address=0x{:x}", range.lo - offset_),
+                      fmt::format("--stop-address=0x{:x}", range.hi - offset_), exec_},
+                     "binutils");
+}
+
+predictors::BranchSites TracedBinary::sites_in(predictors::CodeRange range) const {
+  std::istringstream in(disassembly(range));
   return predictors::read_objdump_branch_sites(in, offset_);
+}
+
+std::vector<TracedBinary::Function> TracedBinary::functions_in(predictors::CodeRange range) const {
+  // "0000000000012340 t _ZL5h_u_3P6DlExecPK6DlInstmm", sorted by address (nm -n).
+  std::vector<Function> out;
+  std::istringstream in(symbols_);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string address, type, symbol;
+    if (!(words >> address >> type >> symbol) || (type != "t" && type != "T" && type != "W")) continue;
+    uint64_t a = std::stoull(address, nullptr, 16) + offset_;
+    if (!out.empty() && out.back().code.hi == 0) out.back().code.hi = a;
+    if (a < range.lo || a >= range.hi) continue;
+    std::string name = symbol;
+    // An internal-linkage C++ function: _ZL<length><identifier><parameters>.
+    if (symbol.starts_with("_ZL")) {
+      size_t digits = 3;
+      while (digits < symbol.size() && std::isdigit(static_cast<unsigned char>(symbol[digits]))) ++digits;
+      if (digits > 3) {
+        size_t length = std::stoul(symbol.substr(3, digits - 3));
+        if (digits + length <= symbol.size()) name = symbol.substr(digits, length);
+      }
+    }
+    out.push_back({name, {a, 0}});
+  }
+  if (!out.empty() && out.back().code.hi == 0) out.back().code.hi = range.hi;
+  for (auto& f : out) f.code.hi = std::min(f.code.hi, range.hi);
+  return out;
 }
 
 CaseSimulation simulate_case(const ModelCase& c, const TracedBinary& binary, uint64_t reps, const predictors::PredictorSelection& rows,

@@ -28,6 +28,14 @@ class TracedBinary {
   // The entry's code in the trace's addresses, and the branch sites within it.
   predictors::CodeRange code_of(const std::string& symbol) const;
   predictors::BranchSites sites_in(predictors::CodeRange range) const;
+  // objdump's disassembly of a range (trace addresses), and the functions whose code starts in it,
+  // each to the next symbol: C++ names as their identifier (_ZL5h_u_3... is h_u_3).
+  std::string disassembly(predictors::CodeRange range) const;
+  struct Function {
+    std::string name;
+    predictors::CodeRange code;
+  };
+  std::vector<Function> functions_in(predictors::CodeRange range) const;
 
  private:
   std::string exec_;

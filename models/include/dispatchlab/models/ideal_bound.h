@@ -1,0 +1,34 @@
+// The ideal bound of a model case (issue 46, item 5): each handler's machine code through
+// llvm-mca-19 (LLVM's scheduling model of one CPU: no mispredicts, no memory-order flushes, no
+// cache misses, every load independent of every store), weighted by how often the case's program
+// dispatches to it: ideal cycles per dispatch. An estimate, never a measurement.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "dispatchlab/models/case_simulation.h"
+#include "dispatchlab/models/model_case.h"
+
+namespace dlab::models {
+
+struct IdealBound {
+  std::optional<double> cycles_per_dispatch;
+  std::string reason;  // why there is none
+  size_t handlers = 0;  // distinct handlers the program dispatches to, each one llvm-mca region
+};
+
+// `mcpu`: llvm-mca's -mcpu (a CPU name, or native: the host as LLVM names it). Only where each
+// handler is a function of its own (tail, tail_pn); the one-function modes have no per-handler
+// code to give llvm-mca, and say so.
+IdealBound ideal_bound(const ModelCase& c, const TracedBinary& binary, const std::string& mcpu);
+
+// objdump's lines as assembly llvm-mca reads (AT&T): each line's instruction without objdump's
+// address, "# ..." comments and "<symbol+offset>" annotations, alignment padding left out, a
+// direct branch's bare hex target given its 0x.
+std::string objdump_to_mca(const std::string& objdump);
+
+// The host CPU as llvm-mca-19 names it ("Host CPU:" of its --version), "" when it cannot tell.
+std::string llvm_mca_host_cpu();
+
+}  // namespace dlab::models

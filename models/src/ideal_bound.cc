@@ -1,0 +1,128 @@
+#include "dispatchlab/models/ideal_bound.h"
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "dispatchlab/harness/process.h"
+#include "dispatchlab/harness/temp_dir.h"
+#include "dispatchlab/models/handler_name.h"
+#include "dispatchlab/models/models.h"
+
+namespace dlab::models {
+
+std::string objdump_to_mca(const std::string& objdump) {
+  std::istringstream in(objdump);
+  std::string line, out;
+  while (std::getline(in, line)) {
+    size_t tab = line.find(":\t");
+    if (tab == std::string::npos) continue;
+    std::string insn = line.substr(tab + 2);
+    if (size_t hash = insn.find('#'); hash != std::string::npos) insn.resize(hash);
+    if (size_t lt = insn.find('<'); lt != std::string::npos) insn.resize(lt);
+    while (!insn.empty() && (insn.back() == ' ' || insn.back() == '\t')) insn.pop_back();
+    // Alignment padding after the handler's last jump (nop, nopw, data16/cs-prefixed nops, int3)
+    // is never executed: left out, and llvm-mca reads no data16 prefix anyway.
+    if (insn.empty() || insn.starts_with("(bad)") || insn.starts_with("data16") || insn.starts_with("cs ") ||
+        insn.starts_with("nop") || insn.starts_with("int3") || insn.starts_with("xchg   %ax,%ax"))
+      continue;
+    // A direct branch's target is bare hex in objdump ("je 1d5ece"), a decimal or a symbol to the
+    // assembler: given its 0x (llvm-mca does not follow branches; the target only has to parse).
+    if (size_t space = insn.find(' '); space != std::string::npos) {
+      size_t start = insn.find_first_not_of(' ', space);
+      if (start != std::string::npos && insn.find_first_not_of("0123456789abcdef", start) == std::string::npos)
+        insn.insert(start, "0x");
+    }
+    out += insn + "\n";
+  }
+  return out;
+}
+
+namespace {
+constexpr uint64_t kIterations = 100;
+}  // namespace
+
+std::string llvm_mca_host_cpu() {
+  ProcessOptions o;
+  o.capture_stdout = true;
+  o.timeout_s = 30;
+  ProcessResult r = run_process({"llvm-mca-19", "--version"}, o);
+  size_t at = r.output.find("Host CPU:");
+  if (!r.ok() || at == std::string::npos) return "";
+  std::istringstream rest(r.output.substr(at + 9));
+  std::string cpu;
+  rest >> cpu;
+  return cpu;
+}
+
+IdealBound ideal_bound(const ModelCase& c, const TracedBinary& binary, const std::string& mcpu) {
+  IdealBound out;
+  if (c.dispatch != "tail" && c.dispatch != "tail_pn") {
+    out.reason = fmt::format("{} dispatch puts every handler in one function: no handler's own code for llvm-mca", c.dispatch);
+    return out;
+  }
+  const ModelEntry& entry = find_entry(c.model, c.variant, c.dispatch);
+  std::map<std::string, predictors::CodeRange> code;
+  for (const auto& f : binary.functions_in(binary.code_of(entry.symbol))) code.emplace(f.name, f.code);
+  std::map<uint32_t, std::string> handler_of;
+  for (const KindLayout& k : layout(c.model))
+    for (uint32_t i = 0; i < k.copies; ++i) handler_of[k.first_op + i] = handler_name(k.kind, static_cast<int>(i));
+  handler_of[exit_op(c.model)] = "h_exit";
+  // The program's dynamic profile: each instruction is one dispatch to its handler.
+  std::map<std::string, uint64_t> dispatches;
+  for (const DlInst& in : c.program()) ++dispatches[handler_of.at(in.op)];
+  std::string input;
+  for (const auto& [name, n] : dispatches) {
+    auto it = code.find(name);
+    if (it == code.end()) {
+      out.reason = fmt::format("no function {} in {}'s code", name, entry.symbol);
+      return out;
+    }
+    input += fmt::format("# LLVM-MCA-BEGIN {}\n{}# LLVM-MCA-END\n", name, objdump_to_mca(binary.disassembly(it->second)));
+  }
+  TempDir dir("ideal");
+  std::string file = dir.write("handlers.s", input).string();
+  ProcessOptions o;
+  o.capture_stdout = true;
+  o.timeout_s = 120;
+  o.max_output = size_t{64} << 20;
+  o.stderr_file = dir.file("stderr").string();
+  ProcessResult r = run_process({"llvm-mca-19", "-mcpu=" + mcpu, "-iterations=" + std::to_string(kIterations), "-all-views=false",
+                                 "-summary-view", file}, o);
+  if (!r.ok()) {
+    std::ifstream err(o.stderr_file);
+    std::string first;
+    std::getline(err, first);
+    out.reason = fmt::format("llvm-mca-19 -mcpu={}: {}{}", mcpu, r.describe("llvm-mca-19"), first.empty() ? "" : ": " + first);
+    return out;
+  }
+  // Each region's summary: "[n] Code Region - NAME" then "Iterations:" and "Total Cycles:".
+  std::map<std::string, double> cycles;
+  std::istringstream in(r.output);
+  std::string line, region;
+  uint64_t iterations = 0;
+  while (std::getline(in, line)) {
+    if (size_t at = line.find("Code Region - "); at != std::string::npos) region = line.substr(at + 14);
+    else if (line.starts_with("Iterations:")) iterations = std::stoull(line.substr(11));
+    else if (line.starts_with("Total Cycles:") && !region.empty() && iterations)
+      cycles[region] = std::stod(line.substr(13)) / static_cast<double>(iterations);
+  }
+  double total = 0, weighted = 0;
+  for (const auto& [name, n] : dispatches) {
+    auto it = cycles.find(name);
+    if (it == cycles.end()) {
+      out.reason = fmt::format("llvm-mca-19 gave no cycles for {}", name);
+      return out;
+    }
+    total += static_cast<double>(n);
+    weighted += static_cast<double>(n) * it->second;
+  }
+  out.handlers = dispatches.size();
+  out.cycles_per_dispatch = weighted / total;
+  return out;
+}
+
+}  // namespace dlab::models
