@@ -17,6 +17,7 @@ from .figures import all_figures
 from .workloads import DefError, read_suites
 from .knee import dbinop_knees, kcopy_knees
 from . import where
+from .cycle_model import cycle_model_markdown
 from .results import (CASE_COLUMN, PLACEMENT_PARAM, Run, experiment_emulation, latest_runs, load_run, machine_emulation, parse_params,
                       pick_cycles, with_case, without_emulated)
 from .tables import (MODEL_COLUMNS, VALGRIND_COLUMNS, WASM_COLUMNS, WASM_VALGRIND_COLUMNS, budgets_markdown, counters_markdown, gc_markdown,
@@ -329,6 +330,12 @@ def analysis_markdown(run: Run) -> str:
     placements = placements_markdown(run)
     if placements:
         parts += ["## Model vs interpreter: stack placements against vec\n", placements]
+    model = cycle_model_markdown(run)
+    if model:
+        parts += ["## Cycle model, checked against measured cycles (issue 46, item 6)\n",
+                  "Predicted cycles per dispatch = the ideal bound + simulated mispredicts x the measured penalty, beside "
+                  "the measured cycles of the same case; the shares are of the predicted cycles. An ESTIMATE of where the "
+                  "cycles go where no PMU says it.\n", model]
     budgets = budgets_markdown(run)
     if budgets:
         parts += ["## Budgets: what bounding an invocation costs (fuel, deadline)\n", budgets]
