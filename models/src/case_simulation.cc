@@ -33,7 +33,7 @@ std::string tool_output(const std::vector<std::string>& argv, const char* packag
 
 // A position-independent executable (ELF type ET_DYN) is loaded where valgrind puts it; a fixed
 // one (ET_EXEC) at its own addresses.
-uint64_t load_offset(const std::string& exec) {
+uint64_t offset_of(const std::string& exec) {
   std::ifstream f(exec, std::ios::binary);
   unsigned char header[18] = {};
   if (!f.read(reinterpret_cast<char*>(header), sizeof header) || header[0] != 0x7f || header[1] != 'E' || header[2] != 'L' || header[3] != 'F')
@@ -45,7 +45,7 @@ uint64_t load_offset(const std::string& exec) {
 }  // namespace
 
 TracedBinary::TracedBinary(std::string exec) : exec_(std::move(exec)) {
-  offset_ = load_offset(exec_);
+  offset_ = offset_of(exec_);
   symbols_ = tool_output({"nm", "-n", "--defined-only", exec_}, "binutils");
 }
 

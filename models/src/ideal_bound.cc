@@ -74,6 +74,23 @@ IdealBound ideal_bound(const ModelCase& c, const TracedBinary& binary, const std
   // The program's dynamic profile: each instruction is one dispatch to its handler.
   std::map<std::string, uint64_t> dispatches;
   for (const DlInst& in : c.program()) ++dispatches[handler_of.at(in.op)];
+  // One objdump over the entry's code (one per handler took most of a stack case's time), its
+  // lines then given to the handler whose code holds their address.
+  const predictors::CodeRange whole = binary.code_of(entry.symbol);
+  std::map<uint64_t, std::string> lines;  // trace address -> objdump line
+  {
+    std::istringstream in(binary.disassembly(whole));
+    std::string line;
+    while (std::getline(in, line)) {
+      size_t colon = line.find(":\t");
+      size_t start = line.find_first_not_of(' ');
+      if (colon == std::string::npos || start >= colon) continue;
+      try {
+        lines[std::stoull(line.substr(start, colon - start), nullptr, 16) + binary.load_offset()] = line;
+      } catch (const std::exception&) {
+      }
+    }
+  }
   std::string input;
   for (const auto& [name, n] : dispatches) {
     auto it = code.find(name);
@@ -81,7 +98,9 @@ IdealBound ideal_bound(const ModelCase& c, const TracedBinary& binary, const std
       out.reason = fmt::format("no function {} in {}'s code", name, entry.symbol);
       return out;
     }
-    input += fmt::format("# LLVM-MCA-BEGIN {}\n{}# LLVM-MCA-END\n", name, objdump_to_mca(binary.disassembly(it->second)));
+    std::string text;
+    for (auto l = lines.lower_bound(it->second.lo); l != lines.end() && l->first < it->second.hi; ++l) text += l->second + "\n";
+    input += fmt::format("# LLVM-MCA-BEGIN {}\n{}# LLVM-MCA-END\n", name, objdump_to_mca(text));
   }
   TempDir dir("ideal");
   std::string file = dir.write("handlers.s", input).string();

@@ -25,6 +25,7 @@ class TracedBinary {
  public:
   explicit TracedBinary(std::string exec);
   const std::string& path() const { return exec_; }
+  uint64_t load_offset() const { return offset_; }  // a trace address minus the binary's
   // The entry's code in the trace's addresses, and the branch sites within it.
   predictors::CodeRange code_of(const std::string& symbol) const;
   predictors::BranchSites sites_in(predictors::CodeRange range) const;
