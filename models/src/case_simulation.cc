@@ -2,6 +2,7 @@
 
 #include <ext/stdio_filebuf.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -138,7 +139,12 @@ CaseSimulation simulate_case(const ModelCase& c, const TracedBinary& binary, uin
     }
   }
   ProcessResult r = child.get();
-  if (!r.ok()) throw std::runtime_error(fmt::format("{} under lackey: {}", c.name(), r.describe("valgrind")));
+  // A trace the simulation refused ends valgrind by SIGPIPE when the read end closes: the trace's
+  // error is the cause then. Any other failure of the program is its own, said first.
+  const bool stopped_by_us = !trace_error.empty() && r.signal == SIGPIPE;
+  if (!r.ok() && !stopped_by_us)
+    throw std::runtime_error(fmt::format("{} under lackey: {}{}", c.name(), r.describe("valgrind"),
+                                         trace_error.empty() ? "" : " (and the trace: " + trace_error + ")"));
   if (!trace_error.empty()) throw std::runtime_error(trace_error);
   // "<case> checksum <hex> dispatches <n>": the last word.
   std::string last = r.output.substr(r.output.find_last_of(' ') == std::string::npos ? 0 : r.output.find_last_of(' ') + 1);
