@@ -422,7 +422,8 @@ void run_predict_sweep(ModelsOptions& o) {
   for (const auto& g : groups)
     for (const auto& c : g.cases) cases.push_back(c);
   // Two cases at once where there is a second core: the counts are the trace's, whatever runs
-  // beside it. Lackey takes seconds (one copy) to a minute (the stack model) a case.
+  // beside it. A case takes 8 to 20 s under lackey on a 2-vCPU Zen 5 guest, most of it valgrind
+  // writing the process's start-up to the trace, a write per line.
   const size_t parallel = std::max(1u, std::min(2u, std::thread::hardware_concurrency()));
   constexpr double kCaseTimeoutS = 900;
   fmt::print(stderr, "[models --predict] {} cases under valgrind lackey, {} at a time; predictors: {}\n", cases.size(), parallel, o.predict);
@@ -462,7 +463,7 @@ void run_predict_sweep(ModelsOptions& o) {
     r.metrics.push_back({fmt::format("ideal_cycles[llvm-mca-19 {}]", mcpu), "cycles", "llvm-mca",
                          fmt::format("ESTIMATED: each handler's machine code through llvm-mca-19 -mcpu={} ({} iterations; no "
                                      "mispredicts, flushes or cache misses, loads independent of stores), weighted by the program's "
-                                     "dispatches to it; not a measurement", mcpu, 100),
+                                     "dispatches to it; not a measurement", mcpu, models::kMcaIterations),
                          true, Availability::yes("estimated"), ""});
   std::vector<Variant> variants;
   fmt::print("{:<34} {:>10} {:>22} {:>22} {:>10}   (per 1,000 dispatches, simulated; ideal: cycles per dispatch, llvm-mca)\n",

@@ -41,9 +41,6 @@ std::string objdump_to_mca(const std::string& objdump) {
   return out;
 }
 
-namespace {
-constexpr uint64_t kIterations = 100;
-}  // namespace
 
 std::string llvm_mca_host_cpu() {
   ProcessOptions o;
@@ -109,7 +106,7 @@ IdealBound ideal_bound(const ModelCase& c, const TracedBinary& binary, const std
   o.timeout_s = 120;
   o.max_output = size_t{64} << 20;
   o.stderr_file = dir.file("stderr").string();
-  ProcessResult r = run_process({"llvm-mca-19", "-mcpu=" + mcpu, "-iterations=" + std::to_string(kIterations), "-all-views=false",
+  ProcessResult r = run_process({"llvm-mca-19", "-mcpu=" + mcpu, "-iterations=" + std::to_string(kMcaIterations), "-all-views=false",
                                  "-summary-view", file}, o);
   if (!r.ok()) {
     std::ifstream err(o.stderr_file);

@@ -4,6 +4,7 @@
 // dispatches to it: ideal cycles per dispatch. An estimate, never a measurement.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -11,6 +12,10 @@
 #include "dispatchlab/models/model_case.h"
 
 namespace dlab::models {
+
+// Iterations llvm-mca runs each handler's code for (its steady state: the first one's start-up is
+// a hundredth of the count).
+inline constexpr uint64_t kMcaIterations = 100;
 
 struct IdealBound {
   std::optional<double> cycles_per_dispatch;
