@@ -277,6 +277,20 @@ def knees_or_why(find, exp, metric: str, what: str, parts: list[str]) -> list[di
         return []
 
 
+def simulated_knees_markdown(run: Run, parts: list[str]) -> str | None:
+    """`dlab knee` on each memory-dependence predictor's simulated flushes against copies, per K-copy
+    kind, order and dispatch of models_simulated (three copies or more), as a table."""
+    if "models_simulated" not in run.experiments:
+        return None
+    exp = run.experiments["models_simulated"]
+    prefix = "simulated_memory_order_flushes["
+    rows = []
+    for metric in dict.fromkeys(m for m in exp.summary["metric"] if m.startswith(prefix)):
+        for k in knees_or_why(kcopy_knees, exp, metric, "Knee detection on simulated flushes", parts):
+            rows.append([metric[len(prefix):-1], k["model"], k["order"], k["dispatch"], str(k["length"]), k["summary"]])
+    return markdown_table(["predictor", "model", "order", "dispatch", "elements", "result"], rows) if rows else None
+
+
 def analysis_markdown(run: Run) -> str:
     """Figures, knees and the cross-CPU RFC table; written into <run>/figures/. Experiments measured
     under emulation are left out of all of it (and the RFC table leaves out emulated runs), saying so."""
@@ -292,6 +306,11 @@ def analysis_markdown(run: Run) -> str:
         parts += ["## Figures\n", "Each figure has its data next to it (`figures/<name>.csv`); estimated or unavailable "
                   "metrics are named on the figure.\n"]
         parts += [f"![{f.stem}](figures/{f.name})\n" for f in figures]
+    knees = simulated_knees_markdown(run, parts)
+    if knees:
+        parts += ["## Knees of the simulated flushes (`dlab knee`, per memory-dependence predictor, against copies K)\n",
+                  "SIMULATED flushes per dispatch (models_simulated), never counted: where each predictor's flushes step "
+                  "with the copies, the seeds' K-copy question asked of each predictor.\n", knees]
     if "models" in run.experiments:
         exp = run.experiments["models"]
         metric = pick_cycles(exp.summary)[0]

@@ -182,3 +182,18 @@ def test_dlab_models_predict_writes_simulated_metrics_only(dlab_bin, tmp_path):
     bound = s[s["metric"] == "simulated_memory_order_flushes[always_speculate]"].iloc[0]
     assert bound["median"] == pytest.approx(4097 / 4098, abs=1e-6)  # all but the start value's dispatch
     assert "SIMULATED by store_sets" in s[s["metric"] == "simulated_memory_order_flushes[store_sets]"].iloc[0]["native_event"]
+
+
+def test_the_simulated_flushes_get_their_knees_per_predictor(dlab_bin, tmp_path):
+    """`dlab knee` on a committed --predict run's K-copy series (copies 1 to 64, cyclic, tail): the
+    own-slot control steps down after one copy (a single handler meets its own slot), the bound is
+    flat, and store sets rise with K, no step."""
+    shutil.copytree(Path(__file__).parent / "fixtures" / "run-simulated", tmp_path / "run")
+    parts = []
+    table = report.simulated_knees_markdown(report.load_run(tmp_path / "run"), parts)
+    assert parts == []
+    rows = {tuple(c.strip() for c in line.split("|")[1:3]): line for line in table.splitlines()[2:]}
+    assert "steps down between 1 and 8" in rows[("always_speculate", "kcopy_o")]
+    assert "flat at 0.9998" in rows[("always_speculate", "kcopy_u")]
+    assert "flat at 0" in rows[("never_speculate", "kcopy_u")]
+    assert "steps up between 1 and 64" in rows[("store_sets", "kcopy_u")]
