@@ -48,15 +48,16 @@ def cycle_model(run: Run) -> tuple[pd.DataFrame, list[str]] | None:
         names[key(r)] = r["case"]
     ideal_col = next((c for c in dict.fromkeys(sim["metric"]) if c.startswith("ideal_cycles[")), None)
     indirect, conditional = f"simulated_indirect_mispredicts[{INDIRECT_ROW}]", f"simulated_conditional_mispredicts[{CONDITIONAL_ROW}]"
-    if ideal_col is None or indirect not in set(sim["metric"]):
+    # Both mispredict terms or no model: a missing row is not zero mispredicts.
+    if ideal_col is None or not {indirect, conditional} <= set(sim["metric"]):
         return None
     rows, seen = [], set()
     for _, r in m.iterrows():
         w = wide.get(key(r), {})
-        if ideal_col not in w or indirect not in w or key(r) in seen:  # a case timed in two groups: the first
+        if ideal_col not in w or indirect not in w or conditional not in w or key(r) in seen:  # a case timed in two groups: the first
             continue
         seen.add(key(r))
-        mispredicts = w[indirect] + w.get(conditional, 0.0)
+        mispredicts = w[indirect] + w[conditional]
         lost = mispredicts * penalty["cycles_per_mispredict"]
         predicted = w[ideal_col] + lost
         rows.append({"case": names[key(r)], "measured": r["median"], "ideal": w[ideal_col], "mispredicts_per_dispatch": mispredicts,

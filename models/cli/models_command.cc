@@ -408,6 +408,11 @@ void run_predict_sweep(ModelsOptions& o) {
 #if !defined(__x86_64__) || !defined(__linux__)
   throw std::runtime_error("--predict runs on amd64 Linux only: it reads x86-64 disassembly and valgrind's amd64 load address");
 #endif
+  // The ideal bound's CPU: llvm-mca's name for it (native resolved, so the result says which).
+  std::string mcpu = o.ideal_mcpu == "native" ? models::llvm_mca_host_cpu() : o.ideal_mcpu;
+  if (o.ideal_mcpu == "native" && mcpu.empty()) mcpu = "native";
+  if (o.ideal_mcpu != "none")
+    if (std::string why = models::llvm_mca_refuses(mcpu); !why.empty()) throw CLI::ValidationError("--ideal-mcpu", why);
   predict_grid_defaults(o.grid);
   auto groups = make_grid(o.grid, true).groups;
   auto sites = models::load_dispatch_sites(sites_file());
@@ -434,9 +439,6 @@ void run_predict_sweep(ModelsOptions& o) {
     uint64_t per_run = models::ModelInstance(models::find_entry(c.model, c.variant, c.dispatch), c.program(), c.seed).dispatches_per_run();
     reps.push_back(std::max<uint64_t>(1, (o.predict_dispatches + per_run - 1) / per_run));
   }
-  // The ideal bound's CPU: llvm-mca's name for it (native resolved, so the result says which).
-  std::string mcpu = o.ideal_mcpu == "native" ? models::llvm_mca_host_cpu() : o.ideal_mcpu;
-  if (o.ideal_mcpu == "native" && mcpu.empty()) mcpu = "native";
   std::vector<models::CaseSimulation> results(cases.size());
   std::vector<models::IdealBound> ideal(cases.size());
   for (size_t first = 0; first < cases.size(); first += parallel) {

@@ -55,6 +55,20 @@ std::string llvm_mca_host_cpu() {
   return cpu;
 }
 
+std::string llvm_mca_refuses(const std::string& mcpu) {
+  TempDir dir("ideal");
+  ProcessOptions o;
+  o.quiet = true;
+  o.timeout_s = 30;
+  o.stderr_file = dir.file("stderr").string();
+  ProcessResult r = run_process({"llvm-mca-19", "-mcpu=" + mcpu, dir.write("one.s", "add %rax, %rax\n").string()}, o);
+  if (!r.spawn_error.empty() || r.ok()) return "";
+  std::ifstream err(o.stderr_file);
+  std::string first;
+  std::getline(err, first);
+  return first.empty() ? r.describe("llvm-mca-19") : first;
+}
+
 IdealBound ideal_bound(const ModelCase& c, const TracedBinary& binary, const std::string& mcpu) {
   IdealBound out;
   if (c.dispatch != "tail" && c.dispatch != "tail_pn") {

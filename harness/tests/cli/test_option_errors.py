@@ -42,6 +42,7 @@ USAGE_ERRORS = [
     (["models", "--predict", "all", "--quick", "--no-save"], 2, "not with --quick"),
     (["models", "--predict-window", "32", "--no-save"], 2, "applies to --predict"),
     (["models", "--ideal-mcpu", "znver4", "--no-save"], 2, "applies to --predict"),
+    (["models", "--predict", "store_sets", "--ideal-mcpu", "nope", "--no-save"], 2, "'nope' is not a recognized processor"),
     (["models", "--predict", "all", "--predict-window", "0", "--no-save"], 2, "--predict-window"),
     (["models", "--predict", "all", "--predict-dispatches", "0", "--no-save"], 2, "--predict-dispatches"),
     (["probes", "--conventions", "foo", "--no-save"], 2, "unknown 'foo' (valid: default"),

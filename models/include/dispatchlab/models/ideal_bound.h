@@ -33,6 +33,10 @@ IdealBound ideal_bound(const ModelCase& c, const TracedBinary& binary, const std
 // direct branch's bare hex target given its 0x.
 std::string objdump_to_mca(const std::string& objdump);
 
+// Why llvm-mca-19 refuses this -mcpu (its first line of error: an unknown CPU), or "" when it
+// accepts it or cannot be run at all (then each case's bound says why it is missing).
+std::string llvm_mca_refuses(const std::string& mcpu);
+
 // The host CPU as llvm-mca-19 names it ("Host CPU:" of its --version), "" when it cannot tell.
 std::string llvm_mca_host_cpu();
 
