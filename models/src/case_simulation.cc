@@ -69,25 +69,21 @@ predictors::BranchSites TracedBinary::sites_in(predictors::CodeRange range) cons
 }
 
 std::vector<TracedBinary::Function> TracedBinary::functions_in(predictors::CodeRange range) const {
-  // "0000000000012340 t _ZL5h_u_3P6DlExecPK6DlInstmm", sorted by address (nm -n).
   std::vector<Function> out;
   std::istringstream in(symbols_);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream words(line);
-    std::string address, type, symbol;
-    if (!(words >> address >> type >> symbol) || (type != "t" && type != "T" && type != "W")) continue;
-    uint64_t a = std::stoull(address, nullptr, 16) + offset_;
-    if (!out.empty() && out.back().code.hi == 0) out.back().code.hi = a;
+  for (const predictors::NmSymbol& sym : predictors::read_nm_symbols(in)) {
+    if (sym.type != 't' && sym.type != 'T' && sym.type != 'W') continue;
+    const uint64_t a = sym.address + offset_;
+    if (!out.empty() && out.back().code.hi == 0) out.back().code.hi = a;  // a function runs to the next symbol
     if (a < range.lo || a >= range.hi) continue;
-    std::string name = symbol;
+    std::string name = sym.name;
     // An internal-linkage C++ function: _ZL<length><identifier><parameters>.
-    if (symbol.starts_with("_ZL")) {
+    if (name.starts_with("_ZL")) {
       size_t digits = 3;
-      while (digits < symbol.size() && std::isdigit(static_cast<unsigned char>(symbol[digits]))) ++digits;
-      if (digits > 3) {
-        size_t length = std::stoul(symbol.substr(3, digits - 3));
-        if (digits + length <= symbol.size()) name = symbol.substr(digits, length);
+      while (digits < name.size() && std::isdigit(static_cast<unsigned char>(name[digits]))) ++digits;
+      if (digits > 3 && digits - 3 < 6) {
+        size_t length = std::stoul(name.substr(3, digits - 3));
+        if (digits + length <= name.size()) name = name.substr(digits, length);
       }
     }
     out.push_back({name, {a, 0}});

@@ -1,5 +1,6 @@
 #include "dispatchlab/models/ideal_bound.h"
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -14,13 +15,10 @@
 
 namespace dlab::models {
 
-std::string objdump_to_mca(const std::string& objdump) {
-  std::istringstream in(objdump);
-  std::string line, out;
-  while (std::getline(in, line)) {
-    size_t tab = line.find(":\t");
-    if (tab == std::string::npos) continue;
-    std::string insn = line.substr(tab + 2);
+std::string mca_assembly(const std::vector<predictors::ObjdumpLine>& lines) {
+  std::string out;
+  for (const predictors::ObjdumpLine& l : lines) {
+    std::string insn = l.instruction;
     if (size_t hash = insn.find('#'); hash != std::string::npos) insn.resize(hash);
     if (size_t lt = insn.find('<'); lt != std::string::npos) insn.resize(lt);
     while (!insn.empty() && (insn.back() == ' ' || insn.back() == '\t')) insn.pop_back();
@@ -40,7 +38,6 @@ std::string objdump_to_mca(const std::string& objdump) {
   }
   return out;
 }
-
 
 std::string llvm_mca_host_cpu() {
   ProcessOptions o;
@@ -87,21 +84,8 @@ IdealBound ideal_bound(const ModelCase& c, const TracedBinary& binary, const std
   for (const DlInst& in : c.program()) ++dispatches[handler_of.at(in.op)];
   // One objdump over the entry's code (one per handler took most of a stack case's time), its
   // lines then given to the handler whose code holds their address.
-  const predictors::CodeRange whole = binary.code_of(entry.symbol);
-  std::map<uint64_t, std::string> lines;  // trace address -> objdump line
-  {
-    std::istringstream in(binary.disassembly(whole));
-    std::string line;
-    while (std::getline(in, line)) {
-      size_t colon = line.find(":\t");
-      size_t start = line.find_first_not_of(' ');
-      if (colon == std::string::npos || start >= colon) continue;
-      try {
-        lines[std::stoull(line.substr(start, colon - start), nullptr, 16) + binary.load_offset()] = line;
-      } catch (const std::exception&) {
-      }
-    }
-  }
+  std::istringstream disassembly(binary.disassembly(binary.code_of(entry.symbol)));
+  const std::vector<predictors::ObjdumpLine> lines = predictors::read_objdump_lines(disassembly);
   std::string input;
   for (const auto& [name, n] : dispatches) {
     auto it = code.find(name);
@@ -109,9 +93,13 @@ IdealBound ideal_bound(const ModelCase& c, const TracedBinary& binary, const std
       out.reason = fmt::format("no function {} in {}'s code", name, entry.symbol);
       return out;
     }
-    std::string text;
-    for (auto l = lines.lower_bound(it->second.lo); l != lines.end() && l->first < it->second.hi; ++l) text += l->second + "\n";
-    input += fmt::format("# LLVM-MCA-BEGIN {}\n{}# LLVM-MCA-END\n", name, objdump_to_mca(text));
+    // objdump's lines are in address order (binary addresses; the ranges are the trace's).
+    auto at = [&](uint64_t trace_address) {
+      return std::lower_bound(lines.begin(), lines.end(), trace_address - binary.load_offset(),
+                              [](const predictors::ObjdumpLine& l, uint64_t a) { return l.address < a; });
+    };
+    const std::vector<predictors::ObjdumpLine> own(at(it->second.lo), at(it->second.hi));
+    input += fmt::format("# LLVM-MCA-BEGIN {}\n{}# LLVM-MCA-END\n", name, mca_assembly(own));
   }
   TempDir dir("ideal");
   std::string file = dir.write("handlers.s", input).string();

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "dispatchlab/models/handler_name.h"
 
 namespace dlab::models {
@@ -22,7 +24,8 @@ TEST(IdealBound, ObjdumpLinesBecomeInstructionsLlvmMcaReads) {
       "  1c9f20:\tnopl   0x0(%rax)\n"
       "  1d5eda:\tint3\n"
       "  1d5ecd:\tret\n";
-  EXPECT_EQ(objdump_to_mca(objdump),
+  std::istringstream in(objdump);
+  EXPECT_EQ(mca_assembly(predictors::read_objdump_lines(in)),
             "test   %rcx,%rcx\n"
             "je     0x1d5ece\n"
             "lea    0x239e94(%rip),%r8\n"

@@ -31,8 +31,8 @@ bool is(std::string_view m, std::string_view base) {
 
 }  // namespace
 
-BranchSites read_objdump_branch_sites(std::istream& in, uint64_t offset) {
-  BranchSites sites;
+std::vector<ObjdumpLine> read_objdump_lines(std::istream& in) {
+  std::vector<ObjdumpLine> out;
   std::string line;
   while (std::getline(in, line)) {
     // "  13adff:\tjmp    *%rax": an address, a colon, a tab, the instruction.
@@ -42,7 +42,28 @@ BranchSites read_objdump_branch_sites(std::istream& in, uint64_t offset) {
     while (!head.empty() && head.front() == ' ') head.remove_prefix(1);
     uint64_t pc;
     if (!parse_hex(head, pc)) continue;
-    std::istringstream words(line.substr(colon + 2));
+    out.push_back({pc, line.substr(colon + 2)});
+  }
+  return out;
+}
+
+std::vector<NmSymbol> read_nm_symbols(std::istream& in) {
+  std::vector<NmSymbol> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string address, type, name;
+    uint64_t a;
+    if (!(words >> address >> type >> name) || type.size() != 1 || !parse_hex(address, a)) continue;
+    out.push_back({a, type[0], name});
+  }
+  return out;
+}
+
+BranchSites read_objdump_branch_sites(std::istream& in, uint64_t offset) {
+  BranchSites sites;
+  for (const ObjdumpLine& l : read_objdump_lines(in)) {
+    std::istringstream words(l.instruction);
     std::string m, operand;
     while (words >> m && is_prefix(m)) {
     }
@@ -52,29 +73,24 @@ BranchSites read_objdump_branch_sites(std::istream& in, uint64_t offset) {
     else if (is(m, "jmp")) kind = operand.starts_with('*') ? BranchKind::kIndirectJump : BranchKind::kDirect;
     else if (is(m, "call")) kind = operand.starts_with('*') ? BranchKind::kIndirectCall : BranchKind::kDirect;
     else if ((m.size() >= 2 && m[0] == 'j') || m.starts_with("loop")) kind = BranchKind::kConditional;
-    if (kind) sites[pc + offset] = *kind;
+    if (kind) sites[l.address + offset] = *kind;
   }
   return sites;
 }
 
 CodeRange symbol_code_range(std::istream& nm_output, const std::string& symbol, const std::string& source) {
-  // "0000000000012340 T name": sorted by address (nm -n); T and W are global code.
-  std::string line;
+  // Sorted by address (nm -n); T and W are global code.
   bool found = false;
   CodeRange r;
-  while (std::getline(nm_output, line)) {
-    std::istringstream words(line);
-    std::string address, type, name;
-    if (!(words >> address >> type >> name) || (type != "T" && type != "W")) continue;
-    uint64_t a;
-    if (!parse_hex(address, a)) continue;
-    if (found && a > r.lo) {
-      r.hi = a;
+  for (const NmSymbol& sym : read_nm_symbols(nm_output)) {
+    if (sym.type != 'T' && sym.type != 'W') continue;
+    if (found && sym.address > r.lo) {
+      r.hi = sym.address;
       return r;
     }
-    if (name == symbol) {
+    if (sym.name == symbol) {
       found = true;
-      r.lo = a;
+      r.lo = sym.address;
     }
   }
   if (found) throw std::runtime_error(fmt::format("{}: no global symbol after {}: its code has no end", source, dlab::escape_input(symbol)));

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "dispatchlab/models/case_simulation.h"
 #include "dispatchlab/models/model_case.h"
@@ -28,10 +29,10 @@ struct IdealBound {
 // code to give llvm-mca, and say so.
 IdealBound ideal_bound(const ModelCase& c, const TracedBinary& binary, const std::string& mcpu);
 
-// objdump's lines as assembly llvm-mca reads (AT&T): each line's instruction without objdump's
-// address, "# ..." comments and "<symbol+offset>" annotations, alignment padding left out, a
-// direct branch's bare hex target given its 0x.
-std::string objdump_to_mca(const std::string& objdump);
+// objdump's instruction lines as assembly llvm-mca reads (AT&T): without objdump's "# ..."
+// comments and "<symbol+offset>" annotations, alignment padding left out, a direct branch's bare
+// hex target given its 0x.
+std::string mca_assembly(const std::vector<predictors::ObjdumpLine>& lines);
 
 // Why llvm-mca-19 refuses this -mcpu (its first line of error: an unknown CPU), or "" when it
 // accepts it or cannot be run at all (then each case's bound says why it is missing).

@@ -6,10 +6,27 @@
 #include <cstdint>
 #include <istream>
 #include <string>
+#include <vector>
 
 #include "dispatchlab/predictors/branch_event.h"
 
 namespace dlab::predictors {
+
+// The instruction lines of `objdump -d --no-show-raw-insn` output ("  13adff:\tjmp    *%rax"): the
+// address and the instruction text after the tab; every other line (headers, labels) skipped.
+struct ObjdumpLine {
+  uint64_t address = 0;
+  std::string instruction;
+};
+std::vector<ObjdumpLine> read_objdump_lines(std::istream& in);
+
+// The symbols of `nm -n --defined-only` output ("0000000000012340 T name"), in its order.
+struct NmSymbol {
+  uint64_t address = 0;
+  char type = 0;
+  std::string name;
+};
+std::vector<NmSymbol> read_nm_symbols(std::istream& in);
 
 // Every branch of `objdump -d --no-show-raw-insn` output, its pc moved by `offset` (where the
 // traced binary was loaded: valgrind puts a position-independent amd64 executable at 0x108000).
