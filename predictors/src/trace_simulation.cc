@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "dispatchlab/predictors/row_selection.h"
+
 namespace dlab::predictors {
 
 PredictorSelection select_any_predictors(const std::string& list) {
@@ -13,10 +15,7 @@ PredictorSelection select_any_predictors(const std::string& list) {
     out.branch = select_branch_predictors("all");
     return out;
   }
-  size_t start = 0;
-  while (start <= list.size()) {
-    size_t comma = list.find(',', start);
-    std::string name = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+  for (const std::string& name : list_names(list)) {
     bool found = false;
     for (const auto& r : memory_dependence_predictors())
       if (r.name == name) out.memory.push_back(&r), found = true;
@@ -28,8 +27,6 @@ PredictorSelection select_any_predictors(const std::string& list) {
       for (const auto& r : branch_predictors()) branch += (branch.empty() ? "" : ", ") + r.name;
       throw std::invalid_argument(fmt::format("unknown predictor '{}' (memory dependence: {}; branch: {}; or all)", name, memory, branch));
     }
-    if (comma == std::string::npos) break;
-    start = comma + 1;
   }
   return out;
 }

@@ -9,6 +9,18 @@
 
 namespace dlab::predictors {
 
+// The names of a comma-separated list, in order (an empty name where two commas meet).
+inline std::vector<std::string> list_names(const std::string& list) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    size_t comma = list.find(',', start);
+    out.push_back(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
 // std::invalid_argument naming the unknown name and the known ones.
 template <class Row>
 std::vector<const Row*> select_rows(const std::vector<Row>& rows, const std::string& list) {
@@ -17,10 +29,7 @@ std::vector<const Row*> select_rows(const std::vector<Row>& rows, const std::str
     for (const auto& r : rows) out.push_back(&r);
     return out;
   }
-  size_t start = 0;
-  while (start <= list.size()) {
-    size_t comma = list.find(',', start);
-    std::string name = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+  for (const std::string& name : list_names(list)) {
     const Row* found = nullptr;
     for (const auto& r : rows)
       if (r.name == name) found = &r;
@@ -30,8 +39,6 @@ std::vector<const Row*> select_rows(const std::vector<Row>& rows, const std::str
       throw std::invalid_argument(fmt::format("unknown predictor '{}' (known: {}, or all)", name, known));
     }
     out.push_back(found);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
   }
   return out;
 }
