@@ -5,6 +5,10 @@ preset := env_var_or_default("DLAB_PRESET", "release")
 build_dir := "build/" + preset
 dlab := build_dir + "/dlab"
 python := ".venv/bin/python"
+# The recipes that publish numbers (rfc, models, flushes, pace) start their run directory with this:
+# it refuses a source tree with uncommitted changes (a run from it could not be re-taken from any
+# commit) unless DLAB_ALLOW_DIRTY=1, and then the run's name and every row's git_commit say dirty.
+new_run := dlab + " new-run --results results" + if env_var_or_default("DLAB_ALLOW_DIRTY", "") == "1" { "" } else { " --require-clean" }
 
 # list the recipes
 default:
@@ -90,7 +94,7 @@ test-aarch64:
 rfc: build-compared
     #!/usr/bin/env bash
     set -euo pipefail
-    run=$({{dlab}} new-run --results results)
+    run=$({{new_run}})
     echo "== run directory: $run"
     {{python}} -m dispatchlab_analysis.experiments rfc "$run" --dlab {{dlab}} --build-dir {{build_dir}}
     echo "== report"
@@ -107,12 +111,21 @@ models:
     cmake --preset {{preset}} -DDLAB_ALL_MODELS=ON -DDLAB_COMPARED_ENGINES=ON > /dev/null
     cmake --build --preset {{preset}}
     ctest --preset {{preset}} -L 'models|compared'
-    run=$({{dlab}} new-run --results results)
+    run=$({{new_run}})
     echo "== run directory: $run"
     {{python}} -m dispatchlab_analysis.experiments models "$run" --dlab {{dlab}} --build-dir {{build_dir}}
     DLAB_BIN="$PWD/{{dlab}}" {{python}} -m dispatchlab_analysis.report "$run"
 
-# print the steps of `just rfc` or `just models` (RECIPE), with their expected times, and run nothing
+# the pace table of the README: the default engine of `dlab wasm run` against wasm3 (`just peers`) and the native build on the corpus (`just corpus`; lz4 and lua held out, sqlite the selection program) and the kernels, full sizes, 7 interleaved samples (tools/experiments.toml's pace steps), in a new run directory with its report; refuses a dirty tree (DLAB_ALLOW_DIRTY=1 to run anyway)
+pace: build peers corpus
+    #!/usr/bin/env bash
+    set -euo pipefail
+    run=$({{new_run}})
+    echo "== run directory: $run"
+    {{python}} -m dispatchlab_analysis.experiments pace "$run" --dlab {{dlab}} --build-dir {{build_dir}}
+    DLAB_BIN="$PWD/{{dlab}}" {{python}} -m dispatchlab_analysis.report "$run"
+
+# print the steps of `just rfc`, `just models` or `just pace` (RECIPE), with their expected times, and run nothing
 plan RECIPE="rfc":
     {{python}} -m dispatchlab_analysis.experiments {{RECIPE}} '$run' --dlab {{dlab}} --build-dir {{build_dir}} --dry-run
 
@@ -132,9 +145,9 @@ plots RUN="": build
 flushes *ARGS: build
     #!/usr/bin/env bash
     set -euo pipefail
-    run=$({{dlab}} new-run --results results)
+    run=$({{new_run}})
     echo "== run directory: $run"
-    {{dlab}} models --predict all "$@" --run-dir "$run"
+    DLAB_RECIPE=flushes DLAB_RECIPE_STEP=models_simulated {{dlab}} models --predict all "$@" --run-dir "$run"
     DLAB_BIN="$PWD/{{dlab}}" {{python}} -m dispatchlab_analysis.report "$run"
 
 # fuzz the WebAssembly decoder, validator, instantiation and execution (under fuel) for SECONDS (default 60), seeded with the WebAssembly 3.0 suite's modules; `just fuzz SECONDS differential [--seed N ...]`: instead, random modules (binaryen's wasm-opt -ttf) in every engine configuration of the release build against binaryen's interpreter and each other, a disagreement reduced into build/fuzz-differential/ (tools/fuzz_differential.py)

@@ -1,4 +1,4 @@
-"""The registry of experiments (tools/experiments.toml) and the runner of `just rfc` / `just models`.
+"""The registry of experiments (tools/experiments.toml) and the runner of `just rfc` / `just models` / `just pace`.
 
     python -m dispatchlab_analysis.experiments rfc RUN_DIR [--dlab build/release/dlab] [--build-dir build/release]
     python -m dispatchlab_analysis.experiments models RUN_DIR --dry-run     (the plan only)
@@ -6,6 +6,8 @@
 Prints the plan (each step, its expected time, the total), then runs each step as a child process
 from its argument vector (never a shell), a progress line before each. The first step that fails
 stops the run: the error names it, and the exit status is the step's (128 + N for signal N).
+Each step runs with DLAB_RECIPE and DLAB_RECIPE_STEP in its environment, which dlab writes into
+every result sidecar beside its argument vector: the files say which step of which recipe made them.
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ from pathlib import Path
 from typing import Callable, TextIO
 
 REGISTRY = Path(__file__).resolve().parents[2] / "tools" / "experiments.toml"
-RECIPES = ("rfc", "models")
+RECIPES = ("rfc", "models", "pace")
 PLACEHOLDERS = ("{dlab}", "{run}", "{build_dir}", "{scratch}")
 
 
@@ -144,7 +146,7 @@ def parse_registry(text: str, path: Path = REGISTRY) -> Registry:
                                     e.get("if_exists")))
             recipes[recipe] = RecipeStep(_strings(r.get("argv"), rwhere), float(r["seconds"]), r.get("stdout"), tuple(extras))
         if not recipes:
-            raise RegistryError(f"{where}: no recipe runs it (a [step.rfc] or [step.models] table)")
+            raise RegistryError(f"{where}: no recipe runs it (a [step.<recipe>] table, recipe one of {', '.join(RECIPES)})")
         steps.append(Step(s["name"], s["what"], bool(experiment), s.get("writes"), s.get("if_exists"), s.get("unless"), recipes))
     if not steps:
         raise RegistryError(f"{path}: no [[step]]")
@@ -285,8 +287,9 @@ def print_plan(steps: list[Planned], recipe: str, run: str, registry: Registry, 
 
 
 def run_steps(steps: list[Planned], out: TextIO | None = None,
-              clock: Callable[[], float] = time.monotonic) -> int:
-    """Runs the steps that are not left out, in order; 0, or the first failing step's status."""
+              clock: Callable[[], float] = time.monotonic, recipe: str = "") -> int:
+    """Runs the steps that are not left out, in order; 0, or the first failing step's status.
+    recipe: what DLAB_RECIPE says in each step's environment (its sidecars record it)."""
     out = out or sys.stdout
     todo = [p for p in steps if p.left_out is None]
     left = sum(p.seconds for p in todo)
@@ -312,7 +315,8 @@ def run_steps(steps: list[Planned], out: TextIO | None = None,
             return 1
         try:
             with f if f else contextlib.nullcontext():
-                rc = subprocess.run(p.argv, stdout=f).returncode
+                env = dict(os.environ, DLAB_RECIPE=recipe, DLAB_RECIPE_STEP=p.step.name)
+                rc = subprocess.run(p.argv, stdout=f, env=env).returncode
         except OSError as e:
             print(f"experiments: error: {where} could not start: {e}", file=sys.stderr, flush=True)
             return 127
@@ -365,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
             print_plan(steps, a.recipe, a.run_dir, registry, sys.stdout)
             if a.dry_run:
                 return 0
-            rc = run_steps(steps)
+            rc = run_steps(steps, recipe=a.recipe)
     except KeyboardInterrupt:
         # The step's own process got the same Ctrl-C; no traceback, and the shell's status for it.
         print("experiments: interrupted; the steps after it did not run", file=sys.stderr, flush=True)

@@ -9,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .experiments import REGISTRY, Registry, Step, duration, load_registry
+from .experiments import RECIPES, REGISTRY, Registry, Step, duration, load_registry
 from .schema_doc import replace_block
 
 BEGIN = "<!-- experiments:begin (generated from tools/experiments.toml by `just experiments-doc`, do not edit) -->\n"
@@ -43,13 +43,13 @@ def _command(step: Step, recipe: str) -> str:
 
 
 def render_block(registry: Registry) -> str:
-    rows = ["| writes | what | `just rfc` | `just models` |", "|---|---|---|---|"]
+    rows = ["| writes | what | " + " | ".join(f"`just {r}`" for r in RECIPES) + " |", "|---|---|" + "---|" * len(RECIPES)]
     for s in registry.steps:
         writes = f"`{s.name}.*`" if s.experiment else _cell(s.writes or "")
         what = s.what + (f"; only when `{s.if_exists}` exists" if s.if_exists else "")
-        rows.append(f"| {writes} | {_cell(what)} | {_command(s, 'rfc')} | {_command(s, 'models')} |")
+        rows.append(f"| {writes} | {_cell(what)} | " + " | ".join(_command(s, r) for r in RECIPES) + " |")
     totals = []
-    for recipe in ("rfc", "models"):
+    for recipe in RECIPES:
         steps = registry.recipe_steps(recipe)
         total = sum(s.recipes[recipe].seconds for s in steps)
         totals.append(f"`just {recipe}` {len(steps)} steps, {duration(total)}")

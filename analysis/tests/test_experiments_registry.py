@@ -77,7 +77,8 @@ def test_the_corpus_steps_and_the_node_peer_are_conditional():
     assert corpus and all(reg.step(n).if_exists == "{build_dir}/interpreter/corpus/corpus.wasm" for n in corpus)
     extras = [(s.name, e.if_on_path or e.if_exists) for s in reg.steps for r in s.recipes.values() for e in r.extra]
     assert extras == [("wasm", "node"), ("wasm", "build/peers/wasm3/wasm3"), ("wasm", "build/peers/wasm3/wasm3"),
-                      ("wasm_valgrind", "build/peers/wasm3-portable/wasm3")]
+                      ("wasm_valgrind", "build/peers/wasm3-portable/wasm3"),
+                      ("wasm_pace_heldout", "build/peers/wasm3/wasm3"), ("wasm_pace_kernels", "build/peers/wasm3/wasm3")]
 
 
 @pytest.mark.parametrize("text, message", [
@@ -108,25 +109,25 @@ def test_registry_mistakes_are_refused_with_what_is_wrong(text, message):
 
 
 def recipe_body(justfile: str, recipe: str) -> str:
-    m = re.search(rf"^{recipe}:( [\w-]+)?\n((?:    .*\n|\n)*?)(?=^\S|\Z)", justfile, re.M)
+    m = re.search(rf"^{recipe}:( [\w-]+)*\n((?:    .*\n|\n)*?)(?=^\S|\Z)", justfile, re.M)
     assert m, f"no `{recipe}` recipe in the Justfile"
     return m.group(2)
 
 
 # What a recipe builds and checks before its run directory: `models` builds the models and engines a
 # default build leaves out and runs their tests first (rfc depends on `build-compared`).
-PREPARE = {"rfc": [], "models": ["cmake --preset {{preset}} -DDLAB_ALL_MODELS=ON -DDLAB_COMPARED_ENGINES=ON > /dev/null",
+PREPARE = {"rfc": [], "pace": [], "models": ["cmake --preset {{preset}} -DDLAB_ALL_MODELS=ON -DDLAB_COMPARED_ENGINES=ON > /dev/null",
                                   "cmake --build --preset {{preset}}", "ctest --preset {{preset}} -L 'models|compared'"]}
 
 
-@pytest.mark.parametrize("recipe", ["rfc", "models"])
+@pytest.mark.parametrize("recipe", ["rfc", "models", "pace"])
 def test_justfile_recipe_runs_the_registry_through_the_runner(recipe):
     body = recipe_body((REPO / "Justfile").read_text(), recipe)
     assert "set -euo pipefail" in body
     steps = [line.strip() for line in body.splitlines() if line.strip() and not line.strip().startswith(("#", "echo", "set "))]
     assert steps[:len(PREPARE[recipe])] == PREPARE[recipe]
     steps = steps[len(PREPARE[recipe]):]
-    assert steps[0] == "run=$({{dlab}} new-run --results results)"
+    assert steps[0] == "run=$({{new_run}})", "the publishing recipes refuse a dirty tree (Justfile's new_run)"
     assert steps[1] == (f'{{{{python}}}} -m dispatchlab_analysis.experiments {recipe} "$run" '
                         "--dlab {{dlab}} --build-dir {{build_dir}}")
     assert steps[2] == 'DLAB_BIN="$PWD/{{dlab}}" {{python}} -m dispatchlab_analysis.report "$run"'

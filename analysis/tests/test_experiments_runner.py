@@ -65,6 +65,7 @@ REGISTRY = textwrap.dedent("""\
 FAKE_DLAB = textwrap.dedent("""\
     #!/bin/sh
     echo "$*" >> "$DLAB_FAKE_LOG"
+    echo "$DLAB_RECIPE $DLAB_RECIPE_STEP" >> "$DLAB_FAKE_LOG.env"
     [ "$1" = listing ] && echo "# listing"
     [ "$1" = "${FAIL_AT:-}" ] && { echo "fake dlab: $1 failed" >&2; exit 3; }
     [ "$1" = "${KILL_AT:-}" ] && kill -KILL $$
@@ -130,6 +131,14 @@ def test_runner_runs_every_step_in_order_from_argv_with_progress_lines(setup, ca
     assert out.splitlines()[-1].startswith("== 3 steps done in ")
 
 
+def test_each_step_runs_with_its_recipe_and_step_name_in_its_environment(setup, capsys):
+    # dlab writes them into every sidecar (command_record.h): the files say what made them
+    reg_file, dlab, run, build, log = setup
+    rc, _, err = main(["rfc", run, "--dlab", dlab, "--build-dir", build, "--registry", reg_file], capsys)
+    assert rc == 0, err
+    assert Path(f"{log}.env").read_text().splitlines() == ["rfc first", "rfc listing", "rfc last"]
+
+
 def test_runner_takes_the_recipes_own_argv(setup, capsys):
     reg_file, dlab, run, build, log = setup
     rc, out, _ = main(["models", run, "--dlab", dlab, "--build-dir", build, "--registry", reg_file], capsys)
@@ -187,7 +196,7 @@ def test_a_recipe_with_no_step_is_an_error_not_a_success(setup, capsys, tmp_path
 
 def test_ctrl_c_stops_the_runner_without_a_traceback(setup, capsys, monkeypatch):
     reg_file, dlab, run, build, log = setup
-    def interrupted(steps, out=None, clock=None):
+    def interrupted(steps, out=None, clock=None, recipe=""):
         raise KeyboardInterrupt
     monkeypatch.setattr(experiments, "run_steps", interrupted)
     rc, _, err = main(["rfc", run, "--dlab", dlab, "--build-dir", build, "--registry", reg_file], capsys)

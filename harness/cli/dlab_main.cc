@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include "commands.h"
+#include "dispatchlab/harness/command_record.h"
 #include "dispatchlab/harness/standard_output.h"
 
 namespace {
@@ -53,6 +54,7 @@ int check_standard_output(int status) noexcept {
 }
 
 int run(int argc, char** argv) {
+  dlab::set_process_command(dlab::CommandRecord::of_process(argc, argv));
   CLI::App app{
       "dlab - interpreter-dispatch experiments on real microarchitectures.\n"
       "Every metric is counted (or explicitly estimated) on this machine; unavailable metrics are reported "

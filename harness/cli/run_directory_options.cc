@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <stdexcept>
 #include <system_error>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include <fmt/ranges.h>
 
 #include "commands.h"
+#include "build_info.h"
 #include "dispatchlab/harness/counter_plan.h"
 #include "dispatchlab/harness/quote.h"
 
@@ -87,9 +89,21 @@ const MachineFingerprint& this_machine() {
 void add_new_run_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("new-run", "create a new, empty run directory and print its path");
   auto root = std::make_shared<std::string>("results");
+  auto require_clean = std::make_shared<bool>(false);
   cmd->add_option("--results", *root, "results root")->check(non_empty_path())->capture_default_str();
-  cmd->callback([root] {
+  cmd->add_flag("--require-clean", *require_clean,
+                "refuse (exit 1) when the source tree dlab was built from has uncommitted changes to tracked files: "
+                "what the recipes that publish numbers (just rfc, models, flushes, pace) pass unless DLAB_ALLOW_DIRTY=1");
+  cmd->callback([root, require_clean] {
     const auto& m = this_machine();
+    // A run from a dirty tree cannot be re-taken from any commit: its name and every row's
+    // git_commit say so, and a recipe that publishes numbers refuses to start one unless told.
+    if (*require_clean && m.build.git_commit.find("+dirty") != std::string::npos)
+      throw std::runtime_error(fmt::format(
+          "the source tree {} has uncommitted changes to tracked files (`git status`), so a run made from it could "
+          "not be re-taken from a commit: commit or revert them, or set DLAB_ALLOW_DIRTY=1 to run anyway (the run's "
+          "name then ends in -dirty, and every row's git_commit in +dirty)",
+          quote_input(DLAB_SOURCE_DIR)));
     auto dir = RunDirectory::create(*root, m.cpu_slug(), m.build.git_commit, std::chrono::system_clock::now(),
                                     m.to_json().dump(2) + "\n");
     fmt::print("{}\n", dir.path().string());

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "dispatchlab/harness/command_record.h"
 #include "dispatchlab/harness/result_schema.h"
 
 namespace dlab {
@@ -141,6 +142,8 @@ nlohmann::json sidecar_json(const std::string& run_id, const MachineFingerprint&
   j["run_id"] = run_id;
   j["schema_version"] = kResultSchemaVersion;
   j["machine"] = machine.to_json();
+  // The command and recipe step that made these files: what re-takes them.
+  j["command"] = process_command().to_json();
   if (result) {
     j["protocol"] = result->protocol.to_json();
     j["pinned_cpu"] = result->pinned_cpu;
