@@ -84,13 +84,15 @@ def count_ratios(run: Run, metric: str = "cg_instructions") -> tuple[dict, dict]
 def placement_changes(run: Run) -> tuple[pd.DataFrame, pd.DataFrame, str, str]:
     """Per stack placement, the model's change against vec (the stack model's placement group
     nearest the research's configuration: its baseline records the vec placement and tail
-    dispatch; paired) and the interpreter's (the wasm_variants bench's groups against vec, tail
+    dispatch; paired) and the interpreter's (the wasm_placements bench's groups against vec, tail
     dispatch, paired per workload). Returns (model, interpreter, metric, label); both frames have
     a `placement` column."""
     empty = pd.DataFrame()
-    if "wasm_variants" not in run.experiments or "models" not in run.experiments:
+    # wasm_variants: its name in runs before 2026-12-07, when "variant" also meant a placement
+    name = next((n for n in ("wasm_placements", "wasm_variants") if n in run.experiments), None)
+    if name is None or "models" not in run.experiments:
         return empty, empty, "", ""
-    wv = with_params(run.experiments["wasm_variants"].summary)
+    wv = with_params(run.experiments[name].summary)
     models = with_params(run.experiments["models"].summary)
     metric, _ = pick_common_cycles(wv, models)
     wv = rows_whose_baseline(wv, placement="vec", dispatch="tail")
@@ -111,4 +113,3 @@ def placement_changes(run: Run) -> tuple[pd.DataFrame, pd.DataFrame, str, str]:
     return model, interp, metric, f"stack model, {handlers} handlers, {int(statements)} statements, tail, paired against vec"
 
 
-variant_changes = placement_changes  # the name before placements were named apart from cases

@@ -125,7 +125,6 @@ def stack_placement_groups(run: Run) -> pd.DataFrame | None:
     return None if s.empty else s
 
 
-stack_variant_groups = stack_placement_groups  # the name before placements were named apart from cases
 
 
 def against_handlers(s: pd.DataFrame, metric: str, scale: float, ylabel: str, title: str, notes: list[str],
@@ -156,7 +155,7 @@ def cycles_vs_handlers(run: Run, out_dir: Path) -> Path | None:
     if s is None:
         return None
     metric, notes = pick_cycles(s)
-    return against_handlers(s, metric, 1, f"{metric} / dispatch", "Stack-state variants: cycles per dispatch against handlers",
+    return against_handlers(s, metric, 1, f"{metric} / dispatch", "Stack-state placements: cycles per dispatch against handlers",
                             notes, out_dir, "cycles_vs_handlers")
 
 
@@ -313,8 +312,7 @@ def prediction_scatter(data: pd.DataFrame, series: str, baseline: str, metric: s
 
 def placements_model_vs_interpreter(run: Run, out_dir: Path) -> Path | None:
     """Per stack placement, the model's change against vec (x) against the interpreter's on every
-    workload (y), both with CIs; the diagonal is where the model predicts the interpreter. Written
-    as `variants_model_vs_interpreter` (its name on disk)."""
+    workload (y), both with CIs; the diagonal is where the model predicts the interpreter."""
     from .compare import placement_changes
     model, interp, metric, label = placement_changes(run)
     if model.empty or interp.empty:
@@ -325,10 +323,7 @@ def placements_model_vs_interpreter(run: Run, out_dir: Path) -> Path | None:
     notes = ([] if metric == "cycles" else ["cycles are TSC-based ESTIMATES (no counted cycles on this machine)"]) + [
         "both changes paired against vec within their own interleaved runs, tail dispatch"]
     return prediction_scatter(data, "placement", "vec", metric, f"Stack placements: model prediction vs WebAssembly interpreter\n"
-                              f"predicted by: {label}", notes, out_dir, "variants_model_vs_interpreter")
-
-
-variants_model_vs_interpreter = placements_model_vs_interpreter  # the name before placements were named apart from cases
+                              f"predicted by: {label}", notes, out_dir, "placements_model_vs_interpreter")
 
 
 def dbinop_cycles(run: Run, out_dir: Path) -> Path | None:

@@ -328,7 +328,7 @@ def analysis_markdown(run: Run) -> str:
         sweep = length_sweep_table(run)
         if sweep:
             parts += ["## This CPU's predictability sweep\n",
-                      "The same variants at other program lengths: short random programs let the indirect-branch predictor "
+                      "The same placements at other program lengths: short random programs let the indirect-branch predictor "
                       "learn the dispatch sequence; long ones are bound by mispredicted dispatches, where state placement "
                       "matters less.\n", sweep]
     if "wasm_dbinop" in run.experiments:

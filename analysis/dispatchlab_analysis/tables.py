@@ -197,7 +197,6 @@ def stack_placement_rows(run, copies=None, statements=None, dispatch: str = "tai
     return at, metric, int(copies), int(statements)
 
 
-stack_variant_rows = stack_placement_rows  # the name before placements were named apart from cases
 
 
 def rfc_change_table(runs, copies: int | None = None, statements: int | None = None, labels: list[str] | None = None,
@@ -397,10 +396,9 @@ def placements_markdown(run) -> str | None:
                        if len(r) else "")
         rows.append(row)
     return (f"Change against `vec` ({metric}; model: {label or 'no stack variant group'}; interpreter: `dlab wasm bench "
-            f"--variants`, tail dispatch, per call).\n\n" + markdown_table(["placement", "model"] + workloads, rows))
+            f"--placements`, tail dispatch, per call).\n\n" + markdown_table(["placement", "model"] + workloads, rows))
 
 
-variants_markdown = placements_markdown  # the name before placements were named apart from cases
 
 
 def lowering_markdown(run) -> str | None:

@@ -89,7 +89,7 @@ dlab_dir={remote}/{{{{ inventory_hostname }}}}
 """)
     # A job much smaller than `just rfc`, with this build's dlab: a run directory with a stack group.
     job = (f"run=$({dlab_bin} new-run --results results) && {dlab_bin} models --model stack --stack-copies 17 "
-           f"--statements 64 --mode-variants none --variants vec,sp --samples 3 --warmup 1 --dispatches 20000 --run-dir $run")
+           f"--statements 64 --mode-placements none --placements vec,sp --samples 3 --warmup 1 --dispatches 20000 --run-dir $run")
     results = tmp_path / "results"
     fleet_dir, outcomes = fleet.run_fleet(inventory, job, "HEAD", results, forks=4)
     by_host = {o.host: o for o in outcomes}

@@ -15,7 +15,7 @@ def sweep_run(dlab_bin, tmp_path_factory):
     root = tmp_path_factory.mktemp("results")
     run_dir = subprocess.run([dlab_bin, "new-run", "--results", root], check=True, capture_output=True, text=True).stdout.strip()
     subprocess.run([dlab_bin, "models", "--model", "stack", "--stack-copies", "2,17", "--statements", "16,64",
-                    "--variants", "vec,sp,sp_wt_nr,sp_spill", "--mode-variants", "sp,sp_spill", "--samples", "3", "--warmup", "1",
+                    "--placements", "vec,sp,sp_wt_nr,sp_spill", "--mode-placements", "sp,sp_spill", "--samples", "3", "--warmup", "1",
                     "--dispatches", "20000", "--run-dir", run_dir], check=True, capture_output=True, text=True)
     return Path(run_dir)
 

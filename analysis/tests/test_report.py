@@ -104,8 +104,8 @@ def test_dlab_counters_json_names_a_reason_for_every_unavailable_metric(dlab_bin
 
 def test_dlab_models_drives_google_benchmark_over_the_grid(dlab_bin, tmp_path):
     run_dir = run([dlab_bin, "new-run", "--results", tmp_path]).stdout.strip()
-    run([dlab_bin, "models", "--gbench", "--model", "stack", "--stack-copies", "1", "--statements", "64", "--mode-variants", "none",
-         "--variants", "vec,sp", "--samples", "2",
+    run([dlab_bin, "models", "--gbench", "--model", "stack", "--stack-copies", "1", "--statements", "64", "--mode-placements", "none",
+         "--placements", "vec,sp", "--samples", "2",
          "--run-dir", run_dir])
     out = json.loads((Path(run_dir) / "models.gbench.json").read_text())
     names = {b["run_name"] for b in out["benchmarks"]}

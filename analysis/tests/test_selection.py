@@ -123,15 +123,6 @@ def test_every_change_cell_is_written_one_way():
     assert tables.change_cell(unmeasured) == ""
 
 
-def test_renamed_functions_keep_their_old_names():
-    from dispatchlab_analysis import compare, figures
-    assert compare.variant_changes is compare.placement_changes
-    assert tables.variants_markdown is tables.placements_markdown
-    assert tables.stack_variant_rows is tables.stack_placement_rows
-    assert figures.variants_model_vs_interpreter is figures.placements_model_vs_interpreter
-    assert figures.stack_variant_groups is figures.stack_placement_groups
-
-
 def test_schema_1_rows_read_as_schema_2_writes_them():
     # version 1 wrote the placement, "native" and a peer's name all as `variant`
     assert parse_params("dispatch=tail;variant=sp_wt") == {"dispatch": "tail", "placement": "sp_wt"}

@@ -106,7 +106,7 @@ void add_calibrate_command(CLI::App& app) {
     // The mispredict penalty's two loops (branch_penalty.h): the same indirect calls, their targets
     // in a learnable pattern and at random; the random one's ratio is paired with the pattern's.
     const uint64_t calls = n * kChainOpsPerIteration;
-    static volatile uint64_t sink;  // the calls' result is used: nothing optimised away
+    [[maybe_unused]] static volatile uint64_t sink;  // the calls' result is used: nothing optimised away
     for (TargetOrder order : {TargetOrder::pattern, TargetOrder::random}) {
       auto sequence = std::make_shared<const std::vector<uint8_t>>(target_sequence(order));
       bool random = order == TargetOrder::random;

@@ -26,7 +26,7 @@ std::vector<std::string> built_dispatch_modes() {
 const char* unavailable_engine_option(wasm::Dispatch d, wasm::Placement p, wasm::Budget b) {
   if (!wasm::engine_unavailable(d, wasm::Placement::kSp).empty()) return "--dispatch";
   if (!wasm::engine_unavailable(d, p).empty()) return "--placement";
-  return b == wasm::Budget::kNone ? "--bounds" : "--budget";
+  return wasm::budget_bounded(b) ? "--budget" : "--bounds";
 }
 
 std::vector<std::string> placement_choices(bool with_all) {

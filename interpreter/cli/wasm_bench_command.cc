@@ -158,7 +158,7 @@ void run_valgrind(const std::string& module, const std::string& clock, uint64_t 
                        "call",
                        e.baseline.empty() ? std::string() : fmt::format("{}/{}", w.name, e.baseline), n});
       // The deadline engines' clock is a thread, which a forked child would not have.
-      if (e.config.budget != wasm::Budget::kDeadline) cases.back().pair_argv = run_argv("--cachegrind-pair");
+      if (!wasm::budget_needs_timer(e.config.budget)) cases.back().pair_argv = run_argv("--cachegrind-pair");
     }
   for (const auto& w : workloads)
     for (const auto& p : peers) {
@@ -179,10 +179,12 @@ void run_valgrind(const std::string& module, const std::string& clock, uint64_t 
 // The bench's options, as parsed.
 struct BenchOptions {
   // Every mode of this build, switch (the first) the baseline; every technique.
-  std::string module, workloads, dispatch = join(built_dispatch_modes(), ","), variants = "sp", lowerings = default_lowering(), name = "wasm", dbinop;
-  std::string budgets = "none";
-  std::string bounds = "check";
-  std::string irs = "stack";
+  std::string module, workloads, dispatch = join(built_dispatch_modes(), ","),
+              placements = wasm::placement_name(wasm::EngineConfig{}.placement), lowerings = default_lowering(), name = "wasm", dbinop;
+  // The other axes default to a default EngineConfig's: no budget, checked bounds, the stack IR.
+  std::string budgets = wasm::budget_name(wasm::EngineConfig{}.budget);
+  std::string bounds = wasm::bounds_name(wasm::EngineConfig{}.bounds);
+  std::string irs = wasm::ir_name(wasm::EngineConfig{}.lowering.ir);
   std::string suite = "kernels";  // a SUITE row of interpreter/workloads/workloads.def
   uint64_t heap_limit = 0;
   std::vector<std::string> peers;
@@ -274,7 +276,7 @@ std::vector<int> parse_dbinop(const std::string& list) {
 // that cannot exist is said and recorded in `not_built`, never silently dropped.
 std::vector<Engine> choose_engines(const BenchOptions& o, std::vector<std::string>& not_built) {
   auto chosen_modes = choose_from(o.dispatch, dispatch_choices(), "--dispatch", false);
-  auto chosen_placements = choose_from(o.variants, placement_choices(), "--placements", false);
+  auto chosen_placements = choose_from(o.placements, placement_choices(), "--placements", false);
   auto chosen_lowerings = choose_from(o.lowerings, lowering_choices(), "--lowerings", false);
   auto chosen_budgets = choose_from(o.budgets, budget_choices(), "--budgets", false);
   auto chosen_irs = choose_from(o.irs, ir_choices(), "--irs", false);
@@ -615,8 +617,15 @@ void run_workload_group(BenchRun& run, const std::vector<std::unique_ptr<Prepare
   uint32_t checksum = 0;
   std::vector<Variant> variants = workload_cases(run, prepared, w, checksum);
   bool tty = isatty(fileno(stderr));
+  // On a terminal, a line rewritten per sample; into a log (a recipe's), a line per round of
+  // every case, so a run of minutes still says where it is.
+  const int cases = static_cast<int>(variants.size());
   auto progress = [&](int done, int total, const std::string& v) {
-    if (tty) fmt::print(stderr, "\r[wasm bench] {}/{} {:<10} sample {}/{} {:<22}", wi + 1, run.plan.workloads.size(), w.name, done, total, v);
+    if (tty)
+      fmt::print(stderr, "\r[wasm bench] {}/{} {:<10} sample {}/{} {:<22}", wi + 1, run.plan.workloads.size(), w.name, done, total, v);
+    else if (done % cases == 0)
+      fmt::print(stderr, "[wasm bench] {}/{} {}: round {} done (at most {})\n", wi + 1, run.plan.workloads.size(), w.name,
+                 done / cases, total / cases);
   };
   std::vector<std::pair<uint64_t, wasm::GcStats>> before;
   for (const auto& p : prepared) before.push_back({p->calls, p->rt->gc_stats()});
@@ -669,11 +678,12 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
   cmd->add_option("--module", o->module, "the workload module (built from interpreter/workloads/kernels.c)")->capture_default_str();
   cmd->add_option("--workloads", o->workloads, "comma-separated subset of: " + names);
   cmd->add_option("--dispatch", o->dispatch, "comma-separated dispatch modes; the first is the baseline")->capture_default_str();
-  cmd->add_option("--placements,--placement,--variants", o->variants,
+  auto* placements = cmd->add_option("--placements,--placement", o->placements,
                   "comma-separated subset of the stack placements " + join(placement_choices(), ",") +
                       " (engines.def); with several, every placement in every mode, "
-                      "the first placement in the first mode the baseline (e.g. --placements vec,sp,sp_wt; --variants is the old name)")
+                      "the first placement in the first mode the baseline (e.g. --placements vec,sp,sp_wt)")
       ->capture_default_str();
+  add_old_option_name(cmd, placements, "--variants", o->placements);
   cmd->add_option("--lowerings,--lowering", o->lowerings,
                   "comma-separated subset of the lowering's technique sets " + join(lowering_choices(), ",") + " (" +
                       wasm::lowering_help() +

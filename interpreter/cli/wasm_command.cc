@@ -195,7 +195,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
                                            "start with '-')");
   struct Options {
     // dispatch and ir: "" is run's default, the configuration measured fastest (run_default_*).
-    std::string file, invoke, dispatch, variant = "sp", lowering = default_lowering(), ir, json;
+    std::string file, invoke, dispatch, placement = wasm::placement_name(wasm::EngineConfig{}.placement), lowering = default_lowering(), ir, json;
     std::vector<std::string> args, env;
     uint64_t repeat = 1, cachegrind_pair = 0;
     size_t top = 15;
@@ -222,9 +222,10 @@ void add_run_command(CLI::App& cmd, bool profile) {
                     "dispatch mode (default: " + std::string(wasm::dispatch_name(run_default_dispatch())) + ", " +
                         kRunDefaultWhy + ")")
         ->check(CLI::IsMember(dispatch_choices()));
-    run->add_option("--placement,--variant", o->variant, "stack placement (engines.def lists which modes have which; --variant is the old name)")
-        ->check(CLI::IsMember(placement_choices()))
-        ->capture_default_str();
+    auto* placement = run->add_option("--placement", o->placement, "stack placement (engines.def lists which modes have which)")
+                          ->check(CLI::IsMember(placement_choices()))
+                          ->capture_default_str();
+    add_old_option_name(run, placement, "--variant", o->placement)->check(CLI::IsMember(placement_choices()));
   }
   run->add_option("--lowering", o->lowering, wasm::lowering_help())->check(CLI::IsMember(lowering_choices()))->capture_default_str();
   if (profile) {
@@ -312,7 +313,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
       throw std::runtime_error(fmt::format("{}: invalid: {}", o->file, e.what()));
     }
     auto mode = o->dispatch.empty() ? run_default_dispatch() : *wasm::parse_dispatch(o->dispatch);
-    auto place = *wasm::parse_placement(o->variant);
+    auto place = *wasm::parse_placement(o->placement);
     wasm::Budget budget = !o->budget.empty() ? *wasm::parse_budget(o->budget)
                           : o->fuel          ? wasm::Budget::kFuel
                           : o->deadline_ms   ? wasm::Budget::kDeadline
@@ -324,15 +325,14 @@ void add_run_command(CLI::App& cmd, bool profile) {
     wasm::Bounds bounds = !o->bounds.empty() ? *wasm::parse_bounds(o->bounds)
                           : !profile && wasm::engine_unavailable(mode, place, budget, wasm::Bounds::kGuard).empty() ? wasm::Bounds::kGuard
                                                                                                      : wasm::Bounds::kCheck;
-    bool fuel_budget = budget == wasm::Budget::kFuel || budget == wasm::Budget::kFuelMachine;
-    if (o->fuel && !fuel_budget)
+    if (o->fuel && !wasm::budget_counts_fuel(budget))
       throw CLI::ValidationError("--fuel", fmt::format("the {} budget spends no fuel: use --budget fuel or fuel_machine", wasm::budget_name(budget)));
-    if (o->deadline_ms && budget != wasm::Budget::kDeadline)
+    if (o->deadline_ms && !wasm::budget_needs_timer(budget))
       throw CLI::ValidationError("--deadline", fmt::format("the {} budget has no deadline: use --budget deadline", wasm::budget_name(budget)));
     if (o->refills && !o->fuel && !o->deadline_ms) throw CLI::ValidationError("--refills", "needs --fuel or --deadline");
     if (o->cachegrind_pair && o->invoke.empty()) throw CLI::ValidationError("--cachegrind-pair", "needs --invoke");
     // fork copies only the calling thread, and the deadline engines' clock is a thread of its own.
-    if (o->cachegrind_pair && budget == wasm::Budget::kDeadline)
+    if (o->cachegrind_pair && wasm::budget_needs_timer(budget))
       throw CLI::ValidationError("--cachegrind-pair", "the deadline budget's timer thread would not be in the forked child: use --repeat");
     if (std::string why = wasm::engine_unavailable(mode, place, budget); !why.empty())
       throw CLI::ValidationError(unavailable_engine_option(mode, place, budget), why);
@@ -519,12 +519,12 @@ void add_wasm_command(CLI::App& app) {
   auto verbose = std::make_shared<bool>(false);
   auto stage = std::make_shared<std::string>("execute");
   auto dispatch = std::make_shared<std::string>("all");
-  auto variant = std::make_shared<std::string>("sp");
+  auto placement = std::make_shared<std::string>(wasm::placement_name(wasm::EngineConfig{}.placement));
   auto only = std::make_shared<std::string>();
   auto lowering = std::make_shared<std::string>(default_lowering());
-  auto budget = std::make_shared<std::string>("none");
-  auto ir = std::make_shared<std::string>("stack");
-  auto bounds = std::make_shared<std::string>("check");
+  auto budget = std::make_shared<std::string>(wasm::budget_name(wasm::EngineConfig{}.budget));
+  auto ir = std::make_shared<std::string>(wasm::ir_name(wasm::EngineConfig{}.lowering.ir));
+  auto bounds = std::make_shared<std::string>(wasm::bounds_name(wasm::EngineConfig{}.bounds));
   spec->add_option("--stage", *stage,
                    "decode; validate (also the validator); link (also import resolution, register, assert_unlinkable); "
                    "execute (everything: instantiation, actions, every assertion)")
@@ -533,9 +533,10 @@ void add_wasm_command(CLI::App& app) {
   spec->add_option("--dispatch", *dispatch, "execute stage: " + join(dispatch_choices()) + ", or all (each mode in turn; one this build lacks is said not run, with how to build it)")
       ->check(CLI::IsMember(dispatch_choices(true)))
       ->capture_default_str();
-  spec->add_option("--placement,--variant", *variant, "execute stage: a stack placement, or all (each in turn; --variant is the old name)")
-      ->check(CLI::IsMember(placement_choices(true)))
-      ->capture_default_str();
+  auto* placement_option = spec->add_option("--placement", *placement, "execute stage: a stack placement, or all (each in turn)")
+                               ->check(CLI::IsMember(placement_choices(true)))
+                               ->capture_default_str();
+  add_old_option_name(spec, placement_option, "--variant", *placement)->check(CLI::IsMember(placement_choices(true)));
   spec->add_option("--lowering", *lowering, "execute stage: " + wasm::lowering_help())
       ->check(CLI::IsMember(lowering_choices()))
       ->capture_default_str();
@@ -560,7 +561,7 @@ void add_wasm_command(CLI::App& app) {
   spec->add_option("--modules-out", *modules_out,
                    "instead of running: write every module of the suite's .bin.wast scripts into this (new or empty) folder as "
                    "<script>-<n>.wasm, e.g. to seed the fuzzer (`just fuzz`)");
-  spec->callback([suite, verbose, stage, dispatch, variant, only, lowering, budget, ir, bounds, modules_out, counting] {
+  spec->callback([suite, verbose, stage, dispatch, placement, only, lowering, budget, ir, bounds, modules_out, counting] {
     if (!modules_out->empty()) {
       size_t n = wasm::write_suite_modules(*suite, *only, *modules_out);
       fmt::print(stderr, "wrote {} modules into {}\n", n, *modules_out);
@@ -577,7 +578,13 @@ void add_wasm_command(CLI::App& app) {
                          : *stage == "validate" ? wasm::SpecStage::kValidate
                          : *stage == "execute"  ? wasm::SpecStage::kExecute
                                                 : wasm::SpecStage::kDecode;
-    if (*counting && (st != wasm::SpecStage::kExecute || *dispatch != "tail" || *variant != "sp" || *budget != "none" || *bounds != "check"))
+    // The counting engine has the axes of a default EngineConfig (tail, sp, no budget, checked
+    // bounds), its own; "all" or any other value of an axis is refused.
+    auto is = [](const auto& parsed, const auto& value) { return parsed && *parsed == value; };
+    const wasm::EngineConfig counting_engine{};
+    if (*counting && (st != wasm::SpecStage::kExecute || !is(wasm::parse_dispatch(*dispatch), counting_engine.dispatch) ||
+                      !is(wasm::parse_placement(*placement), counting_engine.placement) ||
+                      !is(wasm::parse_budget(*budget), counting_engine.budget) || !is(wasm::parse_bounds(*bounds), counting_engine.bounds)))
       throw CLI::ValidationError("--counting", "the counting engine runs the execute stage with --dispatch tail --placement sp "
                                                "--budget none --bounds check (its own); give those, or leave --counting out");
     std::vector<wasm::Dispatch> modes;
@@ -586,8 +593,8 @@ void add_wasm_command(CLI::App& app) {
     else modes = {*wasm::parse_dispatch(*dispatch)};
     std::vector<wasm::Placement> places;
     if (st != wasm::SpecStage::kExecute) places = {wasm::Placement::kSp};
-    else if (*variant == "all") places = wasm::placements();
-    else places = {*wasm::parse_placement(*variant)};
+    else if (*placement == "all") places = wasm::placements();
+    else places = {*wasm::parse_placement(*placement)};
     wasm::Budget bud = st == wasm::SpecStage::kExecute ? *wasm::parse_budget(*budget) : wasm::Budget::kNone;
     wasm::Bounds bnd = st == wasm::SpecStage::kExecute ? *wasm::parse_bounds(*bounds) : wasm::Bounds::kCheck;
     std::vector<std::pair<wasm::Dispatch, wasm::Placement>> engines;
@@ -617,7 +624,7 @@ void add_wasm_command(CLI::App& app) {
       std::map<std::string, int> skipped;
       std::map<std::string, int> skipped_files;  // reason -> files with such skips
       std::string engine = fmt::format("{} dispatch, {} placement, {} lowering, {} IR{}", wasm::dispatch_name(mode), wasm::placement_name(place),
-                                       *lowering, *ir, bud == wasm::Budget::kNone ? "" : fmt::format(", {} budget", wasm::budget_name(bud)));
+                                       *lowering, *ir, wasm::budget_bounded(bud) ? fmt::format(", {} budget", wasm::budget_name(bud)) : "");
       if (bnd != wasm::Bounds::kCheck) engine += fmt::format(", {} bounds", wasm::bounds_name(bnd));
       if (*counting) engine += ", the counting engine (every length checked)";
       wasm::Lowering spec_lowering = *wasm::parse_lowering(*lowering);
@@ -626,7 +633,7 @@ void add_wasm_command(CLI::App& app) {
       for (const auto& f : files) {
         if (!only->empty() && f.find(*only) == std::string::npos) continue;
         ++files_run;
-        auto r = wasm::run_spec_file(f, st, mode, place, spec_lowering, bud, bnd, *counting);
+        auto r = wasm::run_spec_file(f, st, wasm::EngineConfig{mode, place, bud, bnd, spec_lowering}, *counting);
         int sk = 0;
         for (const auto& [why, n] : r.skipped) {
           skipped[why] += n;

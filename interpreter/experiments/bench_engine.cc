@@ -6,7 +6,7 @@ namespace dlab::cli {
 
 std::unique_ptr<wasm::Runtime> bench_runtime(const wasm::EngineConfig& e) {
   auto rt = std::make_unique<wasm::Runtime>(e);
-  if (e.budget == wasm::Budget::kDeadline) rt->set_deadline(std::chrono::hours(24));
+  if (wasm::budget_needs_timer(e.budget)) rt->set_deadline(std::chrono::hours(24));
   return rt;
 }
 

@@ -79,7 +79,7 @@ bool command_module_has(const std::string& command_module, const std::string& wo
   std::string text = read_input_file(command_module);
   wasm::Module m = wasm::decode_module(std::vector<uint8_t>(text.begin(), text.end()));
   wasm::validate_module(m);
-  wasm::Runtime rt(wasm::Dispatch::kSwitch, wasm::Placement::kSp);
+  wasm::Runtime rt(wasm::EngineConfig{wasm::Dispatch::kSwitch, wasm::Placement::kSp});
   // Its "checksum 00000000" for 0 calls, and its usage text, go nowhere.
   std::FILE* null = std::fopen("/dev/null", "w");
   if (!null) throw std::runtime_error("cannot open /dev/null");

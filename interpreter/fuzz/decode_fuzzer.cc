@@ -102,7 +102,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                               Lowering{false, false, false, false, Ir::kRegister}, Lowering{true, true, true, true, Ir::kRegister}}) {
       if (!engine_unavailable(d, Placement::kSp, Budget::kNone, bounds).empty()) continue;  // no such engine
       if (!ir_unavailable(lowering.ir, d, Placement::kSp, Budget::kNone, bounds).empty()) continue;  // not compiled into this engine
-      Runtime rt(d, Placement::kSp, Budget::kNone, bounds);
+      Runtime rt(EngineConfig{d, Placement::kSp, Budget::kNone, bounds});
       rt.set_lowering(lowering);
       rt.set_heap_limit(kHeapLimit);
       provide_imports(rt, m);

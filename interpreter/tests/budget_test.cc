@@ -39,14 +39,32 @@ constexpr const char* kLoopWat = R"((module
 std::vector<EngineConfig> budgeted(bool fuel) {
   std::vector<EngineConfig> out;
   for (const auto& e : engine_configs()) {
-    bool counts_fuel = e.budget == Budget::kFuel || e.budget == Budget::kFuelMachine;
-    if ((fuel ? counts_fuel : e.budget == Budget::kDeadline) && engine_unavailable(e.dispatch, e.placement, e.budget).empty())
+    if ((fuel ? budget_counts_fuel(e.budget) : budget_needs_timer(e.budget)) && engine_unavailable(e.dispatch, e.placement, e.budget).empty())
       out.push_back(e);
   }
   return out;
 }
 
 uint32_t iterations(const Instance& inst) { return static_cast<uint32_t>(inst.exports.at("iterations").global->lo); }
+
+// The accessors read each row's COUNTER column (engines.def): the budgets every engine is built
+// with have the kinds their help describes, and each kind answers the questions code asks.
+TEST(Budget, EachRowsCounterKindAnswersWhatCodeAsks) {
+  EXPECT_EQ(budget_counter(Budget::kNone), BudgetCounter::kNone);
+  EXPECT_EQ(budget_counter(Budget::kFuel), BudgetCounter::kArg);
+  EXPECT_EQ(budget_counter(Budget::kFuelMachine), BudgetCounter::kMachine);
+  EXPECT_EQ(budget_counter(Budget::kDeadline), BudgetCounter::kEpoch);
+  int fuel = 0, timers = 0, unbounded = 0;
+  for (Budget b : budgets()) {
+    fuel += budget_counts_fuel(b);
+    timers += budget_needs_timer(b);
+    unbounded += !budget_bounded(b);
+    EXPECT_FALSE(budget_counts_fuel(b) && budget_needs_timer(b)) << budget_name(b);
+  }
+  EXPECT_EQ(fuel, 2);
+  EXPECT_EQ(timers, 1);
+  EXPECT_EQ(unbounded, 1);
+}
 
 TEST(Budget, EveryEngineRowHasANameAndTheTailSignaturesAddTheCounter) {
   for (const auto& e : engine_configs()) {
@@ -67,7 +85,7 @@ TEST(Budget, EveryEngineRowHasANameAndTheTailSignaturesAddTheCounter) {
   expect_signature(Dispatch::kTail, Placement::kSpWt, Budget::kNone, "ptr,ptr,ptr,ptr,u64");
   EXPECT_EQ(handler_signature(Dispatch::kSwitch, Placement::kSp, Budget::kFuel), "");
   EXPECT_NE(engine_unavailable(Dispatch::kGoto, Placement::kVec, Budget::kFuel), "");
-  EXPECT_THROW(Runtime(Dispatch::kGoto, Placement::kVec, Budget::kFuel), std::invalid_argument);
+  EXPECT_THROW(Runtime(EngineConfig{Dispatch::kGoto, Placement::kVec, Budget::kFuel}), std::invalid_argument);
 }
 
 // Fuel is the same count everywhere, and suspending and resuming changes no result.
@@ -85,7 +103,7 @@ TEST(Budget, FuelStopsEveryEngineAndLoweringAtTheSameInstructionAndResumes) {
   for (const auto& e : budgeted(true))
     for (const Lowering& l : lowerings()) {
       SCOPED_TRACE(fmt::format("{} {}", e.engine_name(), lowering_name(l)));
-      Runtime rt(e.dispatch, e.placement, e.budget);
+      Runtime rt(EngineConfig{e.dispatch, e.placement, e.budget});
       rt.set_lowering(l);
       Instance& inst = rt.instantiate(m);
       FuncInst* run = inst.exports.at("run").func;
@@ -135,7 +153,7 @@ TEST(Budget, ANewInvocationAbandonsASuspendedOneAndResumeWithoutOneIsRefused) {
   Module m = assemble(kLoopWat);
   for (const auto& e : budgeted(true)) {
     SCOPED_TRACE(e.engine_name());
-    Runtime rt(e.dispatch, e.placement, e.budget);
+    Runtime rt(EngineConfig{e.dispatch, e.placement, e.budget});
     Instance& inst = rt.instantiate(m);
     FuncInst* run = inst.exports.at("run").func;
     EXPECT_THROW(rt.resume(), std::logic_error);
@@ -155,7 +173,7 @@ TEST(Budget, ANewInvocationAbandonsASuspendedOneAndResumeWithoutOneIsRefused) {
 TEST(Budget, ANestedInvocationThatRunsOutIsItsCallersTrap) {
   for (const auto& e : budgeted(true)) {
     SCOPED_TRACE(e.engine_name());
-    Runtime rt(e.dispatch, e.placement, e.budget);
+    Runtime rt(EngineConfig{e.dispatch, e.placement, e.budget});
     Runtime* runtime = &rt;
     FuncInst* inner = nullptr;
     ExternVal again;
@@ -196,7 +214,7 @@ TEST(Budget, ADeadlineStopsALoopThatNeverEndsNotBeforeItIsDue) {
   ASSERT_FALSE(budgeted(false).empty());
   for (const auto& e : budgeted(false)) {
     SCOPED_TRACE(e.engine_name());
-    Runtime rt(e.dispatch, e.placement, e.budget);
+    Runtime rt(EngineConfig{e.dispatch, e.placement, e.budget});
     Instance& inst = rt.instantiate(forever);
     EXPECT_EQ(rt.invoke(inst.exports.at("add").func, {Value::i32(2), Value::i32(3)}).at(0).lo, 5u);  // no deadline set
     auto t0 = std::chrono::steady_clock::now();

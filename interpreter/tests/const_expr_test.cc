@@ -56,7 +56,7 @@ TEST(ConstExpr, DirectReadingAgreesWithTheEngine) {
   for (Ir ir : {Ir::kStack, Ir::kRegister}) {
     for (Dispatch d : {Dispatch::kTail, Dispatch::kSwitch}) {
       if (!ir_unavailable(ir, d, Placement::kSp).empty()) continue;  // the switch engine's register forms: DLAB_ALL_ENGINES
-      Runtime fast(d, Placement::kSp), engine(d, Placement::kSp);
+      Runtime fast(EngineConfig{d, Placement::kSp}), engine(EngineConfig{d, Placement::kSp});
       Lowering l;
       l.ir = ir;
       fast.set_lowering(l);

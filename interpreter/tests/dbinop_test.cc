@@ -53,7 +53,7 @@ TEST(DBinop, EveryEngineComputesTheSameResult) {
   for (auto d : wasm::dispatch_modes())
     for (auto p : wasm::placements()) {
       if (!wasm::engine_unavailable(d, p).empty()) continue;
-      wasm::Runtime rt(d, p);
+      wasm::Runtime rt(wasm::EngineConfig{d, p});
       auto& inst = rt.instantiate(m);
       for (const auto& f : fns) results.insert(rt.invoke(inst.exports.at(f.name).func, {wasm::Value::i32(1000)}).at(0).lo * 1000 + f.pairs);
     }

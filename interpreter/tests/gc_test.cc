@@ -137,7 +137,7 @@ class GcEveryEngine : public ::testing::Test {
   }
   // A runtime of the case with the module instantiated and the heap limited.
   static std::pair<std::unique_ptr<Runtime>, Instance*> start(const Case& c) {
-    auto rt = std::make_unique<Runtime>(c.engine.dispatch, c.engine.placement, c.engine.budget, c.engine.bounds);
+    auto rt = std::make_unique<Runtime>(EngineConfig{c.engine.dispatch, c.engine.placement, c.engine.budget, c.engine.bounds});
     rt->set_lowering(c.lowering);
     rt->set_heap_limit(kLimit);
     Instance* inst = &rt->instantiate(*module_);

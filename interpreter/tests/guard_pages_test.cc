@@ -29,7 +29,7 @@ std::vector<GuardCase> guard_cases() {
 
 class GuardPages : public ::testing::TestWithParam<GuardCase> {
  protected:
-  GuardPages() : rt(GetParam().engine.dispatch, GetParam().engine.placement, GetParam().engine.budget, Bounds::kGuard) {
+  GuardPages() : rt(EngineConfig{GetParam().engine.dispatch, GetParam().engine.placement, GetParam().engine.budget, Bounds::kGuard}) {
     Lowering l;
     l.ir = GetParam().ir;
     rt.set_lowering(l);
@@ -124,7 +124,7 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GuardPages);
 TEST(GuardPagesRefuse, AnUnguardedImportedMemory) {
   if (!engine_unavailable(Dispatch::kTail, Placement::kSp, Budget::kNone, Bounds::kGuard).empty()) GTEST_SKIP() << "no guard engine";
   Runtime checking;
-  Runtime guarded(Dispatch::kTail, Placement::kSp, Budget::kNone, Bounds::kGuard);
+  Runtime guarded(EngineConfig{Dispatch::kTail, Placement::kSp, Budget::kNone, Bounds::kGuard});
   ExternVal mem;
   mem.kind = ExternKind::kMemory;
   mem.memory = checking.memory(Limits{1, std::nullopt});
@@ -138,7 +138,7 @@ TEST(GuardPagesRefuse, AnUnguardedImportedMemory) {
 TEST(GuardPagesRefuse, EnginesWithoutAGuardRowSaySo) {
   std::string why = engine_unavailable(Dispatch::kSwitch, Placement::kSp, Budget::kNone, Bounds::kGuard);
   EXPECT_NE(why, "");
-  EXPECT_THROW(Runtime(Dispatch::kSwitch, Placement::kSp, Budget::kNone, Bounds::kGuard), std::invalid_argument);
+  EXPECT_THROW(Runtime(EngineConfig{Dispatch::kSwitch, Placement::kSp, Budget::kNone, Bounds::kGuard}), std::invalid_argument);
   EXPECT_EQ(parse_bounds("guard"), Bounds::kGuard);
   EXPECT_EQ(parse_bounds("nope"), std::nullopt);
 }

@@ -99,7 +99,8 @@ bool built(const EngineRow& e) { return built(e.engine_name()); }
     if (!built(engine))                                                                                           \
   GTEST_SKIP() << engine << " is not built here (engines.def's COMPARED rows: -DDLAB_COMPARED_ENGINES=ON, which " \
                   "`just test-compared`, `just rfc` and `just models` set, then ctest -L compared)"
-bool tail_mode(const EngineRow& e) { return e.dispatch == wasm::Dispatch::kTail || e.dispatch == wasm::Dispatch::kTailPreserveNone; }
+std::string convention(const EngineRow& e) { return wasm::dispatch_convention(e.dispatch); }
+bool tail_mode(const EngineRow& e) { return wasm::dispatch_form(e.dispatch) == wasm::DispatchForm::kHandlers; }
 
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Winvalid-offsetof"
@@ -315,11 +316,11 @@ std::vector<std::string> parameter_names(const EngineRow& e) {
   if (sp_home(e.placement) == SpHome::ARG && top_home(e.placement) == TopHome::NONE) names.push_back("acc");
   if (counter(e.budget) == Counter::ARG) names.push_back("fuel");
   // The memory's base (placement.h's DLW_MEM_PARAM): where the register IR is, in preserve_none engines.
-  if (e.dispatch == wasm::Dispatch::kTailPreserveNone && sp_home(e.placement) == SpHome::ARG && top_home(e.placement) == TopHome::NONE)
+  if (convention(e) == "preserve_none" && sp_home(e.placement) == SpHome::ARG && top_home(e.placement) == TopHome::NONE)
     names.push_back("mem");
   return names;
 }
-std::string convention(const EngineRow& e) { return e.dispatch == wasm::Dispatch::kTailPreserveNone ? "preserve_none" : "default"; }
+
 
 // The probe of one engine's handler signature for this target and the engine's convention (what
 // `dlab probes fit --engines` prints), its arguments by name. One clang run per distinct
@@ -497,7 +498,7 @@ TEST(InterpreterAsm, FuelArgumentEnginesChargeARegisterAndTheOthersTheMachine) {
 TEST(InterpreterAsm, GotoEnginesKeepTheirOwnIndirectJumps) {
   int engines = 0;
   for (const auto& e : kEngines) {
-    if (e.dispatch != wasm::Dispatch::kGoto || !built(e)) continue;
+    if (wasm::dispatch_form(e.dispatch) != wasm::DispatchForm::kThreaded || !built(e)) continue;
     ++engines;
     int jumps = 0;
     for (const auto& f : parse_asm_functions(read(asm_file(e))))

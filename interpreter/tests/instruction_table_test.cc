@@ -133,7 +133,7 @@ TEST(InstructionTable, EveryDeclaredInstructionValidatesLowersAndRunsAtItsDeclar
       ADD_FAILURE() << "invalid: " << e.what();
       continue;
     }
-    Runtime rt(Dispatch::kSwitch);
+    Runtime rt(EngineConfig{Dispatch::kSwitch});
     rt.set_lowering(Lowering::none());  // the op itself, no fold / fuse / super form
     rt.enable_profile();
     Instance& inst = rt.instantiate(std::move(m));
@@ -174,7 +174,7 @@ TEST(InstructionTable, EveryMemoryInstructionHasAMemory64FormAtItsDeclaredLength
     size_t op_at = 0;
     Module m = decode_module(module_for(s, op_at, true));
     ASSERT_NO_THROW(validate_module(m));
-    Runtime rt(Dispatch::kSwitch);
+    Runtime rt(EngineConfig{Dispatch::kSwitch});
     rt.set_lowering(Lowering::none());
     rt.enable_profile();
     Instance& inst = rt.instantiate(std::move(m));

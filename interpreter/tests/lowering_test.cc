@@ -26,7 +26,7 @@ constexpr Lowering kPlain{false, false, false, false, false}, kFold{true, false,
 // number (a constant 4, a slot, an offset) is never taken for an op.
 std::vector<Op> ops_of(Lowering l, const std::string& wat, const std::string& name, std::vector<uint64_t>* words = nullptr) {
   static std::deque<Runtime> runtimes;  // instances live as long as their runtime
-  Runtime& rt = runtimes.emplace_back(Dispatch::kSwitch);
+  Runtime& rt = runtimes.emplace_back(EngineConfig{Dispatch::kSwitch});
   rt.set_lowering(l);
   rt.record_instruction_starts(true);
   Instance& inst = rt.instantiate(assemble(wat));
@@ -178,7 +178,7 @@ TEST(LoweringTest, EveryEngineAgreesUnderEveryLowering) {
         if (!ir_unavailable(ir, d, p).empty()) continue;
         l.ir = ir;
         SCOPED_TRACE(std::string(dispatch_name(d)) + "/" + placement_name(p) + "/" + lowering_name(l) + "/" + ir_name(ir));
-        Runtime rt(d, p);
+        Runtime rt(EngineConfig{d, p});
         rt.set_lowering(l);
         Instance& inst = rt.instantiate(assemble(wat));
         auto call = [&](const char* name, Value v) { return rt.invoke(inst.exports.at(name).func, {v})[0].lo; };

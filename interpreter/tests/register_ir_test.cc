@@ -27,7 +27,7 @@ std::vector<uint64_t> words_of(const std::string& wat, Lowering l = register_ir(
   static std::deque<Runtime> runtimes;  // instances live as long as their runtime
   // The counting engine: its op words are op numbers, and it has the register forms in every build
   // (a default build leaves them out of the switch engines).
-  Runtime& rt = runtimes.emplace_back(Dispatch::kSwitch);
+  Runtime& rt = runtimes.emplace_back(EngineConfig{Dispatch::kSwitch});
   rt.enable_profile();
   rt.set_lowering(l);
   return rt.instantiate(assemble(wat)).exports.at("f").func->code;
@@ -88,7 +88,7 @@ TEST(RegisterIrTest, APendingLocalGetReadsTheValueBeforeALaterSet) {
   for (Dispatch d : dispatch_modes()) {
     if (!ir_unavailable(Ir::kRegister, d, Placement::kSp).empty()) continue;  // not compiled into this build's engine
     SCOPED_TRACE(dispatch_name(d));
-    Runtime rt(d);
+    Runtime rt(EngineConfig{d});
     rt.set_lowering(register_ir());
     Instance& inst = rt.instantiate(assemble(wat));
     EXPECT_EQ(rt.invoke(inst.exports.at("f").func, {Value::i32(5), Value::i32(3)})[0].lo, 2u);
@@ -103,7 +103,7 @@ TEST(RegisterIrTest, StackFormInstructionsGetTheStackPointerWhereTheyExpectIt) {
     (func (export "f") (param i32) (result i32) (local i32)
       (local.set 1 (i32.mul (local.get 0) (i32.const 2)))
       (call $g (local.get 1) (i32.const 1)))))";
-  Runtime rt(Dispatch::kTail);
+  Runtime rt(EngineConfig{Dispatch::kTail});
   rt.set_lowering(register_ir());
   Instance& inst = rt.instantiate(assemble(wat));
   EXPECT_EQ(rt.invoke(inst.exports.at("f").func, {Value::i32(21)})[0].lo, 41u);
@@ -132,7 +132,7 @@ TEST(RegisterIrTest, SuperPairsRegisterFormsAndTheSecondsWordsStayInPlace) {
   for (Dispatch d : dispatch_modes()) {
     if (!ir_unavailable(Ir::kRegister, d, Placement::kSp).empty()) continue;
     SCOPED_TRACE(dispatch_name(d));
-    Runtime rt(d);
+    Runtime rt(EngineConfig{d});
     rt.set_lowering(register_ir());
     Instance& inst = rt.instantiate(assemble(wat));
     EXPECT_EQ(rt.invoke(inst.exports.at("f").func, {Value::i32(0)})[0].lo, 2u);
@@ -159,7 +159,7 @@ void expect_accumulator_programs_agree(std::initializer_list<Lowering> lowerings
     if (!ir_unavailable(Ir::kRegister, d, Placement::kSp).empty()) continue;
     SCOPED_TRACE(dispatch_name(d));
     for (Lowering l : lowerings) {
-      Runtime rt(d);
+      Runtime rt(EngineConfig{d});
       rt.set_lowering(l);
       Instance& inst = rt.instantiate(assemble(kAccExpression));
       EXPECT_EQ(rt.invoke(inst.exports.at("f").func, {Value::i32(5), Value::i32(9)})[0].lo, static_cast<uint32_t>(((5 + 9) ^ 7) - (9 - 6)));
@@ -230,7 +230,7 @@ TEST(RegisterIrTest, AResultOnlyTheNextInstructionReadsIsNotStored) {
     if (!ir_unavailable(Ir::kRegister, d, Placement::kSp).empty()) continue;
     SCOPED_TRACE(dispatch_name(d));
     for (Lowering l : {register_ir(), no_elide}) {
-      Runtime rt(d);
+      Runtime rt(EngineConfig{d});
       rt.set_lowering(l);
       Instance& compared = rt.instantiate(assemble(compare));
       EXPECT_EQ(rt.invoke(compared.exports.at("f").func, {Value::i32(2), Value::i32(3)})[0].lo, 1u);
@@ -268,7 +268,7 @@ TEST(RegisterIrTest, BranchesCarryAValueAndReturnsOfAnyArity) {
     (func (export "pair") (param i32 i32 i32) (result i32)
       (i32.sub (block $a (result i32 i32) (br_table $a $a (local.get 0) (local.get 1) (local.get 2)))))))";
   {
-    Runtime rt(Dispatch::kSwitch);
+    Runtime rt(EngineConfig{Dispatch::kSwitch});
     rt.enable_profile();
     rt.set_lowering(register_ir());
     rt.record_instruction_starts(true);  // op words read at instructions' starts only, not operands
@@ -302,7 +302,7 @@ TEST(RegisterIrTest, BranchesCarryAValueAndReturnsOfAnyArity) {
     if (!ir_unavailable(Ir::kRegister, d, Placement::kSp).empty()) continue;
     SCOPED_TRACE(dispatch_name(d));
     for (Lowering l : {register_ir(), register_ir(Lowering::none()), Lowering{}}) {
-      Runtime rt(d);
+      Runtime rt(EngineConfig{d});
       rt.set_lowering(l);
       Instance& inst = rt.instantiate(assemble(wat));
       auto call = [&](const char* name, std::vector<Value> args) { return rt.invoke(inst.exports.at(name).func, args)[0].lo; };
@@ -325,7 +325,7 @@ TEST(RegisterIrTest, OnlyTheSpPlacementBuildsIt) {
   EXPECT_EQ(ir_unavailable(Ir::kStack, Placement::kVec), "");
   EXPECT_NE(ir_unavailable(Ir::kRegister, Placement::kSpWt).find("sp placement only"), std::string::npos);
   if (std::string why = engine_unavailable(Dispatch::kTail, Placement::kVec); !why.empty()) GTEST_SKIP() << why;
-  Runtime rt(Dispatch::kTail, Placement::kVec);
+  Runtime rt(EngineConfig{Dispatch::kTail, Placement::kVec});
   rt.set_lowering(register_ir());
   EXPECT_THROW(rt.instantiate(assemble(R"((module (func (export "f"))))")), Unsupported);
 }

@@ -21,7 +21,7 @@ using test_support::assemble;
 
 class RuntimeTest : public ::testing::TestWithParam<Dispatch> {
  protected:
-  Runtime rt{GetParam()};
+  Runtime rt{EngineConfig{GetParam()}};
   Instance& load(const std::string& wat) { return rt.instantiate(assemble(wat)); }
   Instance& load_binary(const std::vector<uint8_t>& bytes) {
     Module m = decode_module(bytes);

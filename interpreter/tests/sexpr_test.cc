@@ -166,7 +166,7 @@ TEST_F(TranslatedScript, RunsModuleInvokeAssertReturnEitherRefNull) {
   EXPECT_EQ(cmds[10].at("type"), "module_definition");
 
   SpecFileResult res;
-  execute_commands(doc, modules_, Dispatch::kTail, Placement::kSp, Lowering{}, Budget::kNone, Bounds::kCheck, res);
+  execute_commands(doc, modules_, EngineConfig{}, res);
   EXPECT_EQ(res.passed, 8);  // the memory64 definition decodes and validates: a pass
   EXPECT_EQ(res.failed, 2);
   ASSERT_EQ(res.failures.size(), 2u);

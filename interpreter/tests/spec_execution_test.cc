@@ -24,7 +24,7 @@ SpecFileResult run(const std::string& script) {
   nlohmann::json doc = translate_script(sexpr::parse(script, "k.bin.wast"), "k.bin.wast", modules);
   SpecFileResult res;
   res.file = "k.bin.wast";
-  execute_commands(doc, modules, Dispatch::kTail, Placement::kSp, Lowering{}, Budget::kNone, Bounds::kCheck, res);
+  execute_commands(doc, modules, EngineConfig{}, res);
   return res;
 }
 

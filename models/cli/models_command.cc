@@ -46,7 +46,7 @@ std::vector<uint64_t> parse_list(const std::string& s, const char* option, uint6
 
 struct GridOptions {
   std::string which = "all";  // kcopy, stack, all
-  std::string kinds, copies, orders, dispatch, lengths, stack_copies, statements, stack_dispatch, variants, mode_variants;
+  std::string kinds, copies, orders, dispatch, lengths, stack_copies, statements, stack_dispatch, placements, mode_placements;
   bool quick = false;
   uint64_t seed = 1;
 };
@@ -77,19 +77,19 @@ Grid make_grid(GridOptions o, bool valgrind) {
                                {&o.dispatch, "--dispatch"}, {&o.lengths, "--length"}})
       if (!given->empty())
         throw CLI::ValidationError(name, "applies to the K-copy models, not --model stack (the stack model's dispatch modes "
-                                         "are --stack-dispatch and --mode-variants)");
+                                         "are --stack-dispatch and --mode-placements)");
   if (o.which == "kcopy")
     for (auto [given, name] : {std::pair{&o.stack_copies, "--stack-copies"}, {&o.statements, "--statements"},
-                               {&o.stack_dispatch, "--stack-dispatch"}, {&o.variants, "--placements"},
-                               {&o.mode_variants, "--mode-variants"}})
+                               {&o.stack_dispatch, "--stack-dispatch"}, {&o.placements, "--placements"},
+                               {&o.mode_placements, "--mode-placements"}})
       if (!given->empty()) throw CLI::ValidationError(name, "applies to the stack model, not --model kcopy");
   if (o.which != "all" && o.which != "kcopy" && o.which != "stack")
     throw CLI::ValidationError("--model", fmt::format("unknown '{}' (valid: kcopy, stack, all)", o.which));
   std::vector<std::string> modes;
   for (const auto& d : models::dispatch_docs()) modes.push_back(d.name);
-  std::vector<std::string> stack_variants;
+  std::vector<std::string> stack_placements;
   for (const auto& e : models::all_entries())
-    if (e.model == "stack" && e.dispatch == "tail") stack_variants.push_back(e.variant);
+    if (e.model == "stack" && e.dispatch == "tail") stack_placements.push_back(e.variant);
   bool small = o.quick || valgrind;
   if (o.kinds.empty()) o.kinds = small ? "u,o" : "u,o,p";
   if (o.copies.empty()) o.copies = valgrind ? "1,16,512" : o.quick ? "1,8,32,128,512" : "1,2,4,8,16,24,32,48,64,128,256,512";
@@ -99,7 +99,7 @@ Grid make_grid(GridOptions o, bool valgrind) {
   if (o.stack_copies.empty()) o.stack_copies = valgrind ? "17" : o.quick ? "17,64" : "1,4,17,64";
   if (o.statements.empty()) o.statements = valgrind ? "64" : "16,64,256,2000";
   if (o.stack_dispatch.empty()) o.stack_dispatch = "tail";
-  if (o.mode_variants.empty()) o.mode_variants = small ? "sp" : "vec,sp,sp_wt_nr";
+  if (o.mode_placements.empty()) o.mode_placements = small ? "sp" : "vec,sp,sp_wt_nr";
   Grid grid;
   auto& groups = grid.groups;
   auto add = [](Group& g, ModelCase c) {
@@ -139,10 +139,10 @@ Grid make_grid(GridOptions o, bool valgrind) {
         }
   }
   if (o.which == "all" || o.which == "stack") {
-    auto variants = choose_from(o.variants, stack_variants, "--placements");
+    auto placements = choose_from(o.placements, stack_placements, "--placements");
     auto stack_dispatch = choose_from(o.stack_dispatch, modes, "--stack-dispatch", false);
-    auto mode_variants = o.mode_variants == "none" ? std::vector<std::string>{}
-                                                   : choose_from(o.mode_variants, stack_variants, "--mode-variants", false);
+    auto mode_placements = o.mode_placements == "none" ? std::vector<std::string>{}
+                                                       : choose_from(o.mode_placements, stack_placements, "--mode-placements", false);
     // switch first: the baseline of a mode group, as in `dlab wasm bench`.
     std::stable_partition(modes.begin(), modes.end(), [](const std::string& m) { return m == "switch"; });
     for (auto c : parse_list(o.stack_copies, "--stack-copies", 1, 64))
@@ -150,11 +150,11 @@ Grid make_grid(GridOptions o, bool valgrind) {
         // Variant groups: every state placement in one dispatch mode, against vec.
         for (const auto& d : stack_dispatch) {
           Group g{fmt::format("stack x{} s{} {}", c, n, d), {}, {}};
-          for (const auto& v : variants) add(g, {"stack", v, d, static_cast<int>(c), {}, o.seed, n});
+          for (const auto& v : placements) add(g, {"stack", v, d, static_cast<int>(c), {}, o.seed, n});
           groups.push_back(std::move(g));
         }
         // Mode groups: one state placement in every dispatch mode, against switch.
-        for (const auto& v : mode_variants) {
+        for (const auto& v : mode_placements) {
           Group g{fmt::format("stack modes {} x{} s{}", v, c, n), {}, {}};
           for (const auto& d : modes) add(g, {"stack", v, d, static_cast<int>(c), {}, o.seed, n});
           if (g.cases.size() < 2 || g.cases.front().dispatch != "switch") {
@@ -205,7 +205,7 @@ void print_list() {
   for (const auto& d : models::model_docs()) fmt::print("  {:<10} {}\n", d.name, d.doc);
   fmt::print("handler kinds:\n");
   for (const auto& d : models::kind_docs()) fmt::print("  {:<10} {}\n", d.name, d.doc);
-  fmt::print("stack-state variants:\n");
+  fmt::print("stack-state placements:\n");
   for (const auto& d : models::variant_docs()) fmt::print("  {:<16} {}\n", d.name, d.doc);
   fmt::print("dispatch modes:\n");
   for (const auto& d : models::dispatch_docs()) fmt::print("  {:<11} {}\n", d.name, d.doc);
@@ -389,7 +389,7 @@ void predict_grid_defaults(GridOptions& g) {
   if (g.which != "kcopy") {
     fill(g.stack_copies, "17");
     fill(g.statements, "64");
-    fill(g.mode_variants, "sp");
+    fill(g.mode_placements, "sp");
   }
 }
 
@@ -534,11 +534,11 @@ void run_gbench(ModelsOptions& o) {
 
 void add_models_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("models",
-                                 "sweep the reduction models (K-copy and stack-state variants) under the harness, or "
+                                 "sweep the reduction models (K-copy and stack-state placements) under the harness, or "
                                  "under cachegrind with --valgrind, and write models.summary.csv");
   auto o = std::make_shared<ModelsOptions>();
   o->protocol.samples = 11;
-  cmd->add_flag("--list", o->list, "list models, kinds, variants, dispatch modes and their indirect-jump sites");
+  cmd->add_flag("--list", o->list, "list models, kinds, placements, dispatch modes and their indirect-jump sites");
   cmd->add_flag("--quick", o->grid.quick, "small grid, 5 to 10 rounds per group (on while an interval is wider than 2%; under a minute)");
   cmd->add_flag("--valgrind", o->valgrind,
                 "deterministic cachegrind counts per dispatch (instructions, loads, stores, simulated mispredicts)");
@@ -557,11 +557,13 @@ void add_models_command(CLI::App& app) {
                   fmt::format("statements per stack program, comma-separated (default 16,64,256,2000; {} is the research's)",
                               models::kDefaultStackStatements));
   cmd->add_option("--stack-dispatch", o->grid.stack_dispatch,
-                  "dispatch modes of the stack variant groups (each a group against vec), comma-separated (default tail)");
-  cmd->add_option("--placements,--variants", o->grid.variants, "stack-state placements, comma-separated (default: all; --variants is the old name)");
-  cmd->add_option("--mode-variants", o->grid.mode_variants,
-                  "stack variants run in every dispatch mode, a group each against switch (default sp; full grid vec,sp,sp_wt_nr; "
+                  "dispatch modes of the stack placement groups (each a group against vec), comma-separated (default tail)");
+  auto* placements = cmd->add_option("--placements", o->grid.placements, "stack-state placements, comma-separated (default: all)");
+  add_old_option_name(cmd, placements, "--variants", o->grid.placements);
+  auto* mode_placements = cmd->add_option("--mode-placements", o->grid.mode_placements,
+                  "stack placements run in every dispatch mode, a group each against switch (default sp; full grid vec,sp,sp_wt_nr; "
                   "none for no mode groups)");
+  add_old_option_name(cmd, mode_placements, "--mode-variants", o->grid.mode_placements);
   cmd->add_option("--seed", o->grid.seed, "program seed")->capture_default_str();
   add_protocol_options(cmd, o->protocol, "measured rounds per group");
   cmd->add_option("--dispatches", o->target_dispatches, "dispatches per sample (1..10^10)")

@@ -54,7 +54,7 @@ std::map<std::string, std::string> ModelCase::params() const {
 }
 
 std::vector<std::string> ModelCase::exec_args() const {
-  std::vector<std::string> a = {"--model", model, "--variant", variant, "--dispatch", dispatch,
+  std::vector<std::string> a = {"--model", model, "--placement", variant, "--dispatch", dispatch,
                                 "--copies", std::to_string(copies), "--seed", std::to_string(seed)};
   if (is_kcopy()) a.insert(a.end(), {"--order", order.name()});
   a.insert(a.end(), {"--length", std::to_string(program_length())});

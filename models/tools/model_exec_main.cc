@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
   std::string order = "cyclic";
   uint64_t reps = 1;
   app.add_option("--model", c.model, "kcopy_u, kcopy_p, kcopy_o or stack")->required();
-  app.add_option("--variant", c.variant, "stack-state variant")->required();
+  app.add_option("--placement", c.variant, "stack-state placement")->required();
   app.add_option("--dispatch", c.dispatch, "dispatch mode")->required();
   app.add_option("--copies", c.copies, "K, or copies per kind")->required();
   app.add_option("--order", order, "cyclic, random or blockN (kcopy)");

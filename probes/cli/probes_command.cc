@@ -44,7 +44,7 @@ void add_probes_command(CLI::App& app) {
                                  "ABI register probes (24 int / 24 float arguments, every target and convention) and the "
                                  "models' handler state placement, measured from clang's output");
   struct Options {
-    std::string targets, conventions, variants, out = "results/probes", args, engines;
+    std::string targets, conventions, placements, out = "results/probes", args, engines;
     int count = 24;
     bool verbose = false, no_save = false, skip_placement = false;
   };
@@ -59,7 +59,8 @@ void add_probes_command(CLI::App& app) {
   cmd->add_option("--count", o->count, fmt::format("integer and float arguments per probe (1..{})", probes::kMaxProbeArguments))
       ->check(CLI::Range(1, static_cast<int>(probes::kMaxProbeArguments)))
       ->capture_default_str();
-  cmd->add_option("--variants", o->variants, "stack-state variants for the placement report (default all)");
+  auto* placements = cmd->add_option("--placements", o->placements, "stack-state placements for the placement report (default all)");
+  add_old_option_name(cmd, placements, "--variants", o->placements);
   cmd->add_flag("--verbose", o->verbose, "also list the register of every argument");
   cmd->add_flag("--skip-placement", o->skip_placement, "register budget only");
   auto* out = cmd->add_option("--out", o->out, "output folder (its probes files are replaced: they are facts about the compiler)")
@@ -123,7 +124,7 @@ void add_probes_command(CLI::App& app) {
     std::vector<std::string> all_variants;
     for (const auto& e : models::all_entries())
       if (e.model == "stack1") all_variants.push_back(e.variant);
-    auto variants = choose_from(o->variants, all_variants, "--variants");
+    auto variants = choose_from(o->placements, all_variants, "--placements");
     if (!o->no_save) check_output_folder(o->out);
     auto t0 = std::chrono::steady_clock::now();
     fmt::print(stderr, "[probes] register budget: {} targets x {} conventions x 3 shapes\n", targets.size(), conventions.size());
@@ -136,7 +137,7 @@ void add_probes_command(CLI::App& app) {
       std::vector<std::string> place_conventions;
       for (const auto& c : {"default", "preserve_none", "sysv_abi"})
         if (std::find(conventions.begin(), conventions.end(), c) != conventions.end()) place_conventions.push_back(c);
-      fmt::print(stderr, "[probes] state placement: {} variants x {} targets x {} conventions\n", variants.size(), targets.size(),
+      fmt::print(stderr, "[probes] state placement: {} placements x {} targets x {} conventions\n", variants.size(), targets.size(),
                  place_conventions.size());
       placement = probes::run_state_placement(DLAB_MODELS_DIR, variants, targets, place_conventions);
       placement_md = probes::state_placement_markdown(placement);

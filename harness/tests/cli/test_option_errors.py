@@ -35,7 +35,7 @@ USAGE_ERRORS = [
     (["models", "--quick", "--max-samples", "4", "--no-save"], 2, "4 is not above --samples 5, its default"),
     (["models", "--valgrind", "--max-samples", "20", "--no-save"], 2, "applies to the harness's rounds, not to --valgrind"),
     (["models", "--gbench", "--stop-half-width", "0.1", "--max-samples", "20", "--no-save"], 2, "not to --gbench"),
-    (["models", "--variants", "foo", "--model", "stack", "--no-save"], 2, "unknown 'foo'"),
+    (["models", "--placements", "foo", "--model", "stack", "--no-save"], 2, "unknown 'foo'"),
     # --predict: names from docs/predictors.md's two tables, a sweep of its own (issue 46, item 3)
     (["models", "--predict", "nope", "--no-save"], 2, "unknown predictor 'nope' (memory dependence: always_speculate,"),
     (["models", "--predict", "all", "--valgrind", "--no-save"], 2, "is a sweep of its own: not with --valgrind"),
@@ -46,7 +46,7 @@ USAGE_ERRORS = [
     (["models", "--predict", "all", "--predict-window", "0", "--no-save"], 2, "--predict-window"),
     (["models", "--predict", "all", "--predict-dispatches", "0", "--no-save"], 2, "--predict-dispatches"),
     (["probes", "--conventions", "foo", "--no-save"], 2, "unknown 'foo' (valid: default"),
-    (["probes", "--variants", "foo", "--no-save"], 2, "unknown 'foo'"),
+    (["probes", "--placements", "foo", "--no-save"], 2, "unknown 'foo'"),
     (["probes", "--count", "0", "--no-save"], 2, "--count"),
     (["probes", "--count", "-1", "--no-save"], 2, "--count"),
     (["probes", "--count", "100000", "--no-save"], 2, "--count"),

@@ -40,7 +40,7 @@ def test_gbench_run_directory_is_passed_as_an_argument_not_shell_text(dlab_bin, 
     hostile = tmp_path / "a';touch INJECTED;'"
     hostile.mkdir()
     out = run_dlab(dlab_bin, ["models", "--gbench", "--model", "stack", "--stack-copies", "1", "--statements", "16",
-                              "--mode-variants", "none", "--variants", "sp", "--samples", "1", "--run-dir", str(hostile)],
+                              "--mode-placements", "none", "--placements", "sp", "--samples", "1", "--run-dir", str(hostile)],
                    cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-500:]
     assert not (tmp_path / "INJECTED").exists()

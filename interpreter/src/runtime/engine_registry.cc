@@ -39,6 +39,22 @@ const char* dispatch_convention(Dispatch d) {
   return "default";
 }
 
+DispatchForm dispatch_form(Dispatch d) {
+  switch (d) {
+#define DLW_FORM_LOOP DispatchForm::kLoop
+#define DLW_FORM_HANDLERS DispatchForm::kHandlers
+#define DLW_FORM_THREADED DispatchForm::kThreaded
+#define DISPATCH(name, enumerator, file, form, convention) \
+  case Dispatch::enumerator: return DLW_FORM_##form;
+#include "dispatchlab/interpreter/engines.def"
+#undef DISPATCH
+#undef DLW_FORM_LOOP
+#undef DLW_FORM_HANDLERS
+#undef DLW_FORM_THREADED
+  }
+  return DispatchForm::kLoop;
+}
+
 std::optional<Dispatch> parse_dispatch(std::string_view name) {
 #define DISPATCH(n, enumerator, file, form, convention) \
   if (name == #n) return Dispatch::enumerator;
@@ -80,6 +96,24 @@ const char* budget_name(Budget b) {
 #undef BUDGET
   }
   return "?";
+}
+
+BudgetCounter budget_counter(Budget b) {
+  switch (b) {
+#define DLW_COUNTER_NONE BudgetCounter::kNone
+#define DLW_COUNTER_ARG BudgetCounter::kArg
+#define DLW_COUNTER_MACHINE BudgetCounter::kMachine
+#define DLW_COUNTER_EPOCH BudgetCounter::kEpoch
+#define BUDGET(name, enumerator, counter) \
+  case Budget::enumerator: return DLW_COUNTER_##counter;
+#include "dispatchlab/interpreter/engines.def"
+#undef BUDGET
+#undef DLW_COUNTER_NONE
+#undef DLW_COUNTER_ARG
+#undef DLW_COUNTER_MACHINE
+#undef DLW_COUNTER_EPOCH
+  }
+  return BudgetCounter::kNone;
 }
 
 // What each kind of counter does, for the help: a new BUDGET row of a kind that exists is
@@ -277,12 +311,12 @@ std::string engine_unavailable(Dispatch d, Placement p, Budget b, Bounds bounds)
         if (r.bounds == bounds) rows += (rows.empty() ? "" : ", ") + std::string(r.name);
       return fmt::format("{} x {}{} with guard pages is not built (interpreter/include/dispatchlab/interpreter/engines.def has "
                          "the guard engines {}: each is one more compile of every handler)",
-                         dispatch_name(d), placement_name(p), b == Budget::kNone ? "" : fmt::format(" and the {} budget", budget_name(b)),
+                         dispatch_name(d), placement_name(p), budget_bounded(b) ? fmt::format(" and the {} budget", budget_name(b)) : "",
                          rows.empty() ? "none" : rows);
     }
   }
   const Engine* e = find_engine(d, p, b, bounds);
-  if (!e && b != Budget::kNone) {
+  if (!e && budget_bounded(b)) {
     std::string rows;
     for (const auto& r : kEngines)
       if (r.budget == b) rows += (rows.empty() ? "" : ", ") + std::string(r.name);

@@ -134,14 +134,11 @@ ExternType ExternVal::type() const {
 
 // ---- runtime ------------------------------------------------------------------------------------
 
-Runtime::Runtime(const EngineConfig& engine) : Runtime(engine.dispatch, engine.placement, engine.budget, engine.bounds) {
-  lowering_ = engine.lowering;
-}
-
-Runtime::Runtime(Dispatch dispatch, Placement placement, Budget budget, Bounds bounds)
-    : dispatch_(dispatch), placement_(placement), budget_(budget), bounds_(bounds), machine_(std::make_unique<Machine>()) {
-  if (std::string why = engine_unavailable(dispatch, placement, budget, bounds); !why.empty()) throw std::invalid_argument(why);
-  const Engine* e = find_engine(dispatch, placement, budget, bounds);
+Runtime::Runtime(const EngineConfig& engine)
+    : dispatch_(engine.dispatch), placement_(engine.placement), budget_(engine.budget), bounds_(engine.bounds),
+      lowering_(engine.lowering), machine_(std::make_unique<Machine>()) {
+  if (std::string why = engine_unavailable(dispatch_, placement_, budget_, bounds_); !why.empty()) throw std::invalid_argument(why);
+  const Engine* e = find_engine(dispatch_, placement_, budget_, bounds_);
   op_words_ = e->op_words();
   run_ = e->run;
   Machine& m = *machine_;

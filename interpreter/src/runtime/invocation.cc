@@ -159,7 +159,7 @@ bool Runtime::suspended() const { return machine_->suspended; }
 
 void Runtime::set_deadline(std::chrono::nanoseconds from_now) {
   // Only a deadline engine reads the epoch: no timer thread for the others.
-  if (!deadline_ticker_ && budget_ == Budget::kDeadline) {
+  if (!deadline_ticker_ && budget_needs_timer(budget_)) {
     epoch_ticker().acquire();
     deadline_ticker_ = true;
   }

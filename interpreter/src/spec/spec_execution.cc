@@ -175,10 +175,9 @@ std::string outcome_of(const std::function<void()>& step) {
   }
 }
 
-void execute_commands(const json& doc, const ScriptModules& modules, Dispatch dispatch, Placement placement, Lowering lowering,
-                      Budget budget, Bounds bounds, SpecFileResult& res, bool counting) {
-  Runtime rt(dispatch, placement, budget, bounds);
-  rt.set_lowering(lowering);
+void execute_commands(const json& doc, const ScriptModules& modules, const EngineConfig& engine, SpecFileResult& res,
+                      bool counting) {
+  Runtime rt(engine);
   if (counting) rt.enable_profile();
   rt.register_module("spectest", spectest_module(rt));
   Instance* last = nullptr;

@@ -18,7 +18,7 @@ namespace dlab::wasm {
 // ..." or "trap: ..." (the spec runner compares these prefixes with each assertion's kind).
 std::string outcome_of(const std::function<void()>& step);
 
-void execute_commands(const nlohmann::json& doc, const ScriptModules& modules, Dispatch dispatch, Placement placement, Lowering lowering,
-                      Budget budget, Bounds bounds, SpecFileResult& res, bool counting = false);
+void execute_commands(const nlohmann::json& doc, const ScriptModules& modules, const EngineConfig& engine, SpecFileResult& res,
+                      bool counting = false);
 
 }  // namespace dlab::wasm

@@ -96,8 +96,7 @@ size_t write_suite_modules(const std::string& suite, const std::string& only, co
 namespace {
 void check_commands(const nlohmann::json& doc, const ScriptModules& modules, SpecStage stage, SpecFileResult& res);
 
-SpecFileResult run_spec_file_or_throw(const std::string& wast_path, SpecStage stage, Dispatch dispatch, Placement placement,
-                                      Lowering lowering, Budget budget, Bounds bounds, bool counting) {
+SpecFileResult run_spec_file_or_throw(const std::string& wast_path, SpecStage stage, const EngineConfig& engine, bool counting) {
   SpecFileResult res;
   res.file = wast_path;
   std::optional<TempDir> scratch;  // wast2json's output: the command list and a file per module
@@ -129,7 +128,7 @@ SpecFileResult run_spec_file_or_throw(const std::string& wast_path, SpecStage st
     std::ifstream(json) >> doc;
   }
   if (stage == SpecStage::kExecute) {
-    execute_commands(doc, modules, dispatch, placement, lowering, budget, bounds, res, counting);
+    execute_commands(doc, modules, engine, res, counting);
     return res;
   }
   check_commands(doc, modules, stage, res);
@@ -138,12 +137,11 @@ SpecFileResult run_spec_file_or_throw(const std::string& wast_path, SpecStage st
 
 }  // namespace
 
-SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage, Dispatch dispatch, Placement placement, Lowering lowering,
-                             Budget budget, Bounds bounds, bool counting) {
+SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage, const EngineConfig& engine, bool counting) {
   // No exception leaves a file: what one throws (out of memory reading a huge script, a command
   // list wast2json wrote that is not what it should be) is that file's error, and the suite goes on.
   try {
-    return run_spec_file_or_throw(wast_path, stage, dispatch, placement, lowering, budget, bounds, counting);
+    return run_spec_file_or_throw(wast_path, stage, engine, counting);
   } catch (const std::bad_alloc&) {
     SpecFileResult res;
     res.file = wast_path;

@@ -13,7 +13,7 @@ from dispatchlab_analysis.results import load_run, with_params
 def lowering_run(dlab_bin, tmp_path_factory):
     root = tmp_path_factory.mktemp("results")
     run_dir = subprocess.run([dlab_bin, "new-run", "--results", root], check=True, capture_output=True, text=True).stdout.strip()
-    subprocess.run([dlab_bin, "wasm", "bench", "--quick", "--lowerings", "plain,fold,fuse,fold+fuse", "--dispatch", "tail", "--variants",
+    subprocess.run([dlab_bin, "wasm", "bench", "--quick", "--lowerings", "plain,fold,fuse,fold+fuse", "--dispatch", "tail", "--placements",
                     "sp_wt", "--workloads", "crc32,coremix", "--samples", "3", "--name", "wasm_lowering", "--run-dir", run_dir],
                    check=True, capture_output=True, text=True)
     return Path(run_dir)

@@ -28,6 +28,11 @@ const char* dispatch_name(Dispatch d);
 // The calling convention of its handlers (the DISPATCH row's CONVENTION), as the probes name
 // conventions: "default" or "preserve_none".
 const char* dispatch_convention(Dispatch d);
+// The shape of its dispatch (the DISPATCH row's FORM): one loop around a switch (LOOP), a function
+// per handler ending in a tail call (HANDLERS), or one function with a computed goto per handler
+// (THREADED). What code asks of a mode, instead of comparing its name.
+enum class DispatchForm : uint8_t { kLoop, kHandlers, kThreaded };
+DispatchForm dispatch_form(Dispatch d);
 std::optional<Dispatch> parse_dispatch(std::string_view name);
 // The modes this build has (tail_pn needs clang's preserve_none on x86-64 or AArch64; goto is an
 // engine only the measurements compare, built with -DDLAB_COMPARED_ENGINES=ON).
@@ -52,6 +57,18 @@ enum class Budget : uint8_t {
 #undef BUDGET
 };
 const char* budget_name(Budget b);
+// What a budget counts with (the BUDGET row's COUNTER): nothing (unbounded), fuel in a handler
+// argument or in the machine, or the epochs of a deadline, which a host timer must bump. What code
+// asks of a budget, instead of comparing its name: a new row of an existing kind needs no other change.
+enum class BudgetCounter : uint8_t { kNone, kArg, kMachine, kEpoch };
+BudgetCounter budget_counter(Budget b);
+inline bool budget_bounded(Budget b) { return budget_counter(b) != BudgetCounter::kNone; }
+// Fuel: `--fuel N` sets its amount.
+inline bool budget_counts_fuel(Budget b) {
+  return budget_counter(b) == BudgetCounter::kArg || budget_counter(b) == BudgetCounter::kMachine;
+}
+// A deadline: a host timer must bump the epoch while an invocation runs, and a deadline be set.
+inline bool budget_needs_timer(Budget b) { return budget_counter(b) == BudgetCounter::kEpoch; }
 std::optional<Budget> parse_budget(std::string_view name);
 std::vector<Budget> budgets();
 // Each budget and what its kind of counter does (engines.def's BUDGET rows), for --budget's help.

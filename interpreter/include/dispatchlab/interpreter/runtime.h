@@ -252,13 +252,11 @@ std::string op_family_of(std::string_view op);
 
 class Runtime {
  public:
-  // Throws std::invalid_argument (with engine_unavailable's reason) for a pair this build lacks.
-  // Under Bounds::kGuard every 32-bit memory this runtime creates is a guarded reservation, and
-  // instantiate refuses (Unsupported) an instance with a 32-bit memory that is not.
-  explicit Runtime(Dispatch dispatch = Dispatch::kTail, Placement placement = Placement::kSp, Budget budget = Budget::kNone,
-                   Bounds bounds = Bounds::kCheck);
-  // The engine and its lowering as one value (what the commands and result rows name).
-  explicit Runtime(const EngineConfig& engine);
+  // The engine and its lowering as one value (what the commands and result rows name). Throws
+  // std::invalid_argument (with EngineConfig::unavailable's engine reason) for an engine this build
+  // lacks. Under Bounds::kGuard every 32-bit memory this runtime creates is a guarded reservation,
+  // and instantiate refuses (Unsupported) an instance with a 32-bit memory that is not.
+  explicit Runtime(const EngineConfig& engine = {});
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;

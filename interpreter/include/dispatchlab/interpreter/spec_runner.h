@@ -35,9 +35,8 @@ struct SpecFileResult {
 // consumes the words its layout gives it (ops.h's kDeclaredWords).
 enum class SpecStage { kDecode, kValidate, kLink, kExecute };
 
-SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage = SpecStage::kDecode, Dispatch dispatch = Dispatch::kTail,
-                             Placement placement = Placement::kSp, Lowering lowering = {}, Budget budget = Budget::kNone,
-                             Bounds bounds = Bounds::kCheck, bool counting = false);
+SpecFileResult run_spec_file(const std::string& wast_path, SpecStage stage = SpecStage::kDecode, const EngineConfig& engine = {},
+                             bool counting = false);
 // Every .wast under `suite_dir` (recursively), sorted; in a folder with .bin.wast scripts, only those.
 // A folder that cannot be read is "folder: why" in `unreadable` (the rest is still listed), or,
 // without `unreadable`, a std::runtime_error saying so.
