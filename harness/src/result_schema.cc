@@ -97,9 +97,9 @@ constexpr Column kRegisterBudget[] = {
 
 constexpr Column kStatePlacement[] = {
     {"model", "models/ handler set (stack1: one copy of each kind)"},
-    {"variant", "stack-state variant"},
+    {"placement", "stack-state placement"},
     {"target", "target triple"},
-    {"convention", "calling convention forced on the handlers (default: the variant's own)"},
+    {"convention", "calling convention forced on the handlers (default: the placement's own)"},
     {"kind", "handler kind"},
     {"status", "ok, ignored or error (a musttail the target cannot honour is an error)"},
     {"instructions", "instructions in the handler"},
@@ -130,7 +130,7 @@ constexpr TableSchema kTables[] = {
     {"samples", "one row per sample: the raw per-unit values behind summary.csv", kSamples},
     {"counters", "the counter availability table: one row per metric and candidate source", kCounters},
     {"register_budget", "ABI register probes: one row per target, convention and signature", kRegisterBudget},
-    {"state_placement", "handler state placement: one row per model variant, target, convention and handler kind", kStatePlacement},
+    {"state_placement", "handler state placement: one row per model placement, target, convention and handler kind", kStatePlacement},
     {"functions", "cachegrind counts split by function: one row per case and function that ran in its repetitions (`--valgrind-functions`)", kFunctions},
 };
 

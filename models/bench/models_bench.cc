@@ -33,7 +33,7 @@ Harness& harness() {
 
 void run_case(benchmark::State& state, dlab::models::ModelCase c) {
   harness();  // calibrate the TSC and open the counters outside the timed loop
-  dlab::models::ModelInstance inst(dlab::models::find_entry(c.model, c.variant, c.dispatch), c.program(), c.seed);
+  dlab::models::ModelInstance inst(dlab::models::find_entry(c.model, c.placement, c.dispatch), c.program(), c.seed);
   const double dispatches = static_cast<double>(inst.dispatches_per_run());
   std::map<std::string, double> sums;
   for (auto _ : state) {
@@ -48,7 +48,7 @@ void run_case(benchmark::State& state, dlab::models::ModelCase c) {
   benchmark::DoNotOptimize(inst.checksum());
 }
 
-// DLAB_BENCH_CASES (set by `dlab models --gbench`): one case per line, "model variant dispatch
+// DLAB_BENCH_CASES (set by `dlab models --gbench`): one case per line, "model placement dispatch
 // copies order seed length"; without it, every entry at representative sizes.
 bool register_from_environment() {
   const char* env = std::getenv("DLAB_BENCH_CASES");
@@ -59,7 +59,7 @@ bool register_from_environment() {
     std::istringstream f(line);
     dlab::models::ModelCase c;
     std::string order;
-    if (!(f >> c.model >> c.variant >> c.dispatch >> c.copies >> order >> c.seed >> c.length)) continue;
+    if (!(f >> c.model >> c.placement >> c.dispatch >> c.copies >> order >> c.seed >> c.length)) continue;
     c.order = dlab::models::Order::parse(order);
     benchmark::RegisterBenchmark(c.name().c_str(), run_case, c);
   }
@@ -71,11 +71,11 @@ int register_all() {
   for (const auto& e : dlab::models::all_entries()) {
     std::vector<dlab::models::ModelCase> cases;
     if (e.model == "stack") {
-      cases.push_back({e.model, e.variant, e.dispatch, 17, {}, 1, 0});
+      cases.push_back({e.model, e.placement, e.dispatch, 17, {}, 1, 0});
     } else {
       for (int k : {1, 32, 512})
         for (const char* order : {"cyclic", "random"})
-          cases.push_back({e.model, e.variant, e.dispatch, k, dlab::models::Order::parse(order), 1, 0});
+          cases.push_back({e.model, e.placement, e.dispatch, k, dlab::models::Order::parse(order), 1, 0});
     }
     for (const auto& c : cases) benchmark::RegisterBenchmark(c.name().c_str(), run_case, c);
   }

@@ -58,7 +58,7 @@ struct Group {
   std::vector<std::string> not_generated;  // cases the grid asked for that the spec excludes, with why
 };
 
-// The grid's groups, and the groups it could not form (a mode group whose variant exists in one
+// The grid's groups, and the groups it could not form (a mode group whose placement exists in one
 // mode only has nothing to compare), each with the reason: reported, never silently dropped.
 struct Grid {
   std::vector<Group> groups;
@@ -89,7 +89,7 @@ Grid make_grid(GridOptions o, bool valgrind) {
   for (const auto& d : models::dispatch_docs()) modes.push_back(d.name);
   std::vector<std::string> stack_placements;
   for (const auto& e : models::all_entries())
-    if (e.model == "stack" && e.dispatch == "tail") stack_placements.push_back(e.variant);
+    if (e.model == "stack" && e.dispatch == "tail") stack_placements.push_back(e.placement);
   bool small = o.quick || valgrind;
   if (o.kinds.empty()) o.kinds = small ? "u,o" : "u,o,p";
   if (o.copies.empty()) o.copies = valgrind ? "1,16,512" : o.quick ? "1,8,32,128,512" : "1,2,4,8,16,24,32,48,64,128,256,512";
@@ -103,12 +103,12 @@ Grid make_grid(GridOptions o, bool valgrind) {
   Grid grid;
   auto& groups = grid.groups;
   auto add = [](Group& g, ModelCase c) {
-    if (models::has_entry(c.model, c.variant, c.dispatch)) {
+    if (models::has_entry(c.model, c.placement, c.dispatch)) {
       g.cases.push_back(std::move(c));
       return;
     }
     try {
-      models::find_entry(c.model, c.variant, c.dispatch);
+      models::find_entry(c.model, c.placement, c.dispatch);
     } catch (const std::invalid_argument& e) {
       g.not_generated.push_back(e.what());
     }
@@ -147,7 +147,7 @@ Grid make_grid(GridOptions o, bool valgrind) {
     std::stable_partition(modes.begin(), modes.end(), [](const std::string& m) { return m == "switch"; });
     for (auto c : parse_list(o.stack_copies, "--stack-copies", 1, 64))
       for (auto n : parse_list(o.statements, "--statements", 1, 1'000'000)) {
-        // Variant groups: every state placement in one dispatch mode, against vec.
+        // Placement groups: every state placement in one dispatch mode, against vec.
         for (const auto& d : stack_dispatch) {
           Group g{fmt::format("stack x{} s{} {}", c, n, d), {}, {}};
           for (const auto& v : placements) add(g, {"stack", v, d, static_cast<int>(c), {}, o.seed, n});
@@ -194,7 +194,7 @@ std::string program_beside_dlab(const char* name) {
 std::map<std::string, std::string> case_params(const ModelCase& c, size_t dispatches, const std::map<std::string, int>& sites) {
   auto p = c.params();
   p["dispatches_per_run"] = std::to_string(dispatches);
-  auto it = sites.find(fmt::format("{}_{}_{}", c.model, c.variant, c.dispatch));
+  auto it = sites.find(fmt::format("{}_{}_{}", c.model, c.placement, c.dispatch));
   p["indirect_jump_sites"] = it == sites.end() ? "" : std::to_string(it->second);
   return p;
 }
@@ -206,18 +206,18 @@ void print_list() {
   fmt::print("handler kinds:\n");
   for (const auto& d : models::kind_docs()) fmt::print("  {:<10} {}\n", d.name, d.doc);
   fmt::print("stack-state placements:\n");
-  for (const auto& d : models::variant_docs()) fmt::print("  {:<16} {}\n", d.name, d.doc);
+  for (const auto& d : models::placement_docs()) fmt::print("  {:<16} {}\n", d.name, d.doc);
   fmt::print("dispatch modes:\n");
   for (const auto& d : models::dispatch_docs()) fmt::print("  {:<11} {}\n", d.name, d.doc);
   fmt::print("generated entries (indirect-jump sites in the compiled code):\n");
   for (const auto& e : models::all_entries()) {
-    auto it = sites.find(fmt::format("{}_{}_{}", e.model, e.variant, e.dispatch));
-    fmt::print("  {:<8} {:<16} {:<11} {:<14} {}\n", e.model, e.variant, e.dispatch, e.convention(),
+    auto it = sites.find(fmt::format("{}_{}_{}", e.model, e.placement, e.dispatch));
+    fmt::print("  {:<8} {:<16} {:<11} {:<14} {}\n", e.model, e.placement, e.dispatch, e.convention(),
                it == sites.end() ? "?" : std::to_string(it->second));
   }
   if (!models::not_built().empty()) {
     fmt::print("generated but not built in this build (configure with -DDLAB_ALL_MODELS=ON; `just models` does):\n");
-    for (const auto& n : models::not_built()) fmt::print("  {:<8} {:<16} {}\n", n.model, n.variant, n.dispatch);
+    for (const auto& n : models::not_built()) fmt::print("  {:<8} {:<16} {}\n", n.model, n.placement, n.dispatch);
   }
 }
 
@@ -283,7 +283,7 @@ void run_harness_sweep(ModelsOptions& o) {
     std::vector<Variant> variants;
     uint64_t checksum = 0;
     for (const auto& c : g.cases) {
-      auto inst = std::make_unique<models::ModelInstance>(models::find_entry(c.model, c.variant, c.dispatch), c.program(), c.seed);
+      auto inst = std::make_unique<models::ModelInstance>(models::find_entry(c.model, c.placement, c.dispatch), c.program(), c.seed);
       uint64_t reps = std::max<uint64_t>(1, o.target_dispatches / inst->dispatches_per_run());
       models::ModelInstance* p = inst.get();
       variants.push_back({c.name(), [p, reps] { p->run(reps); }, static_cast<double>(reps * p->dispatches_per_run()), "dispatch",
@@ -296,7 +296,7 @@ void run_harness_sweep(ModelsOptions& o) {
     last = run_protocol(o.protocol, meter, variants, progress);
     if (tty) fmt::print(stderr, "\r{:<120}\r", "");
     // Same program, same state, same repetitions: within a group of one model every case must
-    // end with the same checksum, or a variant computes something else.
+    // end with the same checksum, or a case computes something else.
     std::map<std::string, uint64_t> model_sum;
     for (size_t i = 0; i < g.cases.size(); ++i) {
       if (g.cases[i].is_kcopy()) continue;
@@ -436,7 +436,7 @@ void run_predict_sweep(ModelsOptions& o) {
   // that a predictor's learning takes the same share of every case's count.
   std::vector<uint64_t> reps;
   for (const auto& c : cases) {
-    uint64_t per_run = models::ModelInstance(models::find_entry(c.model, c.variant, c.dispatch), c.program(), c.seed).dispatches_per_run();
+    uint64_t per_run = models::ModelInstance(models::find_entry(c.model, c.placement, c.dispatch), c.program(), c.seed).dispatches_per_run();
     reps.push_back(std::max<uint64_t>(1, (o.predict_dispatches + per_run - 1) / per_run));
   }
   std::vector<models::CaseSimulation> results(cases.size());
@@ -516,7 +516,7 @@ void run_gbench(ModelsOptions& o) {
   std::string cases;
   for (const auto& g : groups)
     for (const auto& c : g.cases)
-      cases += fmt::format("{} {} {} {} {} {} {}\n", c.model, c.variant, c.dispatch, c.copies, c.order.name(), c.seed,
+      cases += fmt::format("{} {} {} {} {} {} {}\n", c.model, c.placement, c.dispatch, c.copies, c.order.name(), c.seed,
                            c.program_length());
   setenv("DLAB_BENCH_CASES", cases.c_str(), 1);
   std::vector<std::string> args = {bench, "--benchmark_repetitions=" + std::to_string(o.protocol.samples),

@@ -20,27 +20,27 @@ struct DispatchSpec {
   std::string name, doc;
   std::vector<std::string> flags;  // extra compiler flags for files of this mode
 };
-// A (variant, dispatch) pair a model does not generate, and why: listed by `dlab models --list`
+// A (placement, dispatch) pair a model does not generate, and why: listed by `dlab models --list`
 // and named in the error when asked for, never silently dropped.
 struct NotGenerated {
-  std::string variant, dispatch, why;
+  std::string placement, dispatch, why;
 };
 struct ModelSpec {
   std::string name, doc;
   std::vector<std::pair<std::string, int>> kinds;  // kind name, copies (opcode order)
-  std::vector<std::string> variants, dispatch;
+  std::vector<std::string> placements, dispatch;
   std::vector<NotGenerated> not_generated;
-  const NotGenerated* excluded(const std::string& variant, const std::string& dispatch) const;
+  const NotGenerated* excluded(const std::string& placement, const std::string& dispatch) const;
 };
 struct Spec {
   std::vector<KindSpec> kinds;
-  std::vector<VariantSpec> variants;
+  std::vector<VariantSpec> placements;
   std::vector<DispatchSpec> dispatch_modes;
   std::vector<ModelSpec> models;
 
   static Spec from_json_text(const std::string& text);  // throws std::runtime_error
   const KindSpec& kind(const std::string& n) const;
-  const VariantSpec& variant(const std::string& n) const;
+  const VariantSpec& placement(const std::string& n) const;
   const DispatchSpec& dispatch(const std::string& n) const;
 };
 

@@ -95,7 +95,7 @@ std::vector<TracedBinary::Function> TracedBinary::functions_in(predictors::CodeR
 
 CaseSimulation simulate_case(const ModelCase& c, const TracedBinary& binary, uint64_t reps, const predictors::PredictorSelection& rows,
                              uint32_t window, double timeout_s) {
-  const ModelEntry& entry = find_entry(c.model, c.variant, c.dispatch);
+  const ModelEntry& entry = find_entry(c.model, c.placement, c.dispatch);
   CaseSimulation out;
   out.code = binary.code_of(entry.symbol);
   predictors::BranchSites sites;

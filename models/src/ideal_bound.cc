@@ -72,7 +72,7 @@ IdealBound ideal_bound(const ModelCase& c, const TracedBinary& binary, const std
     out.reason = fmt::format("{} dispatch puts every handler in one function: no handler's own code for llvm-mca", c.dispatch);
     return out;
   }
-  const ModelEntry& entry = find_entry(c.model, c.variant, c.dispatch);
+  const ModelEntry& entry = find_entry(c.model, c.placement, c.dispatch);
   std::map<std::string, predictors::CodeRange> code;
   for (const auto& f : binary.functions_in(binary.code_of(entry.symbol))) code.emplace(f.name, f.code);
   std::map<uint32_t, std::string> handler_of;

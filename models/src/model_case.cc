@@ -17,8 +17,8 @@ size_t ModelCase::program_length() const {
 }
 
 std::string ModelCase::name() const {
-  if (is_kcopy()) return fmt::format("{}/{}/{}/K{}/{}/L{}", model, variant, dispatch, copies, order.name(), program_length());
-  return fmt::format("{}/{}/{}/x{}/s{}", model, variant, dispatch, copies, program_length());
+  if (is_kcopy()) return fmt::format("{}/{}/{}/K{}/{}/L{}", model, placement, dispatch, copies, order.name(), program_length());
+  return fmt::format("{}/{}/{}/x{}/s{}", model, placement, dispatch, copies, program_length());
 }
 
 std::string ModelCase::kinds() const {
@@ -39,8 +39,8 @@ std::vector<DlInst> ModelCase::program() const {
 }
 
 std::map<std::string, std::string> ModelCase::params() const {
-  const auto& e = find_entry(model, variant, dispatch);
-  std::map<std::string, std::string> p = {{"model", model},   {"placement", variant},
+  const auto& e = find_entry(model, placement, dispatch);
+  std::map<std::string, std::string> p = {{"model", model},   {"placement", placement},
                                           {"kinds", kinds()}, {"copies", std::to_string(copies)},
                                           {"dispatch", dispatch}, {"convention", e.convention()},
                                           {"seed", std::to_string(seed)}};
@@ -54,7 +54,7 @@ std::map<std::string, std::string> ModelCase::params() const {
 }
 
 std::vector<std::string> ModelCase::exec_args() const {
-  std::vector<std::string> a = {"--model", model, "--placement", variant, "--dispatch", dispatch,
+  std::vector<std::string> a = {"--model", model, "--placement", placement, "--dispatch", dispatch,
                                 "--copies", std::to_string(copies), "--seed", std::to_string(seed)};
   if (is_kcopy()) a.insert(a.end(), {"--order", order.name()});
   a.insert(a.end(), {"--length", std::to_string(program_length())});

@@ -20,7 +20,7 @@ ModelInstance::ModelInstance(const ModelEntry& entry, std::vector<DlInst> progra
     if (in.op > exit) throw std::invalid_argument("program opcode out of range for " + entry.model);
   for (size_t i = 0; i < heap_.size(); ++i) heap_[i] = mix(state_seed * 1000003 + i);
   for (size_t i = 0; i < own_.size(); ++i) own_[i] = mix(state_seed * 7919 + i + 5000);
-  ex_.base = stack_.data() + 1;  // base[-1] is the scratch slot the variants may touch
+  ex_.base = stack_.data() + 1;  // base[-1] is the scratch slot the placements may touch
   ex_.heap = heap_.data();
   ex_.own = own_.data();
   for (int i = 0; i < 16; ++i) ex_.locals[i] = mix(state_seed + 17 * static_cast<uint64_t>(i));

@@ -3,7 +3,7 @@
 
 #include "dispatchlab/models/models.h"
 
-#define DL_MODEL(model, variant, dispatch, entry) extern "C" dl_u64 entry(DlExec*, const DlInst*);
+#define DL_MODEL(model, placement, dispatch, entry) extern "C" dl_u64 entry(DlExec*, const DlInst*);
 #include "model_registry.inc"
 #undef DL_MODEL
 
@@ -31,16 +31,16 @@ const Registry& registry() {
     auto listed = [](const std::string& stems, const char* entry) {
       return stems.find(" " + std::string(entry).substr(sizeof("dl_run_") - 1) + " ") != std::string::npos;
     };
-#define DL_MODEL(model, variant, dispatch, entry)                                                                      \
+#define DL_MODEL(model, placement, dispatch, entry)                                                                      \
   if (!listed(left_out, #entry))                                                                                      \
-    r.built.push_back({model, variant, dispatch, &entry, #entry});                                                        \
+    r.built.push_back({model, placement, dispatch, &entry, #entry});                                                        \
   else if (listed(compared, #entry))                                                                                  \
-    r.not_built.push_back({model, variant, dispatch,                                                                  \
+    r.not_built.push_back({model, placement, dispatch,                                                                  \
                            "not built in this build: the K-copy models in goto and goto_nodup are built where the "   \
                            "goto engine is, with the engines only the measurements compare (configure with "          \
                            "-DDLAB_COMPARED_ENGINES=ON; `just rfc`, `just models` and `just test-compared` do)"});    \
   else                                                                                                                \
-    r.not_built.push_back({model, variant, dispatch,                                                                  \
+    r.not_built.push_back({model, placement, dispatch,                                                                  \
                            "not built in this build: the stack machine's placements beyond sp in the one-function "   \
                            "modes (goto, goto_nodup, switch) are left out of a default build to keep its compile "    \
                            "short (configure with -DDLAB_ALL_MODELS=ON; `just models` does)"});
@@ -55,27 +55,27 @@ const Registry& registry() {
 std::span<const NotGeneratedEntry> not_built() { return registry().not_built; }
 
 std::string ModelEntry::convention() const {
-  return dispatch == "tail_pn" || variant.ends_with("_pn") ? "preserve_none" : "default";
+  return dispatch == "tail_pn" || placement.ends_with("_pn") ? "preserve_none" : "default";
 }
 
 std::span<const ModelEntry> all_entries() { return registry().built; }
 
-bool has_entry(const std::string& model, const std::string& variant, const std::string& dispatch) {
+bool has_entry(const std::string& model, const std::string& placement, const std::string& dispatch) {
   for (const auto& e : all_entries())
-    if (e.model == model && e.variant == variant && e.dispatch == dispatch) return true;
+    if (e.model == model && e.placement == placement && e.dispatch == dispatch) return true;
   return false;
 }
 
-const ModelEntry& find_entry(const std::string& model, const std::string& variant, const std::string& dispatch) {
+const ModelEntry& find_entry(const std::string& model, const std::string& placement, const std::string& dispatch) {
   for (const auto& e : all_entries())
-    if (e.model == model && e.variant == variant && e.dispatch == dispatch) return e;
+    if (e.model == model && e.placement == placement && e.dispatch == dispatch) return e;
   for (const auto& n : not_generated())
-    if (n.model == model && n.variant == variant && n.dispatch == dispatch)
-      throw std::invalid_argument("model " + model + "/" + variant + "/" + dispatch + " is not generated: " + n.why);
+    if (n.model == model && n.placement == placement && n.dispatch == dispatch)
+      throw std::invalid_argument("model " + model + "/" + placement + "/" + dispatch + " is not generated: " + n.why);
   for (const auto& n : not_built())
-    if (n.model == model && n.variant == variant && n.dispatch == dispatch)
-      throw std::invalid_argument("model " + model + "/" + variant + "/" + dispatch + " is " + n.why);
-  throw std::invalid_argument("no generated model " + model + "/" + variant + "/" + dispatch +
+    if (n.model == model && n.placement == placement && n.dispatch == dispatch)
+      throw std::invalid_argument("model " + model + "/" + placement + "/" + dispatch + " is " + n.why);
+  throw std::invalid_argument("no generated model " + model + "/" + placement + "/" + dispatch +
                               " (see `dlab models --list`)");
 }
 
@@ -131,21 +131,21 @@ uint32_t opcode(const std::string& model, const std::string& kind, uint32_t copy
 
 namespace {
 struct Docs {
-  std::vector<AxisDoc> kinds, variants, dispatch, models;
+  std::vector<AxisDoc> kinds, placements, dispatch, models;
   std::vector<NotGeneratedEntry> not_generated;
 };
 const Docs& docs() {
   static const Docs d = [] {
     Docs d;
 #define DL_KIND_DOC(n, doc) d.kinds.push_back({n, doc});
-#define DL_VARIANT_DOC(n, height, top, nr, pn, ni, sl, doc) d.variants.push_back({n, doc});
+#define DL_PLACEMENT_DOC(n, height, top, nr, pn, ni, sl, doc) d.placements.push_back({n, doc});
 #define DL_DISPATCH_DOC(n, doc, flags) d.dispatch.push_back({n, doc});
 #define DL_MODEL_DOC(n, doc) d.models.push_back({n, doc});
-#define DL_NOT_GENERATED(model, variant, dispatch, why) d.not_generated.push_back({model, variant, dispatch, why});
+#define DL_NOT_GENERATED(model, placement, dispatch, why) d.not_generated.push_back({model, placement, dispatch, why});
 #include "model_docs.inc"
 #undef DL_NOT_GENERATED
 #undef DL_KIND_DOC
-#undef DL_VARIANT_DOC
+#undef DL_PLACEMENT_DOC
 #undef DL_DISPATCH_DOC
 #undef DL_MODEL_DOC
     return d;
@@ -155,7 +155,7 @@ const Docs& docs() {
 }  // namespace
 
 std::vector<AxisDoc> kind_docs() { return docs().kinds; }
-std::vector<AxisDoc> variant_docs() { return docs().variants; }
+std::vector<AxisDoc> placement_docs() { return docs().placements; }
 std::vector<AxisDoc> dispatch_docs() { return docs().dispatch; }
 std::vector<AxisDoc> model_docs() { return docs().models; }
 std::span<const NotGeneratedEntry> not_generated() { return docs().not_generated; }

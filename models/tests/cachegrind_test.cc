@@ -1,4 +1,4 @@
-// Deterministic checks of the models' code with cachegrind (no PMU needed): the sp variant does
+// Deterministic checks of the models' code with cachegrind (no PMU needed): the sp placement does
 // fewer loads per dispatch than vec (its height is not a memory round trip), and the K-copy
 // handlers execute the same instructions per dispatch whatever K is (copies differ only in their
 // constant). Counts per dispatch come from N vs 2N repetitions, as `dlab models --valgrind` does.

@@ -1,5 +1,5 @@
-// Every variant and dispatch mode of a model runs the same program to the same checksum: the
-// variants move state around, never change what is computed.
+// Every placement and dispatch mode of a model runs the same program to the same checksum: the
+// placements move state around, never change what is computed.
 #include <iostream>
 #include <map>
 #include <set>
@@ -20,18 +20,18 @@ TEST(Checksums, StackVariantsAgreeInEveryDispatchModeForEverySeed) {
   for (uint64_t seed : {1, 2, 3}) {
     auto prog = build_stack_program({16, seed, 500});
     std::map<uint64_t, std::vector<std::string>> by_checksum;
-    int variants = 0;
+    int placements = 0;
     for (const auto& e : all_entries()) {
       if (e.model != "stack") continue;
       ModelInstance m(e, prog);
       m.run(3);
-      by_checksum[m.checksum()].push_back(e.variant + "/" + e.dispatch);
-      ++variants;
+      by_checksum[m.checksum()].push_back(e.placement + "/" + e.dispatch);
+      ++placements;
     }
     size_t left_out = 0;  // not built in this build (DLAB_ALL_MODELS=OFF): `just models` checks them
     for (const auto& n : not_built()) left_out += n.model == "stack";
-    EXPECT_EQ(variants, 13 * 5 - static_cast<int>(excluded) - static_cast<int>(left_out));
-    EXPECT_EQ(by_checksum.size(), 1u) << "seed " << seed << ": variants disagree";
+    EXPECT_EQ(placements, 13 * 5 - static_cast<int>(excluded) - static_cast<int>(left_out));
+    EXPECT_EQ(by_checksum.size(), 1u) << "seed " << seed << ": placements disagree";
     if (by_checksum.size() > 1)
       for (const auto& [sum, names] : by_checksum) ADD_FAILURE() << std::hex << sum << ": " << names.front() << " and " << names.size() - 1 << " more";
   }
@@ -45,12 +45,12 @@ TEST(Registry, OnlyTheOneFunctionModesPlacementsBeyondSpAndKCopyGotoAreLeftOutAn
     const bool kcopy_goto = n.model.starts_with("kcopy_") && (n.dispatch == "goto" || n.dispatch == "goto_nodup");
     if (!kcopy_goto) {
       EXPECT_EQ(n.model, "stack");
-      EXPECT_NE(n.variant, "sp");
+      EXPECT_NE(n.placement, "sp");
       EXPECT_TRUE(n.dispatch == "goto" || n.dispatch == "goto_nodup" || n.dispatch == "switch") << n.dispatch;
     }
     try {
-      find_entry(n.model, n.variant, n.dispatch);
-      ADD_FAILURE() << n.variant << "/" << n.dispatch << " is found though not built";
+      find_entry(n.model, n.placement, n.dispatch);
+      ADD_FAILURE() << n.placement << "/" << n.dispatch << " is found though not built";
     } catch (const std::invalid_argument& e) {
       EXPECT_NE(std::string(e.what()).find(kcopy_goto ? "-DDLAB_COMPARED_ENGINES=ON" : "-DDLAB_ALL_MODELS=ON"), std::string::npos)
           << e.what();
@@ -60,11 +60,11 @@ TEST(Registry, OnlyTheOneFunctionModesPlacementsBeyondSpAndKCopyGotoAreLeftOutAn
   // saying how to build it, and the stack machine's sp in every mode is built.
   auto left_out = [](const char* model, const char* d) {
     for (const auto& n : not_built())
-      if (n.model == model && n.variant == "sp" && n.dispatch == d) return true;
+      if (n.model == model && n.placement == "sp" && n.dispatch == d) return true;
     return false;
   };
   for (const auto& e : all_entries())
-    for (const auto& n : not_built()) EXPECT_FALSE(e.model == n.model && e.variant == n.variant && e.dispatch == n.dispatch);
+    for (const auto& n : not_built()) EXPECT_FALSE(e.model == n.model && e.placement == n.placement && e.dispatch == n.dispatch);
   for (const char* d : {"tail", "tail_pn", "goto", "goto_nodup", "switch"}) {
     EXPECT_TRUE(has_entry("kcopy_p", "sp", d) || left_out("kcopy_p", d)) << d;
     EXPECT_TRUE(has_entry("stack", "sp", d)) << d;

@@ -54,28 +54,28 @@ TEST(GeneratorSpec, CopiesGetDistinctOddConstants) {
 
 TEST(GeneratorSpec, RejectsInconsistentSpecs) {
   const std::string base = R"({"kinds": [{"name": "u", "doc": "", "body": ""}],
-    "variants": [{"name": "sp", "height": "arg", "top": "mem", "doc": ""}, {"name": "vec", "height": "mem", "top": "mem", "doc": ""},
+    "placements": [{"name": "sp", "height": "arg", "top": "mem", "doc": ""}, {"name": "vec", "height": "mem", "top": "mem", "doc": ""},
                  {"name": "sp_spill", "height": "spill", "top": "mem", "doc": ""}],
     "dispatch_modes": [{"name": "tail", "doc": ""}, {"name": "switch", "doc": ""}], "models": [MODEL]})";
   auto with = [&](const std::string& m) { return std::string(base).replace(base.find("MODEL"), 5, m); };
-  EXPECT_NO_THROW(Spec::from_json_text(with(R"({"name": "m", "doc": "", "kinds": {"u": 2}, "variants": ["sp"], "dispatch": ["switch"]})")));
-  EXPECT_THROW(Spec::from_json_text(with(R"({"name": "m", "doc": "", "kinds": {"x": 2}, "variants": ["sp"], "dispatch": ["tail"]})")),
+  EXPECT_NO_THROW(Spec::from_json_text(with(R"({"name": "m", "doc": "", "kinds": {"u": 2}, "placements": ["sp"], "dispatch": ["switch"]})")));
+  EXPECT_THROW(Spec::from_json_text(with(R"({"name": "m", "doc": "", "kinds": {"x": 2}, "placements": ["sp"], "dispatch": ["tail"]})")),
                std::runtime_error);
-  EXPECT_THROW(Spec::from_json_text(with(R"({"name": "m", "doc": "", "kinds": {"u": 2}, "variants": ["nope"], "dispatch": ["tail"]})")),
+  EXPECT_THROW(Spec::from_json_text(with(R"({"name": "m", "doc": "", "kinds": {"u": 2}, "placements": ["nope"], "dispatch": ["tail"]})")),
                std::runtime_error);
-  // goto/switch hold the state in locals: every variant but the one defined by argument passing.
-  EXPECT_NO_THROW(Spec::from_json_text(with(R"({"name": "m", "doc": "", "kinds": {"u": 2}, "variants": ["vec"], "dispatch": ["switch"]})")));
-  EXPECT_THROW(Spec::from_json_text(with(R"({"name": "m", "doc": "", "kinds": {"u": 2}, "variants": ["sp_spill"], "dispatch": ["switch"]})")),
+  // goto/switch hold the state in locals: every placement but the one defined by argument passing.
+  EXPECT_NO_THROW(Spec::from_json_text(with(R"({"name": "m", "doc": "", "kinds": {"u": 2}, "placements": ["vec"], "dispatch": ["switch"]})")));
+  EXPECT_THROW(Spec::from_json_text(with(R"({"name": "m", "doc": "", "kinds": {"u": 2}, "placements": ["sp_spill"], "dispatch": ["switch"]})")),
                std::runtime_error);
   // ... unless it is listed as not generated, with its reason.
-  auto spec = Spec::from_json_text(with(R"({"name": "m", "doc": "", "kinds": {"u": 2}, "variants": ["sp", "sp_spill"],
-      "dispatch": ["tail", "switch"], "not_generated": [{"variants": ["sp_spill"], "dispatch": ["switch"], "why": "no arguments"}]})"));
+  auto spec = Spec::from_json_text(with(R"({"name": "m", "doc": "", "kinds": {"u": 2}, "placements": ["sp", "sp_spill"],
+      "dispatch": ["tail", "switch"], "not_generated": [{"placements": ["sp_spill"], "dispatch": ["switch"], "why": "no arguments"}]})"));
   auto files = generate(spec, "t");
   EXPECT_TRUE(files.count("m_sp_spill_tail.cc"));
   EXPECT_FALSE(files.count("m_sp_spill_switch.cc"));
   EXPECT_NE(files.at("model_docs.inc").find("DL_NOT_GENERATED(\"m\", \"sp_spill\", \"switch\", \"no arguments\")"), std::string::npos);
-  EXPECT_THROW(Spec::from_json_text(with(R"({"name": "m", "doc": "", "kinds": {"u": 2}, "variants": ["sp"], "dispatch": ["tail"],
-      "not_generated": [{"variants": ["sp"], "dispatch": ["tail"], "why": ""}]})")), std::runtime_error);
+  EXPECT_THROW(Spec::from_json_text(with(R"({"name": "m", "doc": "", "kinds": {"u": 2}, "placements": ["sp"], "dispatch": ["tail"],
+      "not_generated": [{"placements": ["sp"], "dispatch": ["tail"], "why": ""}]})")), std::runtime_error);
 }
 
 }  // namespace

@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
   std::string order = "cyclic";
   uint64_t reps = 1;
   app.add_option("--model", c.model, "kcopy_u, kcopy_p, kcopy_o or stack")->required();
-  app.add_option("--placement", c.variant, "stack-state placement")->required();
+  app.add_option("--placement", c.placement, "stack-state placement")->required();
   app.add_option("--dispatch", c.dispatch, "dispatch mode")->required();
   app.add_option("--copies", c.copies, "K, or copies per kind")->required();
   app.add_option("--order", order, "cyclic, random or blockN (kcopy)");
@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     c.order = dlab::models::Order::parse(order);
-    dlab::models::ModelInstance m(dlab::models::find_entry(c.model, c.variant, c.dispatch), c.program(), c.seed);
+    dlab::models::ModelInstance m(dlab::models::find_entry(c.model, c.placement, c.dispatch), c.program(), c.seed);
     m.run(reps);
     std::printf("%s checksum %016llx dispatches %zu\n", c.name().c_str(), static_cast<unsigned long long>(m.checksum()),
                 m.dispatches_per_run() * reps);

@@ -121,10 +121,10 @@ void add_probes_command(CLI::App& app) {
     if (cmd->got_subcommand("fit")) return;
     auto targets = choose_from(o->targets, probes::all_targets(), "--targets");
     auto conventions = choose_from(o->conventions, probes::all_conventions(), "--conventions");
-    std::vector<std::string> all_variants;
+    std::vector<std::string> all_placements;
     for (const auto& e : models::all_entries())
-      if (e.model == "stack1") all_variants.push_back(e.variant);
-    auto variants = choose_from(o->placements, all_variants, "--placements");
+      if (e.model == "stack1") all_placements.push_back(e.placement);
+    auto chosen_placements = choose_from(o->placements, all_placements, "--placements");
     if (!o->no_save) check_output_folder(o->out);
     auto t0 = std::chrono::steady_clock::now();
     fmt::print(stderr, "[probes] register budget: {} targets x {} conventions x 3 shapes\n", targets.size(), conventions.size());
@@ -137,9 +137,9 @@ void add_probes_command(CLI::App& app) {
       std::vector<std::string> place_conventions;
       for (const auto& c : {"default", "preserve_none", "sysv_abi"})
         if (std::find(conventions.begin(), conventions.end(), c) != conventions.end()) place_conventions.push_back(c);
-      fmt::print(stderr, "[probes] state placement: {} placements x {} targets x {} conventions\n", variants.size(), targets.size(),
+      fmt::print(stderr, "[probes] state placement: {} placements x {} targets x {} conventions\n", chosen_placements.size(), targets.size(),
                  place_conventions.size());
-      placement = probes::run_state_placement(DLAB_MODELS_DIR, variants, targets, place_conventions);
+      placement = probes::run_state_placement(DLAB_MODELS_DIR, chosen_placements, targets, place_conventions);
       placement_md = probes::state_placement_markdown(placement);
       fmt::print("## Handler state placement\n\n{}\n", placement_md);
     }

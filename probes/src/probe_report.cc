@@ -64,7 +64,7 @@ std::vector<BudgetRow> run_register_budget(const std::vector<std::string>& targe
   return rows;
 }
 
-std::vector<HandlerPlacement> run_state_placement(const std::string& models_dir, const std::vector<std::string>& variants,
+std::vector<HandlerPlacement> run_state_placement(const std::string& models_dir, const std::vector<std::string>& placements,
                                                   const std::vector<std::string>& targets,
                                                   const std::vector<std::string>& conventions) {
   struct Job {
@@ -72,7 +72,7 @@ std::vector<HandlerPlacement> run_state_placement(const std::string& models_dir,
     std::vector<HandlerPlacement> out;
   };
   std::vector<Job> jobs;
-  for (const auto& v : variants)
+  for (const auto& v : placements)
     for (const auto& t : targets)
       for (const auto& c : conventions) jobs.push_back({v, t, c, {}});
   parallel_for(jobs.size(), [&](size_t i) { jobs[i].out = state_placement(models_dir, jobs[i].v, jobs[i].t, jobs[i].c, placement_kinds()); });
@@ -102,7 +102,7 @@ ResultTable state_placement_table(const std::vector<HandlerPlacement>& rows, con
   ResultTable t(result_table("state_placement"));
   for (const auto& h : rows) {
     bool ok = h.status == "ok";
-    t.add({{"model", "stack1"}, {"variant", h.variant}, {"target", h.target}, {"convention", h.convention}, {"kind", h.kind},
+    t.add({{"model", "stack1"}, {"placement", h.placement}, {"target", h.target}, {"convention", h.convention}, {"kind", h.kind},
            {"status", h.status}, {"instructions", ok ? std::to_string(h.instructions) : ""},
            {"callee_saved", ok ? std::to_string(h.callee_saved) : ""}, {"stack_accesses", ok ? std::to_string(h.stack_accesses) : ""},
            {"tail_jump", ok ? (h.tail_jump ? "1" : "0") : ""}, {"compiler", compiler}, {"note", h.note}});
@@ -167,17 +167,17 @@ std::string register_budget_markdown(const std::vector<BudgetRow>& rows, bool ve
 }
 
 std::string state_placement_markdown(const std::vector<HandlerPlacement>& rows) {
-  std::vector<std::string> variants, targets, conventions;
+  std::vector<std::string> placements, targets, conventions;
   struct Acc {
     int n = 0, ins = 0, stack = 0, saved = 0, no_tail = 0;
     std::string status = "ok", note;
   };
   std::map<std::tuple<std::string, std::string, std::string>, Acc> acc;
   for (const auto& h : rows) {
-    if (std::find(variants.begin(), variants.end(), h.variant) == variants.end()) variants.push_back(h.variant);
+    if (std::find(placements.begin(), placements.end(), h.placement) == placements.end()) placements.push_back(h.placement);
     if (std::find(targets.begin(), targets.end(), h.target) == targets.end()) targets.push_back(h.target);
     if (std::find(conventions.begin(), conventions.end(), h.convention) == conventions.end()) conventions.push_back(h.convention);
-    Acc& a = acc[{h.variant, h.target, h.convention}];
+    Acc& a = acc[{h.placement, h.target, h.convention}];
     if (h.status != "ok") {
       a.status = h.status;
       a.note = h.note;
@@ -193,12 +193,12 @@ std::string state_placement_markdown(const std::vector<HandlerPlacement>& rows) 
                   "registers saved. \"no tail\" marks handlers that do not end in a jump; \"musttail impossible\" a "
                   "target that cannot pass the signature in a tail call.\n";
   for (const auto& c : conventions) {
-    s += fmt::format("\n### convention: {}\n\n| variant |", c);
+    s += fmt::format("\n### convention: {}\n\n| placement |", c);
     for (const auto& t : targets) s += " " + t + " |";
     s += "\n|---|";
     for (size_t i = 0; i < targets.size(); ++i) s += "---|";
     s += "\n";
-    for (const auto& v : variants) {
+    for (const auto& v : placements) {
       s += "| " + v + " |";
       for (const auto& t : targets) {
         const Acc& a = acc[{v, t, c}];

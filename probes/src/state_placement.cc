@@ -72,16 +72,16 @@ std::vector<HandlerPlacement> analyse_placement(const std::string& asm_text, con
   return out;
 }
 
-std::vector<HandlerPlacement> state_placement(const std::string& models_dir, const std::string& variant,
+std::vector<HandlerPlacement> state_placement(const std::string& models_dir, const std::string& placement,
                                               const std::string& target, const std::string& convention,
                                               const std::vector<std::string>& kinds) {
   std::vector<std::string> flags = {"-I" + models_dir + "/include", "-I" + models_dir + "/src"};
   if (convention != "default") flags.push_back("-DDL_CC_OVERRIDE=" + convention_attribute(convention));
-  auto r = compile_file(models_dir + "/generated/stack1_" + variant + "_tail.cc", target, Output::kAsm, flags);
+  auto r = compile_file(models_dir + "/generated/stack1_" + placement + "_tail.cc", target, Output::kAsm, flags);
   std::vector<HandlerPlacement> out;
   auto fill = [&](std::vector<HandlerPlacement> v) {
     for (auto& h : v) {
-      h.variant = variant;
+      h.placement = placement;
       h.target = target;
       h.convention = convention;
     }

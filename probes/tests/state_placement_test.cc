@@ -43,8 +43,8 @@ TEST(StatePlacement, TheModelsVariantsShowTheirStateInTheCode) {
   auto spill_pn = state_placement(DLAB_MODELS_DIR, "sp_spill", "x86_64-linux-gnu", "preserve_none", kinds);
   for (const auto* v : {&sp, &spill, &spill_pn})
     for (const auto& h : *v) {
-      EXPECT_EQ(h.status, "ok") << h.variant << " " << h.kind << ": " << h.note;
-      EXPECT_TRUE(h.tail_jump) << h.variant << " " << h.kind;
+      EXPECT_EQ(h.status, "ok") << h.placement << " " << h.kind << ": " << h.note;
+      EXPECT_TRUE(h.tail_jump) << h.placement << " " << h.kind;
     }
   EXPECT_EQ(mean_stack(sp), 0);          // height and everything else in registers
   EXPECT_GT(mean_stack(spill), 1);       // the 9th argument lives on the stack
@@ -53,7 +53,7 @@ TEST(StatePlacement, TheModelsVariantsShowTheirStateInTheCode) {
   auto wt_win = state_placement(DLAB_MODELS_DIR, "sp_wt_nr_sl", "x86_64-pc-windows-msvc", "default", kinds);
   auto wt_win_sysv = state_placement(DLAB_MODELS_DIR, "sp_wt_nr_sl", "x86_64-pc-windows-msvc", "sysv_abi", kinds);
   EXPECT_GT(mean_stack(wt_win), mean_stack(wt_win_sysv));
-  // arm64's eight argument registers hold every variant but sp_spill.
+  // arm64's eight argument registers hold every placement but sp_spill.
   EXPECT_EQ(mean_stack(state_placement(DLAB_MODELS_DIR, "tos_flag", "aarch64-linux-gnu", "default", kinds)), 0);
   // A target that cannot honour musttail with stack arguments says so.
   auto rv = state_placement(DLAB_MODELS_DIR, "sp_spill", "riscv64-linux-gnu", "default", kinds);

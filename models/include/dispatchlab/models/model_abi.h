@@ -13,8 +13,8 @@ struct DlInst {
 };
 
 struct DlExec {
-  dl_u64* base;        // value stack (base[-1] is a scratch slot, see variant_macros.h)
-  dl_u64 len;          // stack height, for the variants that keep it in memory
+  dl_u64* base;        // value stack (base[-1] is a scratch slot, see placement_macros.h)
+  dl_u64 len;          // stack height, for the placements that keep it in memory
   dl_u64 locals[16];
   dl_u64* heap;        // 1024 words
   dl_u64* own;         // one slot per K-copy control handler copy

@@ -13,7 +13,7 @@ namespace dlab::models {
 
 struct ModelCase {
   std::string model;     // kcopy_u, kcopy_p, kcopy_o, stack
-  std::string variant;   // sp, vec, ...
+  std::string placement;   // sp, vec, ...
   std::string dispatch;  // tail, tail_pn, goto, goto_nodup, switch
   int copies = 1;        // K for kcopy_*; copies per kind for stack
   Order order;           // kcopy only

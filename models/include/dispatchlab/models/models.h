@@ -3,7 +3,7 @@
 //
 // Names of the axes (also in `dlab models --list`):
 //   model    kcopy_u | kcopy_p | kcopy_o (K-copy reduction; o is the no-alias control) | stack
-//   variant  where the stack height and top live (vec, sp, sp_wt, ... see handlers.json)
+//   placement  where the stack height and top live (vec, sp, sp_wt, ... see handlers.json)
 //   dispatch tail | tail_pn | goto | goto_nodup | switch
 #pragma once
 
@@ -18,15 +18,15 @@
 namespace dlab::models {
 
 struct ModelEntry {
-  std::string model, variant, dispatch;
+  std::string model, placement, dispatch;
   DlEntry run;
-  // The entry's function name in the binary (dl_run_<model>_<variant>_<dispatch>, as generated); a
+  // The entry's function name in the binary (dl_run_<model>_<placement>_<dispatch>, as generated); a
   // literal: a std::string here made the registry's translation unit take 18 s instead of 11.
   const char* symbol;
   std::string convention() const;  // "preserve_none" or "default"
 };
 std::span<const ModelEntry> all_entries();
-const ModelEntry& find_entry(const std::string& model, const std::string& variant, const std::string& dispatch);
+const ModelEntry& find_entry(const std::string& model, const std::string& placement, const std::string& dispatch);
 
 struct KindLayout {
   std::string kind;
@@ -41,12 +41,12 @@ struct AxisDoc {
   std::string name, doc;
 };
 std::vector<AxisDoc> kind_docs();
-std::vector<AxisDoc> variant_docs();
+std::vector<AxisDoc> placement_docs();
 std::vector<AxisDoc> dispatch_docs();
 std::vector<AxisDoc> model_docs();
-// (model, variant, dispatch) combinations the spec excludes on purpose, with the reason.
+// (model, placement, dispatch) combinations the spec excludes on purpose, with the reason.
 struct NotGeneratedEntry {
-  std::string model, variant, dispatch, why;
+  std::string model, placement, dispatch, why;
 };
 std::span<const NotGeneratedEntry> not_generated();
 // Entries that are generated but that this build did not compile (CMake's DLAB_ALL_MODELS=OFF leaves
@@ -54,7 +54,7 @@ std::span<const NotGeneratedEntry> not_generated();
 // to build it; find_entry names the reason.
 std::span<const NotGeneratedEntry> not_built();
 // Whether an entry exists (find_entry throws with the reason when it does not).
-bool has_entry(const std::string& model, const std::string& variant, const std::string& dispatch);
+bool has_entry(const std::string& model, const std::string& placement, const std::string& dispatch);
 
 // Orders of the K-copy reduction: cyclic (0 1 2 .. K-1 0 1 ..), random (uniform, seeded), or
 // blockN: the copies split into blocks of N; each visit to a block runs through its copies in
@@ -101,7 +101,7 @@ struct ProgramShape {
 ProgramShape program_shape(const std::vector<DlInst>& program);
 
 // A program ready to run on one entry, with its own executor state (stack, locals, heap, own
-// slots) seeded identically for every variant, so equal semantics give equal checksums.
+// slots) seeded identically for every placement, so equal semantics give equal checksums.
 class ModelInstance {
  public:
   ModelInstance(const ModelEntry& entry, std::vector<DlInst> program, uint64_t state_seed = 1);

@@ -18,7 +18,7 @@ struct BudgetRow {
 
 std::vector<BudgetRow> run_register_budget(const std::vector<std::string>& targets, const std::vector<std::string>& conventions,
                                            int count, const std::vector<std::string>& shapes = {"ints", "floats", "mixed"});
-std::vector<HandlerPlacement> run_state_placement(const std::string& models_dir, const std::vector<std::string>& variants,
+std::vector<HandlerPlacement> run_state_placement(const std::string& models_dir, const std::vector<std::string>& placements,
                                                   const std::vector<std::string>& targets,
                                                   const std::vector<std::string>& conventions);
 
@@ -28,7 +28,7 @@ ResultTable state_placement_table(const std::vector<HandlerPlacement>& rows, con
 // Target x convention, "int / float in registers" (mixed shape in brackets); verbose adds the
 // register names of every probe.
 std::string register_budget_markdown(const std::vector<BudgetRow>& rows, bool verbose);
-// Per convention: variant x target, mean instructions / stack accesses / callee-saved saves per handler.
+// Per convention: placement x target, mean instructions / stack accesses / callee-saved saves per handler.
 std::string state_placement_markdown(const std::vector<HandlerPlacement>& rows);
 // `dlab probes fit`: per target and convention, which arguments of `sig` stay in registers.
 std::string fit_markdown(const std::vector<BudgetRow>& rows);

@@ -1,4 +1,4 @@
-// Where each handler's state lives in machine code: the models' stack-state variants (one copy
+// Where each handler's state lives in machine code: the models' stack-state placements (one copy
 // per kind, models/generated/stack1_*) compiled for every target and calling convention, read
 // per handler kind from the assembly.
 #pragma once
@@ -9,7 +9,7 @@
 namespace dlab::probes {
 
 struct HandlerPlacement {
-  std::string variant, target, convention, kind;
+  std::string placement, target, convention, kind;
   std::string status;  // "ok", "ignored", "error"
   std::string note;
   int instructions = 0;
@@ -22,13 +22,13 @@ struct HandlerPlacement {
 // sd/fsd of ra/s*/fs*) on the given architecture.
 int callee_saved_in(const std::string& arch, const std::string& instruction);
 
-// Analyses one compiled generated file (all kinds of one variant).
+// Analyses one compiled generated file (all kinds of one placement).
 std::vector<HandlerPlacement> analyse_placement(const std::string& asm_text, const std::string& arch,
                                                 const std::vector<std::string>& kinds);
 
-// Compiles models/generated/stack1_<variant>_tail.cc for target and convention ("default" keeps
-// the variant's own convention) and analyses it.
-std::vector<HandlerPlacement> state_placement(const std::string& models_dir, const std::string& variant,
+// Compiles models/generated/stack1_<placement>_tail.cc for target and convention ("default" keeps
+// the placement's own convention) and analyses it.
+std::vector<HandlerPlacement> state_placement(const std::string& models_dir, const std::string& placement,
                                               const std::string& target, const std::string& convention,
                                               const std::vector<std::string>& kinds);
 

@@ -1,5 +1,5 @@
 // Operand-location macros: how a handler body's stack operations (DL_PUSH, DL_POP, DL_TOP, ...)
-// expand for each stack-state variant and dispatch mode. A generated file defines the axes below
+// expand for each stack-state placement and dispatch mode. A generated file defines the axes below
 // and includes this header, then every handler body from models/spec/handlers.json is written
 // once against these macros (the wasm3 approach: the signature and operand locations are defined
 // in exactly one place).
@@ -76,7 +76,7 @@ static inline uint64_t dl_load_inst(const struct DlInst* p) {
 #define DL_TOP() (valid ? top : DL_STK[DL_H - 1])
 #define DL_SET_TOP(v) do { top = (v); valid = 1; } while (0)
 #else
-#error "variant_macros.h: no DL_TOP_* axis set"
+#error "placement_macros.h: no DL_TOP_* axis set"
 #endif
 
 #if DL_NR && (DL_TOP_WT || DL_TOP_WB)
