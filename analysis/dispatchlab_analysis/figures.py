@@ -31,17 +31,13 @@ def unavailable_note(df: pd.DataFrame, metric: str) -> str | None:
     return f"{metric} unavailable: {rows.iloc[0]['unavailable_reason']}"
 
 
-# The figures' data files name the stack placement `variant`, as the result files do.
-CSV_COLUMNS = {"placement": "variant"}
-
-
 def save(fig, data: pd.DataFrame, out_dir: Path, name: str, notes: list[str]) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     if notes:
         lines = [line for n in notes for line in textwrap.wrap(n, 130)]
         fig.text(0.01, 0.01, "\n".join(lines), fontsize=7, va="bottom", ha="left", color="#a00")
         fig.subplots_adjust(bottom=0.12 + 0.03 * len(lines))
-    data.rename(columns=CSV_COLUMNS).to_csv(out_dir / f"{name}.csv", index=False)
+    data.to_csv(out_dir / f"{name}.csv", index=False)
     for ext in ("png", "svg"):
         fig.savefig(out_dir / f"{name}.{ext}", dpi=110)
     plt.close(fig)
