@@ -21,6 +21,12 @@ def dlab_binary() -> Path:
     return path
 
 
+def fits_a_knee(x) -> bool:
+    """What `dlab knee` needs to fit a series: at least 4 points at 3 distinct x (a simulated
+    sweep has one point per case, so three copies are too few; a timed one has one per sample)."""
+    return len(x) >= 4 and x.nunique() >= 3
+
+
 def detect(x, y, seed: int = 1) -> dict:
     """Fits flat / step / plateau to (x, y) samples; returns dlab's JSON (best, candidates, summary)."""
     data = pd.DataFrame({"x": list(x), "y": list(y)}).dropna()
@@ -42,7 +48,7 @@ def kcopy_knees(samples: pd.DataFrame, summary: pd.DataFrame, metric: str) -> li
     s = s[s["model"].astype(str).str.startswith("kcopy") & s["value"].notna()]
     found = []
     for (model, order, dispatch, length), g in s.groupby(["model", "order", "dispatch", "length"]):
-        if g["copies"].nunique() < 3:
+        if not fits_a_knee(g["copies"]):
             continue
         k = detect(g["copies"], g["value"])
         found.append({"model": model, "order": order, "dispatch": dispatch, "length": int(length), "metric": metric,
@@ -58,7 +64,7 @@ def dbinop_knees(samples: pd.DataFrame, summary: pd.DataFrame, metric: str) -> l
     s = s[s["binop_pairs"].notna() & s["value"].notna()]
     found = []
     for (dispatch, placement), g in s.groupby(["dispatch", "placement"]):
-        if g["binop_pairs"].nunique() < 3:
+        if not fits_a_knee(g["binop_pairs"]):
             continue
         k = detect(g["binop_pairs"], g["value"])
         found.append({"dispatch": dispatch, "placement": placement, "metric": metric, "summary": k["summary"], "fit": k})

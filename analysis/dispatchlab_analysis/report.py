@@ -288,7 +288,10 @@ def simulated_knees_markdown(run: Run, parts: list[str]) -> str | None:
     for metric in dict.fromkeys(m for m in exp.summary["metric"] if m.startswith(prefix)):
         for k in knees_or_why(kcopy_knees, exp, metric, "Knee detection on simulated flushes", parts):
             rows.append([metric[len(prefix):-1], k["model"], k["order"], k["dispatch"], str(k["length"]), k["summary"]])
-    return markdown_table(["predictor", "model", "order", "dispatch", "elements", "result"], rows) if rows else None
+    if not rows:
+        return ("No knee fitted: each memory-dependence predictor's series needs at least 4 cases at 3 distinct "
+                "copies per K-copy kind, order and dispatch (`dlab models --predict` with more `--copies`).\n")
+    return markdown_table(["predictor", "model", "order", "dispatch", "elements", "result"], rows)
 
 
 def analysis_markdown(run: Run) -> str:

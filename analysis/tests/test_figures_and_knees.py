@@ -82,6 +82,19 @@ def test_knee_finds_a_known_step_through_dlab(dlab_bin, monkeypatch):
     assert flat["best"]["model"] == "flat"
 
 
+def test_a_simulated_sweep_of_three_copies_is_skipped_not_an_error(dlab_bin, monkeypatch):
+    # `just rfc` simulates K = 1, 8, 32 once each: three points, fewer than dlab knee needs (4)
+    monkeypatch.setenv("DLAB_BIN", str(dlab_bin))
+    params = "model=kcopy_u;placement=sp;dispatch=tail;copies={};order=cyclic;length=4096"
+    cases = [f"kcopy_u/sp/tail/K{k}" for k in (1, 8, 32)]
+    summary = pd.DataFrame({"case": cases, "params": [params.format(k) for k in (1, 8, 32)]})
+    samples = pd.DataFrame({"case": cases, "metric": ["m"] * 3, "value": [1.0, 0.0, 0.0]})
+    assert knee.kcopy_knees(samples, summary, "m") == []
+    assert not knee.fits_a_knee(pd.Series([1, 8, 32])) and knee.fits_a_knee(pd.Series([1, 1, 8, 32]))
+    four = pd.concat([samples, samples.iloc[[0]]], ignore_index=True)
+    assert len(knee.kcopy_knees(four, summary, "m")) == 1
+
+
 def test_rfc_table_has_a_column_per_cpu_and_k_of_n(models_run):
     a = load_run(models_run)
     b = load_run(models_run)
