@@ -34,7 +34,7 @@ def run_bench(dlab: str, run_dir: Path, name: str, bench_args: list[str]) -> Non
 
 def medians(path: Path, metric: str) -> dict[str, float]:
     with path.open() as f:
-        return {r["variant"]: float(r["median"]) for r in csv.DictReader(f) if r["metric"] == metric and r["median"]}
+        return {r.get("case", r.get("variant")): float(r["median"]) for r in csv.DictReader(f) if r["metric"] == metric and r["median"]}
 
 
 def per_native(m: dict[str, float]) -> dict[str, float]:

@@ -25,7 +25,7 @@ def model_change_by_dispatch(models: pd.DataFrame, metric: str) -> tuple[pd.Data
             handlers = int(g["handlers"].iloc[0]) + 1
             rows = [{"dispatch": r.dispatch, "model_change": r.ratio - 1, "model_lo": r.ratio_ci95_lo - 1,
                      "model_hi": r.ratio_ci95_hi - 1, "model_case": r.case} for r in g.itertuples()]
-            return pd.DataFrame(rows), (f"stack model, variant {placement}, {handlers} handlers, {int(statements)} statements, "
+            return pd.DataFrame(rows), (f"stack model, placement {placement}, {handlers} handlers, {int(statements)} statements, "
                                         "paired against switch")
     k = models[(models["model"] == "kcopy_u") & (models["metric"] == metric) & (models["n"] > 0)]
     if k.empty or "switch" not in set(k["dispatch"]):

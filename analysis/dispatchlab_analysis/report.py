@@ -18,7 +18,7 @@ from .workloads import DefError, read_suites
 from .knee import dbinop_knees, kcopy_knees
 from . import where
 from .cycle_model import cycle_model_markdown
-from .results import (CASE_COLUMN, PLACEMENT_PARAM, Run, experiment_emulation, latest_runs, load_run, machine_emulation, parse_params,
+from .results import (PLACEMENT_PARAM, Run, experiment_emulation, latest_runs, load_run, machine_emulation, parse_params,
                       pick_cycles, with_case, without_emulated)
 from .tables import (MODEL_COLUMNS, VALGRIND_COLUMNS, WASM_COLUMNS, WASM_VALGRIND_COLUMNS, budgets_markdown, counters_markdown, gc_markdown,
                      simulated_markdown, length_sweep_table, lowering_markdown,
@@ -101,14 +101,14 @@ def experiment_markdown(exp) -> str:
             # The group's cases: those paired with its baseline, and those paired with one of them
             # (a budgeted engine records its unbudgeted case as its baseline).
             first = exp.summary[exp.summary["baseline"] == group["baseline"]]
-            sub = exp.summary[exp.summary["baseline"].isin(set(first[CASE_COLUMN]) | {group["baseline"]})]
+            sub = exp.summary[exp.summary["baseline"].isin(set(first["case"]) | {group["baseline"]})]
             native = f"{group['workload']}/native"
             if group.get("peers"):
                 notes = "; ".join(f"`{name}`: {note}" for name, note in group["peers"].items())
                 hz = exp.sidecar.get("machine", {}).get("tsc", {}).get("hz")
                 after = []
                 ticks = sub[(sub["metric"] == "tsc_ticks") & (sub["n"] > 0)]
-                in_process = ticks[ticks[CASE_COLUMN] == group["baseline"]]
+                in_process = ticks[ticks["case"] == group["baseline"]]
                 for r in ticks.itertuples():
                     p = parse_params(r.params)
                     if p.get("dispatch") == "peer" and hz:

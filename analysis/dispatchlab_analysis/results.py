@@ -59,6 +59,9 @@ def read_table(csv_path: Path, sidecar: dict, table: str) -> pd.DataFrame:
     for c in df.columns:
         if df[c].dtype == object:
             df[c] = df[c].fillna("")
+    # The measured case's column is `case` from schema version 3; earlier files call it `variant`.
+    if table in CASE_TABLES and LEGACY_CASE_COLUMN in df.columns:
+        df = df.rename(columns={LEGACY_CASE_COLUMN: "case"})
     return df
 
 
@@ -163,19 +166,21 @@ def parse_params(params: str) -> dict[str, str]:
 
 NUMERIC_PARAMS = ("copies", "statements", "length", "distinct_handlers", "distinct_pairs", "dispatches_per_run", "binop_pairs")
 
-# Names on disk that the code names apart. The summary's and samples' `variant` column holds the
-# measured case ("stack/sp/tail/x17/s64", "fib/tail/vec"): in code it is `case`. A row's stack
-# placement param is `placement` ("sp", "vec"), another engine's name `peer` (schema version 2;
-# version 1 wrote both, and "native", as `variant`: parse_params reads them as version 2).
-CASE_COLUMN = "variant"
+# Names on disk across schema versions. The summary's, samples' and functions' `case` column holds
+# the measured case ("stack/sp/tail/x17/s64", "fib/tail/vec"); files before schema version 3 call
+# it `variant`, and read_table renames it. A row's stack placement param is `placement` ("sp",
+# "vec"), another engine's name `peer` (schema version 2; version 1 wrote both, and "native", as
+# `variant`: parse_params reads them as version 2).
+LEGACY_CASE_COLUMN = "variant"
+CASE_TABLES = ("summary", "samples", "functions")
 PLACEMENT_PARAM = "placement"
 LEGACY_PLACEMENT_PARAM = "variant"
 
 
 def with_case(frame: pd.DataFrame) -> pd.DataFrame:
-    """A summary or samples frame with its case column (`variant` on disk) named `case`; a frame
-    that already has `case` (from with_params) is returned as it is."""
-    return frame if "case" in frame.columns else frame.rename(columns={CASE_COLUMN: "case"})
+    """A summary or samples frame with its case column named `case` (a frame built by hand with the
+    old name `variant` is renamed; one read by read_table already has it)."""
+    return frame if "case" in frame.columns else frame.rename(columns={LEGACY_CASE_COLUMN: "case"})
 
 
 def params_frame(params: pd.Series) -> pd.DataFrame:
@@ -191,8 +196,8 @@ def params_frame(params: pd.Series) -> pd.DataFrame:
 def with_params(summary: pd.DataFrame) -> pd.DataFrame:
     """The summary with its params (model, placement, copies, order, dispatch...) as columns.
 
-    The summary's `variant` column is the measured case ("stack/sp/tail/x17/s64"): it is kept as
-    `case`. The params' stack placement is `placement` (`variant` in rows of schema version 1).
+    The summary's `case` column is the measured case ("stack/sp/tail/x17/s64"). The params' stack
+    placement is `placement` (`variant` in rows of schema version 1).
     `handlers` is copies times the number of handler kinds the row names (the exit handler is
     not counted)."""
     p = params_frame(summary["params"])

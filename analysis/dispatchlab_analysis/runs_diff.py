@@ -33,14 +33,14 @@ def diff(before: pd.DataFrame, after: pd.DataFrame, metric: str, allow_timed: bo
     if not allow_timed and not backends <= DETERMINISTIC_BACKENDS:
         raise ValueError(f"metric {metric!r} is measured by {sorted(backends)}: a timed metric does not compare across runs "
                          "(use one interleaved run's ratios, or pass --allow-timed)")
-    merged = b[["variant", "params", "median"]].merge(a[["variant", "params", "median"]], on="variant", suffixes=("_before", "_after"))
+    merged = b[["case", "params", "median"]].merge(a[["case", "params", "median"]], on="case", suffixes=("_before", "_after"))
     # The same case: every parameter both runs record is the same (a later run may record more,
     # e.g. clock=real, which an earlier one did not have).
     same = [same_params(x, y) for x, y in zip(merged["params_before"], merged["params_after"])]
     merged = merged[same].copy()
     merged["change"] = merged["median_after"] / merged["median_before"] - 1
-    return merged[["variant", "median_before", "median_after", "change"]].rename(
-        columns={"variant": "case", "median_before": "before", "median_after": "after"}).reset_index(drop=True)
+    return merged[["case", "median_before", "median_after", "change"]].rename(
+        columns={"median_before": "before", "median_after": "after"}).reset_index(drop=True)
 
 
 def same_params(before: str, after: str) -> bool:
@@ -49,8 +49,8 @@ def same_params(before: str, after: str) -> bool:
 
 
 def unmatched(before: pd.DataFrame, after: pd.DataFrame, metric: str) -> tuple[list[str], list[str]]:
-    b = set(before[before["metric"] == metric]["variant"])
-    a = set(after[after["metric"] == metric]["variant"])
+    b = set(before[before["metric"] == metric]["case"])
+    a = set(after[after["metric"] == metric]["case"])
     return sorted(b - a), sorted(a - b)
 
 

@@ -5,7 +5,7 @@ import math
 
 import pandas as pd
 
-from .results import (CASE_COLUMN, cycle_estimate_status, parse_params, pick_common_cycles, pick_cycles, research_stack_config,
+from .results import (cycle_estimate_status, parse_params, pick_common_cycles, pick_cycles, research_stack_config,
                       nearest, rows_whose_baseline, run_emulation, uarch_name, with_case, with_params)
 
 
@@ -62,15 +62,14 @@ def counters_markdown(counters: pd.DataFrame) -> str:
 
 
 def summary_markdown(summary: pd.DataFrame) -> str:
-    """Measured metrics per case with spread and change against the group's baseline case (the
-    table's first column keeps its on-disk name, `variant`)."""
+    """Measured metrics per case with spread and change against the group's baseline case."""
     measured = with_case(summary[summary["n"] > 0])
     rows = []
     for r in measured.itertuples():
         change = "baseline" if r.case == r.baseline else change_cell(r, "smaller")
         rows.append([r.case, r.metric + (" (estimate)" if r.estimated else ""), fmt_number(r.median),
                      f"[{fmt_number(r.ci95_lo)}, {fmt_number(r.ci95_hi)}]", fmt_number(r.mad), r.unit, change])
-    return markdown_table(["variant", "metric", "median", "95% CI", "MAD", "unit", "vs baseline"], rows)
+    return markdown_table(["case", "metric", "median", "95% CI", "MAD", "unit", "vs baseline"], rows)
 
 
 def unavailable_markdown(summary: pd.DataFrame) -> str:
@@ -255,7 +254,7 @@ def rfc_change_table(runs, copies: int | None = None, statements: int | None = N
                          "handlers (models_simulated of this run; predictors/ on valgrind lackey traces, docs/predictors.md): "
                          "they depend on the binary, not on a CPU, so one column serves every CPU; never counted")
     rows = [[p] + [cells.get((p, c), "") for c in columns] for p in placements]
-    table = markdown_table(["variant"] + columns, rows)
+    table = markdown_table(["placement"] + columns, rows)
     return table + "".join(f"\n{n}" for n in notes) + ("\n" if notes else "")
 
 
@@ -305,7 +304,7 @@ def length_sweep_table(run) -> str | None:
     lengths = sorted(set(s["statements"].dropna()))
     if len(lengths) < 2:
         return None
-    header, pairs = ["variant"], []
+    header, pairs = ["placement"], []
     for n in lengths:
         at = s[s["statements"] == n].iloc[0]
         header.append(f"{int(n)} statements")
@@ -395,7 +394,7 @@ def placements_markdown(run) -> str | None:
             row.append(change_ci(r["interp_change"].iloc[0] + 1, r["interp_lo"].iloc[0] + 1, r["interp_hi"].iloc[0] + 1)
                        if len(r) else "")
         rows.append(row)
-    return (f"Change against `vec` ({metric}; model: {label or 'no stack variant group'}; interpreter: `dlab wasm bench "
+    return (f"Change against `vec` ({metric}; model: {label or 'no stack placement group'}; interpreter: `dlab wasm bench "
             f"--placements`, tail dispatch, per call).\n\n" + markdown_table(["placement", "model"] + workloads, rows))
 
 
@@ -467,7 +466,7 @@ def budgets_markdown(run) -> str | None:
         if valgrind is not None:
             v = valgrind.summary
             for _, r in v[(v["metric"] == "cg_instructions") & (v["n"] > 0)].iterrows():
-                instr[r[CASE_COLUMN]] = r["median"]
+                instr[r["case"]] = r["median"]
         for _, r in s.iterrows():
             if r["budget"] != budgets[0]:
                 continue

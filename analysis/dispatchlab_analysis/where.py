@@ -72,7 +72,7 @@ def engine_of_cases(summary: pd.DataFrame) -> dict[str, tuple[str, str, bool]]:
     """case -> (workload, engine, is a peer): a peer's cases are that peer (its name); each of dlab's
     is its engine, the case's name after the workload ("tail_pn", "tail/vec")."""
     out = {}
-    for case, params in summary[["variant", "params"]].drop_duplicates().itertuples(index=False):
+    for case, params in summary[["case", "params"]].drop_duplicates().itertuples(index=False):
         p = parse_params(params)
         workload = p.get("workload", case.split("/", 1)[0])
         peer = p.get("peer")
@@ -95,12 +95,12 @@ def by_family(functions: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
     """Per workload, engine (each of dlab's engines apart, each peer) and family: the counts per call."""
     engines = engine_of_cases(summary)
     f = functions.copy()
-    unknown = sorted(set(f["variant"]) - set(engines))
+    unknown = sorted(set(f["case"]) - set(engines))
     if unknown:
         raise ResultFormatError(f"functions rows of cases the summary does not have: {unknown[:3]}")
-    f["workload"] = f["variant"].map(lambda c: engines[c][0])
-    f["engine"] = f["variant"].map(lambda c: engines[c][1])
-    is_dlab = ~f["variant"].map(lambda c: engines[c][2])
+    f["workload"] = f["case"].map(lambda c: engines[c][0])
+    f["engine"] = f["case"].map(lambda c: engines[c][1])
+    is_dlab = ~f["case"].map(lambda c: engines[c][2])
     fam = f["family"].where(f["family"] != "", None)
     f["family"] = fam.where(is_dlab, f["function"].map(wasm3_family)).fillna("other")
     return f.groupby(["workload", "engine", "family"], as_index=False)[METRICS].sum()

@@ -33,13 +33,13 @@ def test_predicted_is_the_ideal_bound_plus_mispredicts_times_the_penalty(run_dir
     s = run.experiments["models_simulated"].summary
     # The fixture's simulated cases in tail dispatch are all timed in its models experiment too
     # (matched by parameters: the older run names its cases without the length).
-    assert sorted(table["case"]) == sorted(set(s["variant"]))
+    assert sorted(table["case"]) == sorted(set(s["case"]))
     m = with_params(run.experiments["models"].summary)
     for r in table.itertuples():
-        sim = s[s["variant"] == r.case].set_index("metric")["median"]
+        sim = s[s["case"] == r.case].set_index("metric")["median"]
         ideal = sim[[k for k in sim.index if k.startswith("ideal_cycles[")][0]]
         mispredicts = sim[f"simulated_indirect_mispredicts[{INDIRECT_ROW}]"] + sim[f"simulated_conditional_mispredicts[{CONDITIONAL_ROW}]"]
-        p = with_params(s[s["variant"] == r.case]).iloc[0]
+        p = with_params(s[s["case"] == r.case]).iloc[0]
         same = m[(m["metric"] == "cycles_tsc_estimate") & (m["model"] == p["model"]) & (m["placement"] == p["placement"])
                  & (m["copies"] == p["copies"]) & (m["dispatch"] == p["dispatch"])]
         same = same[(same["length"] == p["length"]) if p["model"] != "stack" else (same["statements"] == p["statements"])]

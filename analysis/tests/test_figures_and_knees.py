@@ -58,11 +58,11 @@ def test_model_vs_interpreter_pairs_each_mode_with_the_kcopy_change(tmp_path):
     assert set(data["workload"]) == {"fib", "crc32"}
     # The interpreter side is the bench's own paired ratio; the model side is median over median.
     wasm = run.experiments["wasm"].summary
-    row = wasm[(wasm["variant"] == "fib/tail") & (wasm["metric"] == "cycles_tsc_estimate")].iloc[0]
+    row = wasm[(wasm["case"] == "fib/tail") & (wasm["metric"] == "cycles_tsc_estimate")].iloc[0]
     got = data[(data["dispatch"] == "tail") & (data["workload"] == "fib")].iloc[0]
     assert got["interp_change"] == pytest.approx(row["ratio"] - 1)
     m = run.experiments["models"].summary
-    med = lambda v: m[(m["variant"] == v) & (m["metric"] == "cycles_tsc_estimate")].iloc[0]["median"]
+    med = lambda v: m[(m["case"] == v) & (m["metric"] == "cycles_tsc_estimate")].iloc[0]["median"]
     assert got["model_change"] == pytest.approx(med("kcopy_u/sp/tail/K128/random") / med("kcopy_u/sp/switch/K128/random") - 1)
     assert "ESTIMATES" in (tmp_path / "fig" / "model_vs_interpreter.svg").read_text()
     # Without the interpreter's table there is no such figure (and no error).

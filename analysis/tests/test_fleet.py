@@ -110,7 +110,7 @@ dlab_dir={remote}/{{{{ inventory_hostname }}}}
         for f in original.iterdir():
             assert (run / f.name).read_bytes() == f.read_bytes(), f.name
     report = (fleet_dir / "report.md").read_text()
-    header = next(line for line in report.splitlines() if line.startswith("| variant |"))
+    header = next(line for line in report.splitlines() if line.startswith("| placement |"))
     assert "@ alpha" in header and "@ beta" in header
     assert "2 runs (alpha, beta)" in report
     assert "| gone | unreachable |" in report and "| broken | failed |" in report

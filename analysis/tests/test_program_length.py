@@ -47,7 +47,7 @@ def test_mode_groups_run_every_dispatch_mode_against_switch_and_name_what_is_not
 def test_sweep_table_and_figure(sweep_run, tmp_path):
     run = load_run(sweep_run)
     md = tables.length_sweep_table(run)
-    assert "| variant | 16 statements | 64 statements |" in md and "distinct pairs" in md
+    assert "| placement | 16 statements | 64 statements |" in md and "distinct pairs" in md
     rfc = tables.rfc_change_table([run])
     assert "(171 handlers, 64 statements)" in rfc.splitlines()[0]
     png = figures.cycles_vs_statements(run, tmp_path)
@@ -56,7 +56,7 @@ def test_sweep_table_and_figure(sweep_run, tmp_path):
                                                     if "cycles_tsc_estimate" in set(run.experiments["models"].summary["metric"])
                                                     else "tsc_ticks")
     if not model.empty:  # empty only where the estimate is unavailable and the ticks were not chosen
-        assert label.startswith("stack model, variant sp, 171 handlers, 64 statements")
+        assert label.startswith("stack model, placement sp, 171 handlers, 64 statements")
         assert set(model["dispatch"]) == {"tail", "tail_pn", "goto", "goto_nodup"}
 
 

@@ -69,7 +69,7 @@ def test_end_to_end_run_from_the_real_binary(dlab_bin, tmp_path):
     else:
         assert penalty["unavailable_reason"]
     assert "**Mispredict penalty**" in out.read_text()
-    assert set(s["variant"]) >= {"indirect_pattern", "indirect_random"}
+    assert set(s["case"]) >= {"indirect_pattern", "indirect_random"}
 
 
 def test_dlab_counters_json_names_a_reason_for_every_unavailable_metric(dlab_bin):

@@ -6,7 +6,7 @@ from dispatchlab_analysis import runs_diff
 
 
 def frame(rows, params="size=24"):
-    return pd.DataFrame([{"variant": v, "params": params, "metric": m, "backend": b, "n": 1, "median": x} for v, m, b, x in rows])
+    return pd.DataFrame([{"case": v, "params": params, "metric": m, "backend": b, "n": 1, "median": x} for v, m, b, x in rows])
 
 
 def test_change_per_case_and_cases_in_one_run_only():

@@ -33,11 +33,11 @@ def test_wasm3s_operations_get_the_family_of_their_main_operation(function, fami
 
 def frames():
     summary = pd.DataFrame({
-        "variant": ["crc32/tail_pn", "crc32/tail", "crc32/wasm3"],
+        "case": ["crc32/tail_pn", "crc32/tail", "crc32/wasm3"],
         "params": ["dispatch=tail_pn;workload=crc32", "dispatch=tail;workload=crc32", "peer=wasm3;workload=crc32"],
     })
     functions = pd.DataFrame({
-        "variant": ["crc32/tail_pn"] * 3 + ["crc32/wasm3"] * 3 + ["crc32/tail"],
+        "case": ["crc32/tail_pn"] * 3 + ["crc32/wasm3"] * 3 + ["crc32/tail"],
         "function": ["dlab::wasm::(anonymous namespace)::h_i32_xor(...)", "dlab::wasm::(anonymous namespace)::h_br_if(...)",
                      "memmove", "op_i32_Xor_rs", "op_BranchIf_r", "op_Entry", "dlab::wasm::(anonymous namespace)::h_i32_xor(...)"],
         "family": ["numeric", "control", "", "", "", "", "numeric"],

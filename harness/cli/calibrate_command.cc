@@ -86,7 +86,7 @@ void add_calibrate_command(CLI::App& app) {
     uint64_t n = o->iterations;
     double ops = static_cast<double>(n) * kChainOpsPerIteration;
     const CpuIdentity& id = machine.identity;
-    std::vector<Variant> variants;
+    std::vector<MeasuredCase> cases;
     std::vector<std::optional<double>> latencies;
     std::vector<std::string> roles;
     for (const auto& info : latency_chains()) {
@@ -96,7 +96,7 @@ void add_calibrate_command(CLI::App& app) {
       latencies.push_back(latency);
       roles.push_back(chain_role(id, info.name));
       LatencyChain chain = info.chain;
-      variants.push_back({std::string(info.name), [chain, n] { run_latency_chain(chain, n); }, ops, "op",
+      cases.push_back({std::string(info.name), [chain, n] { run_latency_chain(chain, n); }, ops, "op",
                           {{"instruction", std::string(info.instruction)},
                            {"role", roles.back()},
                            {"latency_cycles", latency ? fmt::format("{:g}", *latency) : ""},
@@ -110,7 +110,7 @@ void add_calibrate_command(CLI::App& app) {
     for (TargetOrder order : {TargetOrder::pattern, TargetOrder::random}) {
       auto sequence = std::make_shared<const std::vector<uint8_t>>(target_sequence(order));
       bool random = order == TargetOrder::random;
-      variants.push_back({random ? "indirect_random" : "indirect_pattern", [sequence, calls] { sink = run_indirect_calls(*sequence, calls); },
+      cases.push_back({random ? "indirect_random" : "indirect_pattern", [sequence, calls] { sink = run_indirect_calls(*sequence, calls); },
                           static_cast<double>(calls), "call",
                           {{"instruction", fmt::format("call through a table of {} functions", kTargets)},
                            {"role", "penalty"},
@@ -129,10 +129,10 @@ void add_calibrate_command(CLI::App& app) {
     // Where the results go is settled before measuring, so no measurement is thrown away.
     std::optional<RunDirectory> dir;
     if (!o->no_save) dir = o->out.resolve(machine, experiment_files("calibrate"));
-    RunResult result = run_protocol(o->protocol, meter, variants, progress);
+    RunResult result = run_protocol(o->protocol, meter, cases, progress);
     if (tty) fmt::print(stderr, "\n");
     std::string run_id = dir ? dir->run_id() : "unsaved";
-    ExperimentTables t = experiment_tables(run_id, "calibrate", result, variants, machine);
+    ExperimentTables t = experiment_tables(run_id, "calibrate", result, cases, machine);
     std::map<std::string, std::string> unavailable;
     fmt::print("{:<18} {:<22} {:>12} {:>25} {:>8}  {}\n", "VARIANT", "METRIC", "MEDIAN", "95% CI", "RATIO", "NOTE");
     for (size_t r = 0; r < t.summary.size(); ++r) {
@@ -142,10 +142,10 @@ void add_calibrate_command(CLI::App& app) {
         continue;
       }
       auto num = [&](const char* c) { return t.summary.at(r, c).empty() ? std::string("-") : fmt::format("{:.4g}", std::stod(t.summary.at(r, c))); };
-      std::string ratio = t.summary.at(r, "variant") == t.summary.at(r, "baseline") ? "base"
+      std::string ratio = t.summary.at(r, "case") == t.summary.at(r, "baseline") ? "base"
                           : t.summary.at(r, "ratio").empty()                          ? "-"
                               : fmt::format("{} ({}/{} smaller)", num("ratio"), t.summary.at(r, "smaller_k"), t.summary.at(r, "smaller_n"));
-      fmt::print("{:<18} {:<22} {:>12} {:>25} {:>8}  {}{}\n", t.summary.at(r, "variant"), t.summary.at(r, "metric"), num("median"),
+      fmt::print("{:<18} {:<22} {:>12} {:>25} {:>8}  {}{}\n", t.summary.at(r, "case"), t.summary.at(r, "metric"), num("median"),
                  fmt::format("[{}, {}]", num("ci95_lo"), num("ci95_hi")), ratio, t.summary.at(r, "unit"),
                  t.summary.at(r, "estimated") == "1" ? " ESTIMATED" : "");
     }
@@ -159,24 +159,24 @@ void add_calibrate_command(CLI::App& app) {
       for (size_t r = 0; r < t.summary.size() && metric.empty(); ++r)
         if (t.summary.at(r, "metric") == m && !t.summary.at(r, "median").empty()) metric = m;
     fmt::print("\nchains against their latencies ({}):\n", metric.empty() ? "no cycle metric here" : metric);
-    // The value and 95% interval of `metric` for one variant, if measured.
-    auto measured = [&](const std::string& variant) -> std::optional<std::array<double, 3>> {
+    // The value and 95% interval of `metric` for one case, if measured.
+    auto value_of = [&](const std::string& case_name) -> std::optional<std::array<double, 3>> {
       for (size_t r = 0; r < t.summary.size(); ++r)
-        if (t.summary.at(r, "variant") == variant && t.summary.at(r, "metric") == metric && !metric.empty() && !t.summary.at(r, "median").empty())
+        if (t.summary.at(r, "case") == case_name && t.summary.at(r, "metric") == metric && !metric.empty() && !t.summary.at(r, "median").empty())
           return std::array<double, 3>{std::stod(t.summary.at(r, "median")), std::stod(t.summary.at(r, "ci95_lo")), std::stod(t.summary.at(r, "ci95_hi"))};
       return std::nullopt;
     };
     for (size_t v = 0; v < latency_chains().size(); ++v) {
       std::optional<double> cycles;
       for (size_t r = 0; r < t.summary.size(); ++r)
-        if (t.summary.at(r, "variant") == variants[v].name && t.summary.at(r, "metric") == metric && !metric.empty())
+        if (t.summary.at(r, "case") == cases[v].name && t.summary.at(r, "metric") == metric && !metric.empty())
           cycles = std::stod(t.summary.at(r, "median"));
       std::string verdict = cycles ? chain_verdict(roles[v], latencies[v], *cycles, metric == "cycles_tsc_estimate")
                                    : "not measured in cycles: " + (unavailable.count("cycles_tsc_estimate") ? unavailable["cycles_tsc_estimate"] : std::string("no cycle metric"));
-      fmt::print("  {:<11} {:<44} {:<13} latency {:>5}  {:>8} cycles/op  {}\n", variants[v].name,
-                 variants[v].params.at("instruction"), roles[v], latencies[v] ? fmt::format("{:g}", *latencies[v]) : "-",
+      fmt::print("  {:<11} {:<44} {:<13} latency {:>5}  {:>8} cycles/op  {}\n", cases[v].name,
+                 cases[v].params.at("instruction"), roles[v], latencies[v] ? fmt::format("{:g}", *latencies[v]) : "-",
                  cycles ? fmt::format("{:.3f}", *cycles) : "-", verdict);
-      checks.push_back({{"chain", variants[v].name}, {"instruction", variants[v].params.at("instruction")}, {"role", roles[v]},
+      checks.push_back({{"chain", cases[v].name}, {"instruction", cases[v].params.at("instruction")}, {"role", roles[v]},
                         {"latency_cycles", latencies[v] ? nlohmann::json(*latencies[v]) : nlohmann::json(nullptr)},
                         {"metric", metric}, {"cycles_per_op", cycles ? nlohmann::json(*cycles) : nlohmann::json(nullptr)},
                         {"verdict", verdict}});
@@ -184,7 +184,7 @@ void add_calibrate_command(CLI::App& app) {
     // The penalty: the random calls' extra cycles over the pattern's, per mispredict they cannot
     // avoid. Its interval is the two medians' intervals combined at their far ends (conservative).
     nlohmann::json penalty = {{"assumed_mispredicts_per_call", unavoidable_mispredict_rate()}, {"metric", metric}};
-    auto pattern = measured("indirect_pattern"), random = measured("indirect_random");
+    auto pattern = value_of("indirect_pattern"), random = value_of("indirect_random");
     if (pattern && random) {
       double rate = unavoidable_mispredict_rate();
       double value = ((*random)[0] - (*pattern)[0]) / rate, lo = ((*random)[1] - (*pattern)[2]) / rate,

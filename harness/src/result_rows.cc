@@ -49,7 +49,7 @@ std::string params_column(const std::map<std::string, std::string>& p) { return 
 namespace {
 
 // Per-unit values of one metric across rounds; nullopt entries where a sample had no value.
-std::vector<std::optional<double>> per_unit(const VariantSamples& vs, size_t metric, double units) {
+std::vector<std::optional<double>> per_unit(const CaseSamples& vs, size_t metric, double units) {
   std::vector<std::optional<double>> out;
   for (const auto& s : vs.samples) {
     const auto& v = s[metric].value;
@@ -61,18 +61,18 @@ std::vector<std::optional<double>> per_unit(const VariantSamples& vs, size_t met
 }  // namespace
 
 ExperimentTables experiment_tables(const std::string& run_id, const std::string& experiment, const RunResult& result,
-                                   const std::vector<Variant>& variants, const MachineFingerprint& machine) {
+                                   const std::vector<MeasuredCase>& measured, const MachineFingerprint& machine) {
   ExperimentTables t;
   auto prov = provenance_columns(result, machine);
-  for (size_t vi = 0; vi < result.variants.size(); ++vi) {
-    const auto& vs = result.variants[vi];
-    const Variant& var = variants.at(vi);
+  for (size_t vi = 0; vi < result.cases.size(); ++vi) {
+    const auto& vs = result.cases[vi];
+    const MeasuredCase& var = measured.at(vi);
     size_t bi = 0;
     if (!var.baseline.empty()) {
-      while (bi < variants.size() && variants[bi].name != var.baseline) ++bi;
-      if (bi == variants.size()) throw std::logic_error("experiment_tables: " + var.name + "'s baseline " + var.baseline + " is not a case of the run");
+      while (bi < measured.size() && measured[bi].name != var.baseline) ++bi;
+      if (bi == measured.size()) throw std::logic_error("experiment_tables: " + var.name + "'s baseline " + var.baseline + " is not a case of the run");
     }
-    const auto& base = result.variants.at(bi);
+    const auto& base = result.cases.at(bi);
     for (size_t mi = 0; mi < result.metrics.size(); ++mi) {
       const auto& mm = result.metrics[mi];
       auto values = per_unit(vs, mi, var.units);
@@ -84,15 +84,15 @@ ExperimentTables experiment_tables(const std::string& run_id, const std::string&
         running_min = std::min(running_min, raw.running_fraction);
         if (values[s]) present.push_back(*values[s]);
         else if (reason.empty()) reason = raw.reason;
-        t.samples.add({{"run_id", run_id}, {"experiment", experiment}, {"variant", vs.variant}, {"metric", mm.name},
+        t.samples.add({{"run_id", run_id}, {"experiment", experiment}, {"case", vs.name}, {"metric", mm.name},
                        {"round", std::to_string(s)}, {"value", values[s] ? format_number(*values[s]) : ""},
                        {"running_fraction", values[s] ? format_number(raw.running_fraction) : ""}, {"read_method", raw.read_method}});
       }
       std::map<std::string, std::string> row = prov;
-      row.insert({{"run_id", run_id}, {"experiment", experiment}, {"variant", vs.variant}, {"params", join_params(var.params)},
+      row.insert({{"run_id", run_id}, {"experiment", experiment}, {"case", vs.name}, {"params", join_params(var.params)},
                   {"metric", mm.name}, {"unit", mm.unit + "/" + var.unit_name}, {"backend", mm.backend},
                   {"native_event", mm.native_event}, {"event_encoding", mm.encoding}, {"estimated", mm.estimated ? "1" : "0"},
-                  {"baseline", base.variant}});
+                  {"baseline", base.name}});
       // A metric is summarised only when every round has a value: a partial set would silently
       // compare different rounds.
       if (!present.empty() && present.size() == values.size()) {
@@ -100,7 +100,7 @@ ExperimentTables experiment_tables(const std::string& run_id, const std::string&
         row.insert({{"n", std::to_string(s.n)}, {"median", format_number(s.median)}, {"min", format_number(s.min)},
                     {"mad", format_number(s.mad)}, {"ci95_lo", format_number(s.ci95_lo)}, {"ci95_hi", format_number(s.ci95_hi)},
                     {"running_fraction_min", format_number(running_min)}});
-        auto base_values = per_unit(base, mi, variants.at(bi).units);
+        auto base_values = per_unit(base, mi, measured.at(bi).units);
         bool base_complete = std::all_of(base_values.begin(), base_values.end(), [](auto& v) { return v.has_value(); });
         if (vi != bi && base_complete) {
           std::vector<double> b;

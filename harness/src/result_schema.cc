@@ -14,8 +14,8 @@ namespace {
   {"protocol", "run protocol name"},                                                                 \
       {"pinned_cpu", "CPU the measuring thread was pinned to, empty when not pinned (see run.json)"}, \
       {"warmup_rounds", "rounds run and discarded before sampling"},                                 \
-      {"samples", "measured rounds per variant"},                                                    \
-      {"interleaved", "1 when variants alternated within each round (A B A B ...), 0 when blocked"}, \
+      {"samples", "measured rounds per case"},                                                       \
+      {"interleaved", "1 when the cases alternated within each round (A B A B ...), 0 when blocked"}, \
       {"pmu", "libpfm4 core PMU of the machine, empty when unknown"},                                \
       {"uarch", "microarchitecture from the CPU table (harness/catalog/cpus.json)"},                  \
       {"core", "core type of the CPU the run was pinned to (Firestorm (P), Icestorm (E): cpus.json by MIDR part), or the CPU's one core type; empty when unknown"}, \
@@ -28,8 +28,8 @@ namespace {
 constexpr Column kSummary[] = {
     {"run_id", "run directory name: <UTC timestamp>-<short commit>"},
     {"experiment", "what was run (calibrate, models, ...)"},
-    {"variant", "variant name within the experiment"},
-    {"params", "variant parameters as key=value pairs joined by ';'"},
+    {"case", "the measured case's name within the experiment (the column was `variant` before schema version 3)"},
+    {"params", "the case's parameters as key=value pairs joined by ';'"},
     {"metric", "catalog metric name"},
     {"unit", "unit of the metric per work unit, e.g. cycles/dispatch"},
     {"backend", "counter backend (perf_event, papi, tsc), empty when unavailable"},
@@ -43,11 +43,11 @@ constexpr Column kSummary[] = {
     {"ci95_lo", "lower end of the bootstrap 95% CI of the median"},
     {"ci95_hi", "upper end of the bootstrap 95% CI of the median"},
     {"running_fraction_min", "lowest time_running/time_enabled over samples; below 1 means multiplexed and scaled"},
-    {"baseline", "variant the ratio compares against (the experiment's first variant, unless the case names its own)"},
-    {"ratio", "median(variant)/median(baseline); empty for the baseline itself"},
+    {"baseline", "the case the ratio compares against (the experiment's first case, unless the case names its own)"},
+    {"ratio", "median(case)/median(baseline); empty for the baseline itself"},
     {"ratio_ci95_lo", "bootstrap 95% CI of the ratio, rounds resampled in pairs"},
     {"ratio_ci95_hi", "upper end of that CI"},
-    {"smaller_k", "rounds in which this variant's sample was smaller than the baseline's"},
+    {"smaller_k", "rounds in which this case's sample was smaller than the baseline's"},
     {"smaller_n", "rounds compared"},
     {"unavailable_reason", "why the metric has no value here; empty when measured"},
     DLAB_PROVENANCE_COLUMNS,
@@ -56,7 +56,7 @@ constexpr Column kSummary[] = {
 constexpr Column kSamples[] = {
     {"run_id", "run directory name"},
     {"experiment", "what was run"},
-    {"variant", "variant name"},
+    {"case", "the measured case's name"},
     {"metric", "catalog metric name"},
     {"round", "measured round, from 0"},
     {"value", "value per work unit in this sample; empty when unavailable"},
@@ -113,7 +113,7 @@ constexpr Column kStatePlacement[] = {
 constexpr Column kFunctions[] = {
     {"run_id", "run directory name"},
     {"experiment", "what was run (an experiment of cachegrind counts: <name>_valgrind)"},
-    {"variant", "the case (workload/engine, or workload/peer)"},
+    {"case", "the case (workload/engine, or workload/peer)"},
     {"function", "cachegrind's name of the function (demangled, with its parameters)"},
     {"family", "for an interpreter handler, its family (the handlers/ file its entry is in: control, numeric, ...); empty for any other function"},
     {"instructions", "instructions executed in the function per repetition (2N - N)"},
@@ -126,7 +126,7 @@ constexpr Column kFunctions[] = {
 };
 
 constexpr TableSchema kTables[] = {
-    {"summary", "one row per experiment, variant and metric: the statistics of its samples", kSummary},
+    {"summary", "one row per experiment, case and metric: the statistics of its samples", kSummary},
     {"samples", "one row per sample: the raw per-unit values behind summary.csv", kSamples},
     {"counters", "the counter availability table: one row per metric and candidate source", kCounters},
     {"register_budget", "ABI register probes: one row per target, convention and signature", kRegisterBudget},

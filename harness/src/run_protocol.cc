@@ -111,11 +111,11 @@ int choose_pin_cpu(int requested, const std::vector<int>& allowed, const CpuIden
   return requested;
 }
 
-StopCheck check_intervals(const RunResult& r, const std::vector<Variant>& variants, const BootstrapOptions& bootstrap) {
+StopCheck check_intervals(const RunResult& r, const std::vector<MeasuredCase>& cases, const BootstrapOptions& bootstrap) {
   StopCheck c;
   for (const char* name : {"cycles", "tsc_ticks", "task_clock"}) {
     for (size_t m = 0; m < r.metrics.size() && c.metric < 0; ++m)
-      if (r.metrics[m].name == name && !r.variants.empty() && !r.variants[0].samples.empty() && r.variants[0].samples[0][m].value)
+      if (r.metrics[m].name == name && !r.cases.empty() && !r.cases[0].samples.empty() && r.cases[0].samples[0][m].value)
         c.metric = static_cast<int>(m);
     if (c.metric >= 0) break;
   }
@@ -123,8 +123,8 @@ StopCheck check_intervals(const RunResult& r, const std::vector<Variant>& varian
   // The rounds in which both cases (or the one) have a value: a missing one is left out, never
   // read as zero.
   auto paired = [&](size_t a, size_t b, std::vector<double>& x, std::vector<double>& y) {
-    const auto& sa = r.variants[a].samples;
-    const auto& sb = r.variants[b].samples;
+    const auto& sa = r.cases[a].samples;
+    const auto& sb = r.cases[b].samples;
     for (size_t k = 0; k < sa.size() && k < sb.size(); ++k)
       if (sa[k][c.metric].value && sb[k][c.metric].value) {
         x.push_back(*sa[k][c.metric].value);
@@ -132,13 +132,13 @@ StopCheck check_intervals(const RunResult& r, const std::vector<Variant>& varian
       }
   };
   auto index_of = [&](const std::string& name) {
-    for (size_t i = 0; i < variants.size(); ++i)
-      if (variants[i].name == name) return i;
+    for (size_t i = 0; i < cases.size(); ++i)
+      if (cases[i].name == name) return i;
     return size_t{0};
   };
-  for (size_t vi = 0; vi < variants.size(); ++vi) {
-    size_t base = variants[vi].baseline.empty() ? 0 : index_of(variants[vi].baseline);
-    if (base == vi && variants.size() > 1) continue;  // a baseline: its cases' ratios carry its noise
+  for (size_t vi = 0; vi < cases.size(); ++vi) {
+    size_t base = cases[vi].baseline.empty() ? 0 : index_of(cases[vi].baseline);
+    if (base == vi && cases.size() > 1) continue;  // a baseline: its cases' ratios carry its noise
     std::vector<double> x, y;
     paired(vi, base, x, y);
     // No value in any round: nothing narrows it, so the rule never stops on it.
@@ -150,7 +150,7 @@ StopCheck check_intervals(const RunResult& r, const std::vector<Variant>& varian
       Comparison cmp = compare_paired(x, y, bootstrap);
       if (cmp.ratio_of_medians > 0) half = (cmp.ratio_ci95_hi - cmp.ratio_ci95_lo) / 2 / cmp.ratio_of_medians;
     }
-    if (half >= c.widest) c.widest = half, c.widest_case = variants[vi].name;
+    if (half >= c.widest) c.widest = half, c.widest_case = cases[vi].name;
   }
   return c;
 }
@@ -167,9 +167,9 @@ RunResult single_count_result(std::string protocol_name, std::string pin_note) {
   return r;
 }
 
-RunResult run_protocol(const RunProtocol& protocol, Meter& meter, const std::vector<Variant>& variants,
+RunResult run_protocol(const RunProtocol& protocol, Meter& meter, const std::vector<MeasuredCase>& cases,
                        const ProgressFn& progress) {
-  if (variants.empty()) throw std::invalid_argument("run_protocol: no variants");
+  if (cases.empty()) throw std::invalid_argument("run_protocol: no cases");
   if (protocol.samples < 1) throw std::invalid_argument("run_protocol: samples must be at least 1");
   const bool adaptive = protocol.interleave && protocol.max_samples > protocol.samples;
   if (adaptive && !(protocol.stop_half_width > 0)) throw std::invalid_argument("run_protocol: stop_half_width must be positive");
@@ -177,30 +177,30 @@ RunResult run_protocol(const RunProtocol& protocol, Meter& meter, const std::vec
   r.protocol = protocol;
   r.metrics = meter.metrics();
   r.pinned_cpu = pin_this_thread(protocol.pin_cpu, r.pin_note);
-  for (const auto& v : variants) r.variants.push_back({v.name, {}});
+  for (const auto& v : cases) r.cases.push_back({v.name, {}});
 
-  int total = (adaptive ? protocol.max_samples : protocol.samples) * static_cast<int>(variants.size());
+  int total = (adaptive ? protocol.max_samples : protocol.samples) * static_cast<int>(cases.size());
   int done = 0;
   auto one = [&](size_t vi, bool measured) {
-    auto values = meter.measure(variants[vi].run);
-    r.execution_log.push_back((measured ? "sample:" : "warmup:") + variants[vi].name);
+    auto values = meter.measure(cases[vi].run);
+    r.execution_log.push_back((measured ? "sample:" : "warmup:") + cases[vi].name);
     if (!measured) return;
-    r.variants[vi].samples.push_back(std::move(values));
-    if (progress) progress(++done, total, variants[vi].name);
+    r.cases[vi].samples.push_back(std::move(values));
+    if (progress) progress(++done, total, cases[vi].name);
   };
   if (protocol.interleave) {
     for (int w = 0; w < protocol.warmup_rounds; ++w)
-      for (size_t vi = 0; vi < variants.size(); ++vi) one(vi, false);
+      for (size_t vi = 0; vi < cases.size(); ++vi) one(vi, false);
     const int most = adaptive ? protocol.max_samples : protocol.samples;
     for (int s = 0; s < most; ++s) {
-      for (size_t vi = 0; vi < variants.size(); ++vi) one(vi, true);
+      for (size_t vi = 0; vi < cases.size(); ++vi) one(vi, true);
       r.rounds = s + 1;
       if (!adaptive || r.rounds < protocol.samples) continue;
       // The bootstrap here uses the protocol's seed and resamples, so the interval that stopped
       // the run is the one its summary rows report. It runs between rounds, never inside a
       // measurement: its data are a few doubles per case, so the next round's first case meets
       // caches much as the previous round's last case left them.
-      StopCheck c = check_intervals(r, variants, protocol.bootstrap);
+      StopCheck c = check_intervals(r, cases, protocol.bootstrap);
       if (c.metric < 0) {
         r.stop_note = fmt::format("{} rounds: no time metric has values, so the intervals cannot be checked", r.rounds);
         break;
@@ -215,7 +215,7 @@ RunResult run_protocol(const RunProtocol& protocol, Meter& meter, const std::vec
                                   c.widest * 100, protocol.stop_half_width * 100);
     }
   } else {
-    for (size_t vi = 0; vi < variants.size(); ++vi) {
+    for (size_t vi = 0; vi < cases.size(); ++vi) {
       for (int w = 0; w < protocol.warmup_rounds; ++w) one(vi, false);
       for (int s = 0; s < protocol.samples; ++s) one(vi, true);
     }

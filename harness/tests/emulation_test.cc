@@ -190,8 +190,8 @@ TEST(Emulation, EveryResultRowSaysItWasEmulatedAndTheFolderIsKeptApart) {
   r.metrics.push_back({"task_clock", "ns", "perf_event", "perf::TASK-CLOCK", false, Availability::yes(), ""});
   MetricValue one;
   one.value = 1.0;
-  r.variants.push_back({"a", {{one}}});
-  std::vector<Variant> vs{{"a", [] {}}};
+  r.cases.push_back({"a", {{one}}});
+  std::vector<MeasuredCase> vs{{"a", [] {}}};
   auto t = experiment_tables("run", "exp", r, vs, m);
   ASSERT_EQ(t.summary.size(), 1u);
   EXPECT_EQ(t.summary.at(0, "emulated"), m.emulation.row_label());

@@ -123,21 +123,21 @@ TEST(EnergyPlan, AVmHasNoRaplAndSaysExactlyWhy) {
   EXPECT_TRUE(m.script->log.empty());
 }
 
-RunResult run(Machine& m, const std::vector<std::string>& metrics, const std::vector<Variant>& variants) {
+RunResult run(Machine& m, const std::vector<std::string>& metrics, const std::vector<MeasuredCase>& measured) {
   Meter meter(m.plan, m.backends, metrics);
   RunProtocol p;
   p.pin_cpu = -1;
   p.warmup_rounds = 0;
   p.samples = 3;
   p.bootstrap.resamples = 50;
-  return run_protocol(p, meter, variants);
+  return run_protocol(p, meter, measured);
 }
 
 TEST(EnergyRows, JoulesPerCallWithTheScopeInEveryRow) {
   Machine m("zen4_genoa_2s_power_pmu");
-  std::vector<Variant> variants = {{"a", [] {}, 1000, "call", {}}};
-  RunResult r = run(m, {"energy_joules", "energy_cores_joules"}, variants);
-  ExperimentTables t = experiment_tables("run", "energy", r, variants, MachineFingerprint{});
+  std::vector<MeasuredCase> measured = {{"a", [] {}, 1000, "call", {}}};
+  RunResult r = run(m, {"energy_joules", "energy_cores_joules"}, measured);
+  ExperimentTables t = experiment_tables("run", "energy", r, measured, MachineFingerprint{});
   ASSERT_EQ(t.summary.size(), 2u);
   // 0.5 J per package per sample, two packages, 1000 calls.
   EXPECT_EQ(t.summary.at(0, "metric"), "energy_joules");
@@ -164,9 +164,9 @@ TEST(EnergyRows, JoulesPerCallWithTheScopeInEveryRow) {
 
 TEST(EnergyRows, AVmRowIsEmptyWithTheReasonNeverZero) {
   Machine m("vm_no_rapl");
-  std::vector<Variant> variants = {{"a", [] {}, 10, "call", {}}};
-  RunResult r = run(m, {"energy_joules"}, variants);
-  ExperimentTables t = experiment_tables("run", "energy", r, variants, MachineFingerprint{});
+  std::vector<MeasuredCase> measured = {{"a", [] {}, 10, "call", {}}};
+  RunResult r = run(m, {"energy_joules"}, measured);
+  ExperimentTables t = experiment_tables("run", "energy", r, measured, MachineFingerprint{});
   ASSERT_EQ(t.summary.size(), 1u);
   EXPECT_EQ(t.summary.at(0, "median"), "");
   EXPECT_EQ(t.summary.at(0, "n"), "0");

@@ -45,7 +45,7 @@ TEST(RunProtocol, InterleavesVariantsAfterWarmUp) {
   Scripted s;
   Meter meter(s.plan, s.backends);
   int a = 0, b = 0;
-  std::vector<Variant> vs = {{"A", [&] { ++a; }}, {"B", [&] { ++b; }}};
+  std::vector<MeasuredCase> vs = {{"A", [&] { ++a; }}, {"B", [&] { ++b; }}};
   std::vector<int> progress;
   RunResult r = run_protocol(quick(true), meter, vs, [&](int done, int total, const std::string&) {
     EXPECT_EQ(total, 6);
@@ -57,8 +57,8 @@ TEST(RunProtocol, InterleavesVariantsAfterWarmUp) {
   EXPECT_EQ(a, 4);
   EXPECT_EQ(b, 4);
   EXPECT_EQ(progress, (std::vector<int>{1, 2, 3, 4, 5, 6}));
-  ASSERT_EQ(r.variants.size(), 2u);
-  EXPECT_EQ(r.variants[0].samples.size(), 3u);
+  ASSERT_EQ(r.cases.size(), 2u);
+  EXPECT_EQ(r.cases[0].samples.size(), 3u);
   EXPECT_EQ(r.pinned_cpu, -1);
   EXPECT_FALSE(r.pin_note.empty());
 }
@@ -66,7 +66,7 @@ TEST(RunProtocol, InterleavesVariantsAfterWarmUp) {
 TEST(RunProtocol, BlockedOrderWhenNotInterleaved) {
   Scripted s;
   Meter meter(s.plan, s.backends);
-  std::vector<Variant> vs = {{"A", [] {}}, {"B", [] {}}};
+  std::vector<MeasuredCase> vs = {{"A", [] {}}, {"B", [] {}}};
   RunResult r = run_protocol(quick(false), meter, vs);
   std::vector<std::string> expect = {"warmup:A", "sample:A", "sample:A", "sample:A",
                                      "warmup:B", "sample:B", "sample:B", "sample:B"};
@@ -92,14 +92,14 @@ TEST(RunProtocol, ProtocolRoundTripsThroughJson) {
 RunResult timed(const std::string& metric, const std::vector<double>& a, const std::vector<double>& b) {
   RunResult r;
   r.metrics.push_back({metric, "ticks", "tsc", "", false, Availability::yes(), ""});
-  r.variants = {{"A", {}}, {"B", {}}};
-  for (double x : a) r.variants[0].samples.push_back({MetricValue{x}});
-  for (double x : b) r.variants[1].samples.push_back({MetricValue{x}});
+  r.cases = {{"A", {}}, {"B", {}}};
+  for (double x : a) r.cases[0].samples.push_back({MetricValue{x}});
+  for (double x : b) r.cases[1].samples.push_back({MetricValue{x}});
   return r;
 }
 
 TEST(RunProtocol, TheStopRuleReadsEachCasesRatioIntervalOnTheTimeMetric) {
-  std::vector<Variant> vs = {{"A", nullptr}, {"B", nullptr}};
+  std::vector<MeasuredCase> vs = {{"A", nullptr}, {"B", nullptr}};
   // B is exactly twice A in every round: the ratio's interval has no width.
   StopCheck tight = check_intervals(timed("tsc_ticks", {100, 103, 98, 101, 99}, {200, 206, 196, 202, 198}), vs, {});
   EXPECT_EQ(tight.metric, 0);
@@ -122,10 +122,10 @@ TEST(RunProtocol, AdaptiveSamplingStopsOnceTheIntervalsAreNarrowAndRecordsWhy) {
   Meter meter(plan, backends);
   RunProtocol p = quick(true);
   p.max_samples = 9;
-  std::vector<Variant> vs = {{"A", [] {}}, {"B", [] {}}};
+  std::vector<MeasuredCase> vs = {{"A", [] {}}, {"B", [] {}}};
   RunResult r = run_protocol(p, meter, vs);  // every sample reads 100: no width at the least rounds
   EXPECT_EQ(r.rounds, 3);
-  EXPECT_EQ(r.variants[1].samples.size(), 3u);
+  EXPECT_EQ(r.cases[1].samples.size(), 3u);
   EXPECT_NE(r.stop_note.find("stopped after 3 rounds"), std::string::npos) << r.stop_note;
   EXPECT_NE(r.protocol.to_json().at("stop_rule").get<std::string>().find("from 3 to 9 rounds"), std::string::npos);
   p.stop_half_width = 0;
@@ -136,13 +136,13 @@ TEST(ResultRows, SummariesArePerUnitWithRatiosAndExplicitGaps) {
   Scripted s;
   Meter meter(s.plan, s.backends);
   // Same raw ticks (100) per run, but B does 4x the work units: per unit B is a quarter of A.
-  std::vector<Variant> vs = {{"A", [] {}, 10, "op", {{"k", "1"}}}, {"B", [] {}, 40, "op", {{"k", "4"}}}};
+  std::vector<MeasuredCase> vs = {{"A", [] {}, 10, "op", {{"k", "1"}}}, {"B", [] {}, 40, "op", {{"k", "4"}}}};
   RunResult r = run_protocol(quick(true), meter, vs);
   MachineFingerprint m;
   m.build.compiler = "Clang test";
   m.build.git_commit = "abc";
   auto t = experiment_tables("run1", "exp", r, vs, m);
-  ASSERT_EQ(t.summary.size(), 4u);  // 2 variants x 2 metrics
+  ASSERT_EQ(t.summary.size(), 4u);  // 2 measured x 2 metrics
   ASSERT_EQ(t.samples.size(), 12u);
   // Row order: A/ticks, A/flushes, B/ticks, B/flushes.
   EXPECT_EQ(t.summary.at(0, "median"), "10");

@@ -438,11 +438,11 @@ struct BenchRun {
 
 // The cases of one workload: every engine (each must return the first's checksum) and the native
 // build of the same C in the same rounds (the "vs native" of every engine).
-std::vector<Variant> workload_cases(const BenchRun& run, const std::vector<std::unique_ptr<Prepared>>& prepared, const Workload& w,
+std::vector<MeasuredCase> workload_cases(const BenchRun& run, const std::vector<std::unique_ptr<Prepared>>& prepared, const Workload& w,
                                     uint32_t& checksum) {
   const auto& o = run.o;
   const auto& modes = run.plan.engines;
-  std::vector<Variant> variants;
+  std::vector<MeasuredCase> measured;
   for (size_t mi = 0; mi < modes.size(); ++mi) {
     Prepared* p = prepared[mi].get();
     wasm::FuncInst* f = workload_export(*p, o.module, w.name);
@@ -456,7 +456,7 @@ std::vector<Variant> workload_cases(const BenchRun& run, const std::vector<std::
     // and the call (it said only "unreachable"). On the timed path the try adds one register save
     // and restore around the call (x86-64 disassembly compared before and after, clang 19 -O3):
     // its handler is reached through the unwind table only when something is thrown.
-    variants.push_back({fmt::format("{}/{}", w.name, modes[mi].name),
+    measured.push_back({fmt::format("{}/{}", w.name, modes[mi].name),
                         [p, f, args, module = o.module, workload = w.name, engine = modes[mi].name] {
                           try {
                             p->rt->invoke(f, args);
@@ -477,13 +477,13 @@ std::vector<Variant> workload_cases(const BenchRun& run, const std::vector<std::
                                                          {"module", std::filesystem::path(o.module).filename().string()}}),
                         modes[mi].baseline.empty() ? std::string() : fmt::format("{}/{}", w.name, modes[mi].baseline)});
   }
-  if (o.no_native) return variants;
+  if (o.no_native) return measured;
   NativeKernel k = workload_suite(o.suite).native(w.name);
   uint32_t got = k(w.size);
   if (got != checksum)
     throw std::runtime_error(fmt::format("{}: the native build returned {:#x}, {} returned {:#x}", w.name, got, modes[0].name, checksum));
   uint32_t size = w.size;
-  variants.push_back({fmt::format("{}/native", w.name),
+  measured.push_back({fmt::format("{}/native", w.name),
                       [k, size] {
                         volatile uint32_t sink = k(size);  // kept: the call's result is used
                         (void)sink;
@@ -496,13 +496,13 @@ std::vector<Variant> workload_cases(const BenchRun& run, const std::vector<std::
                        {"corpus_role", corpus_role(w.name)},
                        {"checksum", fmt::format("{:08x}", got)},
                        {"module", "native (clang -O2)"}}});
-  return variants;
+  return measured;
 }
 
 // One peer's cases on a workload: its first run's checksum checked, its start-up (the fastest of
 // three runs making no call) measured apart, and a timed case whose every run is checked too (a
 // peer that fails in one of them fails the bench, and nothing it did is written as a result).
-Variant peer_case(const BenchRun& run, const Peer& peer, const Workload& w, uint32_t checksum, nlohmann::json& notes) {
+MeasuredCase peer_case(const BenchRun& run, const Peer& peer, const Workload& w, uint32_t checksum, nlohmann::json& notes) {
   const double limit = run.o.peer_timeout;
   const uint64_t n = run.o.peer_calls;
   const std::string& module = run.plan.command_module;
@@ -542,7 +542,7 @@ Variant peer_case(const BenchRun& run, const Peer& peer, const Workload& w, uint
 
 // The peers' group of a workload, beside `reference` (dlab's fastest engine there) making the same
 // calls in process; null when the command build lacks the workload (said on stderr).
-nlohmann::json run_peer_group(BenchRun& run, const Workload& w, uint32_t checksum, const Variant& reference, const std::string& engine) {
+nlohmann::json run_peer_group(BenchRun& run, const Workload& w, uint32_t checksum, const MeasuredCase& reference, const std::string& engine) {
   // Decided by the module itself, never by what a peer's exit status seems to say.
   if (!command_module_has(run.plan.command_module, w.name)) {
     for (const auto& peer : run.plan.peers)
@@ -550,8 +550,8 @@ nlohmann::json run_peer_group(BenchRun& run, const Workload& w, uint32_t checksu
     return nullptr;
   }
   uint64_t n = run.o.peer_calls;
-  std::vector<Variant> pv;
-  Variant ref = reference;
+  std::vector<MeasuredCase> pv;
+  MeasuredCase ref = reference;
   ref.name = fmt::format("{}/{} in process x{}", w.name, engine, n);
   auto inner = reference.run;
   ref.run = [inner, n] {
@@ -571,7 +571,7 @@ nlohmann::json run_peer_group(BenchRun& run, const Workload& w, uint32_t checksu
   run.all.samples.append(pt.samples);
   for (size_t r = 0; r < pt.summary.size(); ++r)
     if (pt.summary.at(r, "metric") == "tsc_ticks" && !pt.summary.at(r, "median").empty())
-      fmt::print("{:<34} {:>14.4g} ticks/call {}\n", pt.summary.at(r, "variant"), std::stod(pt.summary.at(r, "median")),
+      fmt::print("{:<34} {:>14.4g} ticks/call {}\n", pt.summary.at(r, "case"), std::stod(pt.summary.at(r, "median")),
                  pt.summary.at(r, "ratio").empty() ? "baseline" : fmt::format("x{:.2f}", std::stod(pt.summary.at(r, "ratio"))));
   return {{"workload", w.name + " (peers)"}, {"size", w.size}, {"baseline", ref.name}, {"checksum", fmt::format("{:08x}", checksum)},
           {"peers", notes}};
@@ -583,13 +583,13 @@ void print_group(const ExperimentTables& t) {
   for (size_t r = 0; r < t.summary.size(); ++r) {
     if (t.summary.at(r, "metric") != "cycles_tsc_estimate" && t.summary.at(r, "metric") != "task_clock") continue;
     if (t.summary.at(r, "median").empty()) continue;
-    std::string ratio = t.summary.at(r, "variant") == t.summary.at(r, "baseline") || t.summary.at(r, "ratio").empty()
+    std::string ratio = t.summary.at(r, "case") == t.summary.at(r, "baseline") || t.summary.at(r, "ratio").empty()
                             ? "baseline"
                             : fmt::format("{:+.1f}% [{:+.1f}, {:+.1f}] {}/{} faster", (std::stod(t.summary.at(r, "ratio")) - 1) * 100,
                                           (std::stod(t.summary.at(r, "ratio_ci95_lo")) - 1) * 100,
                                           (std::stod(t.summary.at(r, "ratio_ci95_hi")) - 1) * 100, t.summary.at(r, "smaller_k"),
                                           t.summary.at(r, "smaller_n"));
-    fmt::print("{:<20} {:<20} {:>14.4g} {:<12} {}\n", t.summary.at(r, "variant"), t.summary.at(r, "metric"),
+    fmt::print("{:<20} {:<20} {:>14.4g} {:<12} {}\n", t.summary.at(r, "case"), t.summary.at(r, "metric"),
                std::stod(t.summary.at(r, "median")), t.summary.at(r, "unit"), ratio);
   }
 }
@@ -601,9 +601,9 @@ size_t fastest_engine(const RunResult& result, size_t engines) {
   while (metric < result.metrics.size() && result.metrics[metric].name != "tsc_ticks") ++metric;
   size_t best = 0;
   double best_ticks = 0;
-  for (size_t mi = 0; mi < engines && mi < result.variants.size() && metric < result.metrics.size(); ++mi) {
+  for (size_t mi = 0; mi < engines && mi < result.cases.size() && metric < result.metrics.size(); ++mi) {
     std::vector<double> ticks;
-    for (const auto& round : result.variants[mi].samples)
+    for (const auto& round : result.cases[mi].samples)
       if (metric < round.size() && round[metric].value) ticks.push_back(*round[metric].value);
     if (ticks.empty()) continue;
     double m = median(ticks);
@@ -615,11 +615,11 @@ size_t fastest_engine(const RunResult& result, size_t engines) {
 void run_workload_group(BenchRun& run, const std::vector<std::unique_ptr<Prepared>>& prepared, size_t wi) {
   const Workload& w = run.plan.workloads[wi];
   uint32_t checksum = 0;
-  std::vector<Variant> variants = workload_cases(run, prepared, w, checksum);
+  std::vector<MeasuredCase> measured = workload_cases(run, prepared, w, checksum);
   bool tty = isatty(fileno(stderr));
   // On a terminal, a line rewritten per sample; into a log (a recipe's), a line per round of
   // every case, so a run of minutes still says where it is.
-  const int cases = static_cast<int>(variants.size());
+  const int cases = static_cast<int>(measured.size());
   auto progress = [&](int done, int total, const std::string& v) {
     if (tty)
       fmt::print(stderr, "\r[wasm bench] {}/{} {:<10} sample {}/{} {:<22}", wi + 1, run.plan.workloads.size(), w.name, done, total, v);
@@ -629,7 +629,7 @@ void run_workload_group(BenchRun& run, const std::vector<std::unique_ptr<Prepare
   };
   std::vector<std::pair<uint64_t, wasm::GcStats>> before;
   for (const auto& p : prepared) before.push_back({p->calls, p->rt->gc_stats()});
-  run.last = run_protocol(run.o.protocol, run.meter, variants, progress);
+  run.last = run_protocol(run.o.protocol, run.meter, measured, progress);
   if (tty) fmt::print(stderr, "\r{:<100}\r", "");
   // What the collector did per call, over every timed call of each engine (warm-up included):
   // collections, and wall time in the collector (steady_clock around each collection).
@@ -637,22 +637,22 @@ void run_workload_group(BenchRun& run, const std::vector<std::unique_ptr<Prepare
     uint64_t calls = prepared[mi]->calls - before[mi].first;
     wasm::GcStats s = prepared[mi]->rt->gc_stats();
     if (!calls) continue;
-    variants[mi].params["gc_collections_per_call"] = fmt::format("{:.4g}", double(s.collections - before[mi].second.collections) / calls);
-    variants[mi].params["gc_ns_per_call"] = fmt::format("{:.4g}", double(s.collect_ns - before[mi].second.collect_ns) / calls);
-    variants[mi].params["gc_bytes_per_call"] = fmt::format("{:.4g}", double(s.bytes_allocated - before[mi].second.bytes_allocated) / calls);
-    variants[mi].params["heap_limit"] = run.o.heap_limit ? std::to_string(run.o.heap_limit) : "";
+    measured[mi].params["gc_collections_per_call"] = fmt::format("{:.4g}", double(s.collections - before[mi].second.collections) / calls);
+    measured[mi].params["gc_ns_per_call"] = fmt::format("{:.4g}", double(s.collect_ns - before[mi].second.collect_ns) / calls);
+    measured[mi].params["gc_bytes_per_call"] = fmt::format("{:.4g}", double(s.bytes_allocated - before[mi].second.bytes_allocated) / calls);
+    measured[mi].params["heap_limit"] = run.o.heap_limit ? std::to_string(run.o.heap_limit) : "";
   }
-  auto t = experiment_tables(run.run_id, run.o.name, run.last, variants, run.machine);
+  auto t = experiment_tables(run.run_id, run.o.name, run.last, measured, run.machine);
   print_group(t);
   run.all.summary.append(t.summary);
   run.all.samples.append(t.samples);
-  run.groups.push_back({{"workload", w.name}, {"size", w.size}, {"baseline", variants.front().name},
+  run.groups.push_back({{"workload", w.name}, {"size", w.size}, {"baseline", measured.front().name},
                         {"checksum", fmt::format("{:08x}", checksum)}, {"native", !run.o.no_native}, {"rounds", run.last.rounds},
                         {"stop", run.last.stop_note}});
   if (!run.last.stop_note.empty()) fmt::print(stderr, "[wasm bench] {}: {}\n", w.name, run.last.stop_note);
   if (run.plan.peers.empty()) return;
   size_t best = fastest_engine(run.last, run.plan.engines.size());
-  nlohmann::json peer_log = run_peer_group(run, w, checksum, variants[best], run.plan.engines[best].name);
+  nlohmann::json peer_log = run_peer_group(run, w, checksum, measured[best], run.plan.engines[best].name);
   if (!peer_log.is_null()) run.groups.push_back(peer_log);
 }
 

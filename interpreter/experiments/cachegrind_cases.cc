@@ -95,7 +95,7 @@ ResultTable function_table(const std::string& run_id, const std::string& experim
         return format_number(static_cast<double>(sum) / n);
       };
       std::map<std::string, std::string> row = provenance;
-      row.insert({{"run_id", run_id}, {"experiment", experiment}, {"variant", cases[i].name}, {"function", function},
+      row.insert({{"run_id", run_id}, {"experiment", experiment}, {"case", cases[i].name}, {"function", function},
                   {"family", family_of(function)}, {"instructions", per({"Ir"})}, {"loads", per({"Dr"})}, {"stores", per({"Dw"})},
                   {"branches", per({"Bc", "Bi"})}, {"mispredicts", per({"Bcm", "Bim"})}, {"params", params_column(cases[i].params)}});
       t.add(row);
@@ -202,7 +202,7 @@ void run_cachegrind_cases(const std::vector<CachegrindCase>& cases, const std::o
   fmt::print("{:<32} {:>14} {:>12} {:>12} {:>12}   (per repetition, cachegrind, 2N vs N repetitions)\n", "case", "instructions",
              "loads", "stores", "mispredicts");
   nlohmann::json repetitions = nlohmann::json::object(), reuse_notes = nlohmann::json::object(), runs = nlohmann::json::object();
-  std::vector<Variant> variants;
+  std::vector<MeasuredCase> measured;
   for (size_t i = 0; i < n_cases; ++i) {
     const CachegrindCase& c = cases[i];
     const uint64_t n = c.repetitions;
@@ -217,7 +217,7 @@ void run_cachegrind_cases(const std::vector<CachegrindCase>& cases, const std::o
     } else {
       reuse_notes[c.name] = sources[i];
     }
-    VariantSamples vs{c.name, {cachegrind_values(cat, *diffs[i])}};
+    CaseSamples vs{c.name, {cachegrind_values(cat, *diffs[i])}};
     auto col = [&](const char* metric) {
       for (size_t m = 0; m < r.metrics.size(); ++m)
         if (r.metrics[m].name == metric && vs.samples[0][m].value)
@@ -226,15 +226,15 @@ void run_cachegrind_cases(const std::vector<CachegrindCase>& cases, const std::o
     };
     fmt::print("{:<32} {:>14} {:>12} {:>12} {:>12}{}\n", c.name, col("cg_instructions"), col("cg_loads"), col("cg_stores"),
                col("cg_mispredicts"), reuse_notes.contains(c.name) ? "   (read back: " + sources[i] + ")" : "");
-    r.variants.push_back(std::move(vs));
-    variants.push_back({c.name, nullptr, static_cast<double>(n), c.unit, c.params, c.baseline});
+    r.cases.push_back(std::move(vs));
+    measured.push_back({c.name, nullptr, static_cast<double>(n), c.unit, c.params, c.baseline});
   }
   std::optional<ResultTable> functions;
   if (by_function)
     functions = function_table(dir ? dir->run_id() : "", experiment, cases, once_functions, twice_functions, options.family_of,
                                provenance_columns(r, this_machine()));
   if (!dir) return;
-  auto t = experiment_tables(dir->run_id(), experiment, r, variants, this_machine());
+  auto t = experiment_tables(dir->run_id(), experiment, r, measured, this_machine());
   std::vector<std::string> tables = {"summary", "samples"};
   if (functions) tables.push_back("functions");
   auto sidecar = sidecar_json(dir->run_id(), this_machine(), &r, tables);

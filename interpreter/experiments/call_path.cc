@@ -271,21 +271,21 @@ void run_call_path(const std::vector<BenchEngine>& engines, const RunProtocol& p
   for (size_t gi = 0; gi < groups.size(); ++gi) {
     const Group& g = groups[gi];
     const uint32_t count = timed_count(g, quick);
-    std::vector<Variant> variants;
+    std::vector<MeasuredCase> measured;
     for (size_t i = 0; i < engines.size(); ++i)
-      variants.push_back({fmt::format("{}/{}", g.kind, engines[i].name), g.make(*rigs[i], count), static_cast<double>(count), g.unit,
+      measured.push_back({fmt::format("{}/{}", g.kind, engines[i].name), g.make(*rigs[i], count), static_cast<double>(count), g.unit,
                           engine_params(engines[i].config,
                                         {{"call", g.kind}, {"calls", std::to_string(count)}, {"module", "generated call path"}}),
                           engines[i].baseline.empty() ? std::string() : fmt::format("{}/{}", g.kind, engines[i].baseline)});
     fmt::print(stderr, "[wasm bench --calls] {}/{} {}\n", gi + 1, groups.size(), g.kind);
-    last = run_protocol(protocol, meter, variants, nullptr);
-    auto t = experiment_tables(run_id, experiment, last, variants, machine);
+    last = run_protocol(protocol, meter, measured, nullptr);
+    auto t = experiment_tables(run_id, experiment, last, measured, machine);
     for (size_t r = 0; r < t.summary.size(); ++r)
       if (t.summary.at(r, "metric") == "tsc_ticks" && !t.summary.at(r, "median").empty())
-        fmt::print("{:<28} {:>12.4g} ticks/{}\n", t.summary.at(r, "variant"), std::stod(t.summary.at(r, "median")), g.unit);
+        fmt::print("{:<28} {:>12.4g} ticks/{}\n", t.summary.at(r, "case"), std::stod(t.summary.at(r, "median")), g.unit);
     all.summary.append(t.summary);
     all.samples.append(t.samples);
-    notes.push_back({{"call", g.kind}, {"what", g.what}, {"baseline", variants.front().name}, {"calls_per_run", count}});
+    notes.push_back({{"call", g.kind}, {"what", g.what}, {"baseline", measured.front().name}, {"calls_per_run", count}});
   }
 
   // What one instance holds beyond its module: heap bytes in use and resident bytes, grown over

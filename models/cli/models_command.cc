@@ -226,7 +226,7 @@ void print_group(const ExperimentTables& t, size_t first_row) {
   std::map<std::pair<std::string, std::string>, size_t> at;
   std::vector<std::string> order;
   for (size_t r = first_row; r < t.summary.size(); ++r) {
-    auto v = t.summary.at(r, "variant");
+    auto v = t.summary.at(r, "case");
     if (at.empty() || std::find(order.begin(), order.end(), v) == order.end()) order.push_back(v);
     at[{v, t.summary.at(r, "metric")}] = r;
   }
@@ -280,20 +280,20 @@ void run_harness_sweep(ModelsOptions& o) {
   for (size_t gi = 0; gi < groups.size(); ++gi) {
     const auto& g = groups[gi];
     std::vector<std::unique_ptr<models::ModelInstance>> instances;
-    std::vector<Variant> variants;
+    std::vector<MeasuredCase> measured;
     uint64_t checksum = 0;
     for (const auto& c : g.cases) {
       auto inst = std::make_unique<models::ModelInstance>(models::find_entry(c.model, c.placement, c.dispatch), c.program(), c.seed);
       uint64_t reps = std::max<uint64_t>(1, o.target_dispatches / inst->dispatches_per_run());
       models::ModelInstance* p = inst.get();
-      variants.push_back({c.name(), [p, reps] { p->run(reps); }, static_cast<double>(reps * p->dispatches_per_run()), "dispatch",
+      measured.push_back({c.name(), [p, reps] { p->run(reps); }, static_cast<double>(reps * p->dispatches_per_run()), "dispatch",
                           case_params(c, p->dispatches_per_run(), sites)});
       instances.push_back(std::move(inst));
     }
     auto progress = [&](int done, int total, const std::string& v) {
       if (tty) fmt::print(stderr, "\r[models] group {}/{} {:<22} sample {}/{} {:<34}", gi + 1, groups.size(), g.label, done, total, v);
     };
-    last = run_protocol(o.protocol, meter, variants, progress);
+    last = run_protocol(o.protocol, meter, measured, progress);
     if (tty) fmt::print(stderr, "\r{:<120}\r", "");
     // Same program, same state, same repetitions: within a group of one model every case must
     // end with the same checksum, or a case computes something else.
@@ -307,7 +307,7 @@ void run_harness_sweep(ModelsOptions& o) {
       checksum = it->second;
     }
     size_t first_row = all.summary.size();
-    auto t = experiment_tables(run_id, "models", last, variants, machine);
+    auto t = experiment_tables(run_id, "models", last, measured, machine);
     all.summary.append(t.summary);
     all.samples.append(t.samples);
     fmt::print("{} (baseline {}):\n", g.label, g.cases.front().name());
@@ -340,7 +340,7 @@ void run_valgrind_sweep(ModelsOptions& o) {
   std::optional<RunDirectory> dir;
   if (!o.no_save) dir = o.out.resolve(machine, experiment_files("models_valgrind"));
   RunResult r = cachegrind_result(cat);
-  std::vector<Variant> variants;
+  std::vector<MeasuredCase> measured;
   size_t n_cases = 0, done = 0;
   for (const auto& g : groups) n_cases += g.cases.size();
   uint64_t n = o.valgrind_reps;
@@ -351,7 +351,7 @@ void run_valgrind_sweep(ModelsOptions& o) {
       fmt::print(stderr, "[models --valgrind] {}/{} {}\n", ++done, n_cases, c.name());
       auto d = models::cachegrind_counts(c, exec, n);
       size_t per_run = c.program().size();
-      VariantSamples vs{c.name(), {cachegrind_values(cat, d)}};
+      CaseSamples vs{c.name(), {cachegrind_values(cat, d)}};
       std::map<std::string, double> shown;
       for (size_t i = 0; i < r.metrics.size(); ++i)
         if (vs.samples[0][i].value) shown[r.metrics[i].name] = *vs.samples[0][i].value / static_cast<double>(n * per_run);
@@ -361,11 +361,11 @@ void run_valgrind_sweep(ModelsOptions& o) {
       };
       fmt::print("{:<34} {} {} {} {}\n", c.name(), col("cg_instructions", 9, 2), col("cg_loads", 8, 2), col("cg_stores", 8, 2),
                  col("cg_mispredicts", 10, 3));
-      r.variants.push_back(std::move(vs));
-      variants.push_back({c.name(), nullptr, static_cast<double>(n * per_run), "dispatch", case_params(c, per_run, sites)});
+      r.cases.push_back(std::move(vs));
+      measured.push_back({c.name(), nullptr, static_cast<double>(n * per_run), "dispatch", case_params(c, per_run, sites)});
     }
   if (!dir) return;
-  auto t = experiment_tables(dir->run_id(), "models_valgrind", r, variants, machine);
+  auto t = experiment_tables(dir->run_id(), "models_valgrind", r, measured, machine);
   auto sidecar = sidecar_json(dir->run_id(), machine, &r, {"summary", "samples"});
   sidecar["valgrind_repetitions"] = {n, 2 * n};
   write_experiment(*dir, "models_valgrind", t, sidecar);
@@ -467,12 +467,12 @@ void run_predict_sweep(ModelsOptions& o) {
                                      "mispredicts, flushes or cache misses, loads independent of stores), weighted by the program's "
                                      "dispatches to it; not a measurement", mcpu, models::kMcaIterations),
                          true, Availability::yes("estimated"), ""});
-  std::vector<Variant> variants;
+  std::vector<MeasuredCase> measured;
   fmt::print("{:<34} {:>10} {:>22} {:>22} {:>10}   (per 1,000 dispatches, simulated; ideal: cycles per dispatch, llvm-mca)\n",
              "case", "dispatches", "flushes (first row)", "indirect misp. (first)", "ideal");
   for (size_t i = 0; i < cases.size(); ++i) {
     const auto& res = results[i];
-    VariantSamples vs{cases[i].name(), {{}}};
+    CaseSamples vs{cases[i].name(), {{}}};
     std::string flushes = "-", indirect = "-";
     for (const auto& sc : res.counts) {
       vs.samples[0].push_back({static_cast<double>(sc.count), "", 1.0, "lackey trace"});
@@ -488,16 +488,16 @@ void run_predict_sweep(ModelsOptions& o) {
     }
     fmt::print("{:<34} {:>10} {:>22} {:>22} {:>10}\n", cases[i].name(), res.dispatches, flushes, indirect,
                ideal[i].cycles_per_dispatch ? fmt::format("{:.2f}", *ideal[i].cycles_per_dispatch) : "-");
-    r.variants.push_back(std::move(vs));
+    r.cases.push_back(std::move(vs));
     auto params = case_params(cases[i], res.dispatches / reps[i], sites);
     params["traced_repetitions"] = std::to_string(reps[i]);
     params["handler_code"] = fmt::format("{:x}-{:x}", res.code.lo, res.code.hi);
     params["branch_sites"] = std::to_string(res.branch_sites);
     params["trace_instructions"] = std::to_string(res.trace_instructions);
-    variants.push_back({cases[i].name(), nullptr, static_cast<double>(res.dispatches), "dispatch", params});
+    measured.push_back({cases[i].name(), nullptr, static_cast<double>(res.dispatches), "dispatch", params});
   }
   if (!dir) return;
-  auto t = experiment_tables(dir->run_id(), "models_simulated", r, variants, machine);
+  auto t = experiment_tables(dir->run_id(), "models_simulated", r, measured, machine);
   auto sidecar = sidecar_json(dir->run_id(), machine, &r, {"summary", "samples"});
   sidecar["simulation"] = {{"predictors", o.predict}, {"window_instructions", o.predict_window}, {"traced_dispatches_target", o.predict_dispatches}, {"ideal_mcpu", o.ideal_mcpu == "none" ? "" : mcpu},
                            {"tracer", "valgrind --tool=lackey --trace-mem=yes"}, {"binary", exec},

@@ -18,7 +18,7 @@ def test_every_kind_of_call_in_every_engine(dlab_bin, tmp_path):
     assert out.returncode == 0, out.stderr
     with open(f"{run}/wasm_calls.summary.csv") as f:
         rows = [r for r in csv.DictReader(f) if r["metric"] == "tsc_ticks"]
-    cases = {r["variant"] for r in rows}
+    cases = {r["case"] for r in rows}
     assert cases == {f"{k}/{e}" for k in KINDS for e in ("switch", "tail")}
     for r in rows:
         assert float(r["median"]) > 0, r

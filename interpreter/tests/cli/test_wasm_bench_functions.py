@@ -34,7 +34,7 @@ def test_the_counts_split_by_function_name_each_handlers_family(dlab_bin, tmp_pa
     assert (handlers["params"].str.contains("workload=fib")).all()
     assert (f["protocol"] == "cachegrind-2n-minus-n").all() and (f["git_commit"] != "").all() and (f["cxx_flags"] != "").all()
     # The handlers' instructions are per call, and they are most of dlab's fib call.
-    dlab_rows = f[f["variant"] != "fib/fake"]
+    dlab_rows = f[f["case"] != "fib/fake"]
     assert handlers["instructions"].sum() > 0.5 * dlab_rows["instructions"].sum()
 
     out = tmp_path / "where.md"

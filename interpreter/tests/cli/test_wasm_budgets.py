@@ -48,12 +48,12 @@ def test_bench_pairs_every_budget_with_the_same_engine_unbudgeted(dlab_bin, tmp_
     assert "not run: goto x sp with the fuel budget is not built" in out.stderr
     with open(f"{rd}/wasm.summary.csv") as f:
         rows = [r for r in csv.DictReader(f) if r["metric"] == "tsc_ticks"]
-    baseline = {r["variant"]: r["baseline"] for r in rows}
+    baseline = {r["case"]: r["baseline"] for r in rows}
     assert baseline["fib/tail/fuel"] == "fib/tail/none" and baseline["fib/tail/deadline"] == "fib/tail/none"
     assert baseline["fib/switch/fuel"] == "fib/switch/none"
     assert baseline["fib/goto/none"] == "fib/tail/none"  # the engine's own first budget pairs with the run's first case
     assert all("budget=" in r["params"] for r in rows)
-    assert all(r["ratio"] for r in rows if r["variant"] != r["baseline"])
+    assert all(r["ratio"] for r in rows if r["case"] != r["baseline"])
     from dispatchlab_analysis.results import load_run
     from dispatchlab_analysis.tables import budgets_markdown
     text = budgets_markdown(load_run(rd))

@@ -41,9 +41,9 @@ def test_the_3_0_suite_checks_every_engine_against_native_and_reports_the_collec
     assert out.returncode == 0, out.stderr
     with open(f"{run_dir}/wasm30.summary.csv") as f:
         rows = list(csv.DictReader(f))
-    cases = {r["variant"] for r in rows}
+    cases = {r["case"] for r in rows}
     assert {"gc_trees/tail", "gc_trees/switch", "gc_trees/native", "exn_parser/tail"} <= cases
-    trees = next(r for r in rows if r["variant"] == "gc_trees/tail")
+    trees = next(r for r in rows if r["case"] == "gc_trees/tail")
     params = parse_params(trees["params"])
     assert float(params["gc_collections_per_call"]) > 0
     assert float(params["gc_bytes_per_call"]) == 824800  # depth 8: 25,775 nodes of 32 bytes per call

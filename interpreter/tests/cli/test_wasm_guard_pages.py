@@ -66,10 +66,10 @@ def test_bench_rows_name_their_bounds(dlab_bin, tmp_path):
     assert "not run: switch x sp with guard pages is not built" in out.stderr
     with open(f"{run_dir}/wasm_bounds.summary.csv") as f:
         rows = list(csv.DictReader(f))
-    bounds = {r["variant"]: parse_params(r["params"]).get("bounds") for r in rows}
+    bounds = {r["case"]: parse_params(r["params"]).get("bounds") for r in rows}
     assert bounds["sieve/tail_pn/check"] == "check" and bounds["sieve/tail_pn/guard"] == "guard"
     assert bounds["sieve/switch/check"] == "check" and "sieve/switch/guard" not in bounds
-    baselines = {r["variant"]: r["baseline"] for r in rows}
+    baselines = {r["case"]: r["baseline"] for r in rows}
     assert baselines["sieve/tail_pn/guard"] == "sieve/tail_pn/check"
 
 

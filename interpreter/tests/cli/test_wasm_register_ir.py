@@ -55,7 +55,7 @@ def test_bench_rows_name_their_ir_and_placements_without_it_are_said(dlab_bin, t
     assert "not run: tail x sp_wt: the register IR is built for the sp placement only" in out.stderr
     with open(f"{run_dir}/wasm_ir.summary.csv") as f:
         rows = list(csv.DictReader(f))
-    irs = {r["variant"]: parse_params(r["params"]).get("ir") for r in rows}
+    irs = {r["case"]: parse_params(r["params"]).get("ir") for r in rows}
     assert irs["fib/tail/sp/stack"] == "stack" and irs["fib/tail/sp/register"] == "register"
     assert irs["fib/tail/sp_wt/stack"] == "stack" and "fib/tail/sp_wt/register" not in irs
 

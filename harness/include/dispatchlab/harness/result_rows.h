@@ -1,5 +1,5 @@
 // Turns measurements into rows of the result schema: a RunResult into summary and sample rows
-// (per work unit, with pairwise ratios against the first variant), a CounterPlan into the counter
+// (per work unit, with pairwise ratios against the first case), a CounterPlan into the counter
 // availability table, and either into its JSON sidecar.
 #pragma once
 
@@ -21,9 +21,9 @@ struct ExperimentTables {
   ResultTable samples{result_table("samples")};
 };
 
-// `variants` must be the list the RunResult was produced from (for units and params).
+// `measured` must be the list the RunResult was produced from (for units and params).
 ExperimentTables experiment_tables(const std::string& run_id, const std::string& experiment, const RunResult& result,
-                                   const std::vector<Variant>& variants, const MachineFingerprint& machine);
+                                   const std::vector<MeasuredCase>& measured, const MachineFingerprint& machine);
 
 ResultTable counters_table(const CounterPlan& plan);
 

@@ -10,11 +10,12 @@
 
 namespace dlab {
 
-// The result rows' schema version, written into every sidecar (`schema_version`). 2: the params
-// name an engine's stack placement `placement` and another engine `peer` (version 1, whose
-// sidecars have no schema_version, wrote both, and the native build's "native", as `variant`);
-// the analysis reads both (docs/results-schema.md, "Migration").
-constexpr int kResultSchemaVersion = 2;
+// The result rows' schema version, written into every sidecar (`schema_version`). 3: the measured
+// case's column is `case` (`variant` before). 2: the params name an engine's stack placement
+// `placement` and another engine `peer` (version 1, whose sidecars have no schema_version, wrote
+// both, and the native build's "native", as `variant`); the analysis reads every version
+// (docs/results-schema.md, "Migration").
+constexpr int kResultSchemaVersion = 3;
 
 struct Column {
   const char* name;

@@ -1,4 +1,4 @@
-// The run protocol: how variants are run and sampled. One named object whose every parameter is
+// The run protocol: how measured are run and sampled. One named object whose every parameter is
 // written into every result row, so a number can always be traced to how it was taken.
 #pragma once
 
@@ -23,8 +23,8 @@ struct RunProtocol {
   int pin_cpu = -2;
   int warmup_rounds = 2;   // full rounds run and discarded (caches, predictors, page faults, clocks)
   int samples = 15;        // measured rounds
-  // true: each round runs every variant once, in the order given (A B A B ...), so slow drifts of
-  // the machine hit all variants alike and samples pair up by round. false: all of A, then all of B.
+  // true: each round runs every case once, in the order given (A B A B ...), so slow drifts of
+  // the machine hit all measured alike and samples pair up by round. false: all of A, then all of B.
   bool interleave = true;
   BootstrapOptions bootstrap;
   // Sampling until the intervals are narrow, not a fixed count (interleaved runs only): when
@@ -41,7 +41,7 @@ struct RunProtocol {
   std::string rounds_text() const;
 };
 
-struct Variant {
+struct MeasuredCase {
   std::string name;
   std::function<void()> run;
   // Work units one run performs (dispatches, iterations): values are reported per unit.
@@ -54,8 +54,8 @@ struct Variant {
   std::string baseline;
 };
 
-struct VariantSamples {
-  std::string variant;
+struct CaseSamples {
+  std::string name;
   std::vector<std::vector<MetricValue>> samples;  // [round][metric], raw per-run values
 };
 
@@ -64,7 +64,7 @@ struct RunResult {
   int pinned_cpu = -1;
   std::string pin_note;                     // why not pinned, when not; or what the pinned CPU is not (an E core)
   std::vector<MeteredMetric> metrics;
-  std::vector<VariantSamples> variants;     // same order as the Variant list
+  std::vector<CaseSamples> cases;        // same order as the MeasuredCase list
   std::vector<std::string> execution_log;   // "warmup:A", "sample:B" ... in the order run
   int rounds = 0;                           // measured rounds taken (samples, or more when adaptive)
   std::string stop_note;                    // adaptive: why sampling stopped where it did
@@ -78,17 +78,17 @@ struct StopCheck {
   double widest = 0;
   std::string widest_case;
 };
-StopCheck check_intervals(const RunResult& r, const std::vector<Variant>& variants, const BootstrapOptions& bootstrap);
+StopCheck check_intervals(const RunResult& r, const std::vector<MeasuredCase>& measured, const BootstrapOptions& bootstrap);
 
 // Called after every measured run with (done, total).
-using ProgressFn = std::function<void(int done, int total, const std::string& variant)>;
+using ProgressFn = std::function<void(int done, int total, const std::string& case_name)>;
 
 // The result of counts taken once per case outside a Meter (cachegrind's, a simulation's): one
 // sample, no warm-up, not interleaved, not pinned (`pin_note` says why that does not matter).
 RunResult single_count_result(std::string protocol_name, std::string pin_note);
 
-// Pins (if asked), warms up, and samples every variant under the protocol.
-RunResult run_protocol(const RunProtocol& protocol, Meter& meter, const std::vector<Variant>& variants,
+// Pins (if asked), warms up, and samples every case under the protocol.
+RunResult run_protocol(const RunProtocol& protocol, Meter& meter, const std::vector<MeasuredCase>& measured,
                        const ProgressFn& progress = {});
 
 // Pins the calling thread to `cpu` (-2: the last allowed CPU of the kind measurements run on, the
