@@ -16,20 +16,49 @@
 
 #include "dispatchlab/harness/cpu_identity.h"
 #include "platform.h"
+#include "shared_library.h"
 #include "dispatchlab/harness/quote.h"
 
 namespace dlab {
 
+namespace {
+
+// The four libpfm4 functions dlab calls, bound when first needed (shared_library.h says why).
+// DLAB_LIBPFM_SONAME is the library the build found (CMakeLists.txt).
+struct Libpfm {
+  SharedLibrary library{DLAB_LIBPFM_SONAME};
+  decltype(&::pfm_initialize) initialize = nullptr;
+  decltype(&::pfm_strerror) strerror = nullptr;
+  decltype(&::pfm_get_pmu_info) get_pmu_info = nullptr;
+  decltype(&::pfm_get_os_event_encoding) get_os_event_encoding = nullptr;
+  Libpfm() {
+    library.bind(initialize, "pfm_initialize");
+    library.bind(strerror, "pfm_strerror");
+    library.bind(get_pmu_info, "pfm_get_pmu_info");
+    library.bind(get_os_event_encoding, "pfm_get_os_event_encoding");
+  }
+};
+
+const Libpfm& libpfm() {
+  static const Libpfm l;
+  return l;
+}
+
+}  // namespace
+
 void ensure_libpfm_initialized() {
+  const Libpfm& pfm = libpfm();
+  if (!pfm.library.error().empty())
+    throw CounterError(fmt::format("libpfm4 is not usable: {} (Debian: apt-get install libpfm4)", pfm.library.error()));
   static std::once_flag once;
   static int result = PFM_SUCCESS;
-  std::call_once(once, [] {
+  std::call_once(once, [&pfm] {
     // Without this libpfm4 encodes only the PMU it detected; with it, any PMU compiled in for this
     // architecture encodes, which is what lets one catalog serve every CPU of an architecture.
     setenv("LIBPFM_ENCODE_INACTIVE", "1", 0);
-    result = pfm_initialize();
+    result = pfm.initialize();
   });
-  if (result != PFM_SUCCESS) throw CounterError(fmt::format("libpfm4 failed to initialise: {}", pfm_strerror(result)));
+  if (result != PFM_SUCCESS) throw CounterError(fmt::format("libpfm4 failed to initialise: {}", pfm.strerror(result)));
 }
 
 DetectedPmu detect_core_pmu() {
@@ -38,7 +67,7 @@ DetectedPmu detect_core_pmu() {
   for (int p = 0; p < PFM_PMU_MAX; ++p) {
     std::memset(&info, 0, sizeof info);
     info.size = sizeof info;
-    if (pfm_get_pmu_info(static_cast<pfm_pmu_t>(p), &info) != PFM_SUCCESS) continue;
+    if (libpfm().get_pmu_info(static_cast<pfm_pmu_t>(p), &info) != PFM_SUCCESS) continue;
     // is_present means "detected from CPUID" (or forced); with ENCODE_INACTIVE the other PMUs are
     // still usable for encoding but are not this CPU.
     if (info.is_present && info.type == PFM_PMU_TYPE_CORE && std::strcmp(info.name, "ix86arch") != 0)
@@ -57,9 +86,9 @@ void PerfEventBackend::encode(const std::string& native_event, perf_event_attr& 
   // PFM_PLM3: user space only. The measured code is user-space dispatch; excluding the kernel
   // keeps timer interrupts and page-fault handling out of per-dispatch counts, and works at
   // perf_event_paranoid=2.
-  int r = pfm_get_os_event_encoding(native_event.c_str(), PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
+  int r = libpfm().get_os_event_encoding(native_event.c_str(), PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
   if (r != PFM_SUCCESS)
-    throw CounterError(fmt::format("libpfm4 cannot encode {}: {}", quote_input(native_event), pfm_strerror(r)));
+    throw CounterError(fmt::format("libpfm4 cannot encode {}: {}", quote_input(native_event), libpfm().strerror(r)));
   attr.size = sizeof attr;
   // On a heterogeneous chip the kernel needs raw and generic hardware events bound to the PMU of
   // the cores measurements run on: cpu_core on hybrid Intel; on arm64 the one cpus.json names for
