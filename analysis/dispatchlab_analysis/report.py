@@ -96,7 +96,7 @@ def experiment_markdown(exp) -> str:
         return calls_markdown(exp)
     if exp.name.startswith("wasm") and not exp.name.endswith("_valgrind"):
         parts = []
-        pace = []  # (workload, peer, dlab ms per call, the peer's ms per call after its start-up)
+        pace = []  # (workload, peer, dlab ms per call, the peer's ms per call after its start-up, its start-up ms, its peak MiB)
         for group in exp.sidecar.get("groups", []):
             # The group's cases: those paired with its baseline, and those paired with one of them
             # (a budgeted engine records its unbudgeted case as its baseline).
@@ -122,8 +122,10 @@ def experiment_markdown(exp) -> str:
                         else:
                             after.append(f"`{peer}` {(total_ms - startup_ms) / calls:.3g} ms per call after its start-up")
                             if len(in_process):
+                                rss_kb = float(p.get("peer_startup_max_rss_kb") or "nan")
                                 pace.append((group["workload"].removesuffix(" (peers)"), peer,
-                                             float(in_process["median"].iloc[0]) / hz * 1e3, (total_ms - startup_ms) / calls))
+                                             float(in_process["median"].iloc[0]) / hz * 1e3, (total_ms - startup_ms) / calls,
+                                             startup_ms, rss_kb / 1024 if rss_kb > 0 else float("nan")))
                 if after:
                     notes += ". Without start-up: " + ", ".join(after)
                 parts += [f"### {group['workload']} (size {group['size']}, checksum {group['checksum']} from every peer)\n",
@@ -202,18 +204,23 @@ def calls_markdown(exp) -> str:
     return "\n".join(parts)
 
 
-def peer_pace_markdown(pace: list[tuple[str, str, float, float]]) -> str:
-    """Per workload and peer, dlab's and the peer's ms per call and `x peer`, then each peer's
-    geometric mean over its workloads."""
+def peer_pace_markdown(pace: list[tuple]) -> str:
+    """Per workload and peer, dlab's and the peer's ms per call and `x peer`, the peer's start-up
+    (the module loaded, no call) and its peak resident memory then (empty in runs before these were
+    recorded), then each peer's geometric mean over its workloads."""
     rows, ratios = [], {}
     roles = workload_roles()
-    for workload, peer, dlab_ms, peer_ms in pace:
+    for workload, peer, dlab_ms, peer_ms, *footprint in pace:
+        startup_ms, peak_mib = (footprint + [float("nan"), float("nan")])[:2]
         ratio = peer_ms / dlab_ms
         ratios.setdefault(peer, []).append(ratio)
-        rows.append([workload, roles.get(workload, ""), peer, f"{dlab_ms:.3g}", f"{peer_ms:.3g}", f"{ratio:.2f}"])
+        rows.append([workload, roles.get(workload, ""), peer, f"{dlab_ms:.3g}", f"{peer_ms:.3g}", f"{ratio:.2f}",
+                     f"{startup_ms:.3g}" if math.isfinite(startup_ms) else "",
+                     f"{peak_mib:.3g}" if math.isfinite(peak_mib) else ""])
     for peer, rs in ratios.items():
-        rows.append([f"geometric mean ({len(rs)})", "", peer, "", "", f"{math.exp(sum(map(math.log, rs)) / len(rs)):.2f}"])
-    return markdown_table(["workload", "role", "peer", "dlab ms/call", "peer ms/call", "x peer"], rows)
+        rows.append([f"geometric mean ({len(rs)})", "", peer, "", "", f"{math.exp(sum(map(math.log, rs)) / len(rs)):.2f}", "", ""])
+    return markdown_table(["workload", "role", "peer", "dlab ms/call", "peer ms/call", "x peer", "peer start-up ms",
+                           "peer peak MiB at start-up"], rows)
 
 
 def workload_roles() -> dict[str, str]:

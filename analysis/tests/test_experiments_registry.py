@@ -78,7 +78,8 @@ def test_the_corpus_steps_and_the_node_peer_are_conditional():
     extras = [(s.name, e.if_on_path or e.if_exists) for s in reg.steps for r in s.recipes.values() for e in r.extra]
     assert extras == [("wasm", "node"), ("wasm", "build/peers/wasm3/wasm3"), ("wasm", "build/peers/wasm3/wasm3"),
                       ("wasm_valgrind", "build/peers/wasm3-portable/wasm3"),
-                      ("wasm_pace_heldout", "build/peers/wasm3/wasm3"), ("wasm_pace_kernels", "build/peers/wasm3/wasm3")]
+                      ("wasm_pace_heldout", "build/peers/wasm3/wasm3"), ("wasm_pace_heldout", "{dlab}"),
+                      ("wasm_pace_kernels", "build/peers/wasm3/wasm3")]
 
 
 @pytest.mark.parametrize("text, message", [

@@ -130,10 +130,11 @@ def test_report_lists_experiments_in_the_registrys_run_order_each_with_its_line(
 
 def test_the_pace_table_divides_the_peers_time_by_dlabs_and_takes_the_geometric_mean():
     from dispatchlab_analysis.report import peer_pace_markdown
-    md = peer_pace_markdown([("fib", "wasm3", 2.0, 3.0), ("crc32", "wasm3", 1.0, 4.0), ("fib", "node", 2.0, 1.0),
+    md = peer_pace_markdown([("fib", "wasm3", 2.0, 3.0, 19.3, 1.9), ("crc32", "wasm3", 1.0, 4.0), ("fib", "node", 2.0, 1.0),
                              ("lz4", "node", 1.0, 1.0)])
     # the kernels are the superinstructions' selection set (profiled); the corpus's lz4 is held out
-    assert "| fib | selection | wasm3 | 2 | 3 | 1.50 |" in md and "| crc32 | selection | wasm3 | 1 | 4 | 4.00 |" in md
+    assert "| fib | selection | wasm3 | 2 | 3 | 1.50 | 19.3 | 1.9 |" in md  # start-up and its peak memory
+    assert "| crc32 | selection | wasm3 | 1 | 4 | 4.00 |  |  |" in md  # a run before they were recorded
     assert "| lz4 | held out | node | 1 | 1 | 1.00 |" in md
     assert "| geometric mean (2) |  | wasm3 |  |  | 2.45 |" in md  # sqrt(1.5 * 4)
     assert "| geometric mean (2) |  | node |  |  | 0.71 |" in md  # sqrt(0.5 * 1)
