@@ -5,7 +5,6 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -223,8 +222,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   watchdog.stop();
   r.timed_out = watchdog.fired();
   int status = 0;
-  struct rusage usage {};
-  while (::wait4(pid, &status, 0, &usage) < 0) {
+  while (::waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) {
       r.spawn_error = std::string("waitpid: ") + std::strerror(errno);
       ::close(err_pipe[0]);
@@ -232,7 +230,6 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
       return r;
     }
   }
-  r.max_rss_kb = usage.ru_maxrss;
   int exec_errno = 0;
   if (::read(err_pipe[0], &exec_errno, sizeof exec_errno) == static_cast<ssize_t>(sizeof exec_errno))
     r.spawn_error = std::strerror(exec_errno);

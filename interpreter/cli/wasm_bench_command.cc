@@ -513,21 +513,23 @@ MeasuredCase peer_case(const BenchRun& run, const Peer& peer, const Workload& w,
   if (!got) throw std::runtime_error(fmt::format("peer {} on {}: {}", peer.name, w.name, why));
   if (*got != checksum)
     throw std::runtime_error(fmt::format("peer {} on {}: checksum {:08x} where dlab computed {:08x}", peer.name, w.name, *got, checksum));
-  // Start-up and its footprint: the module loaded and instantiated, no call made. Peak memory is
-  // the kernel's count of the process's resident pages at their most (wait4's ru_maxrss).
+  // Start-up and its footprint: the module loaded and instantiated, no call made (the fastest of
+  // three runs), and the peak resident memory of one more such run, under GNU time.
   double startup_ns = 1e300;
-  long startup_rss_kb = -1;
   for (int i = 0; i < 3; ++i) {
     auto t0 = std::chrono::steady_clock::now();
     ProcessResult z = run_peer(peer_argv(peer, module, w.name, w.size, 0), true, limit);
     auto dt = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
     if (!z.ok()) throw std::runtime_error(describe_peer_failure(peer, z, limit) + " (0 calls)");
     startup_ns = std::min(startup_ns, dt);
-    startup_rss_kb = std::max(startup_rss_kb, z.max_rss_kb);
   }
-  notes[peer.name] = fmt::format("start-up {:.1f} ms and {:.1f} MiB peak resident (no call; one call: {:.1f} MiB); values "
-                                 "include the start-up, spread over {} calls",
-                                 startup_ns / 1e6, startup_rss_kb / 1024.0, one.max_rss_kb / 1024.0, n);
+  std::string rss_why;
+  std::optional<long> startup_rss_kb = peak_resident_kb(peer_argv(peer, module, w.name, w.size, 0), limit, rss_why);
+  notes[peer.name] = fmt::format("start-up {:.1f} ms (no call), {}; values include the start-up, spread over {} calls",
+                                 startup_ns / 1e6,
+                                 startup_rss_kb ? fmt::format("{:.1f} MiB peak resident then (GNU time)", *startup_rss_kb / 1024.0)
+                                                : "peak memory not measured: " + rss_why,
+                                 n);
   auto argv = peer_argv(peer, module, w.name, w.size, n);
   return {fmt::format("{}/peer:{} x{}", w.name, peer.name, n),
           [argv, peer, limit, n] {
@@ -542,8 +544,7 @@ MeasuredCase peer_case(const BenchRun& run, const Peer& peer, const Workload& w,
            {"peer", peer.name},
            {"peer_command", fmt::format("{}", fmt::join(peer.argv, " "))},
            {"peer_startup_ns", fmt::format("{:.0f}", startup_ns)},
-           {"peer_startup_max_rss_kb", std::to_string(startup_rss_kb)},
-           {"peer_one_call_max_rss_kb", std::to_string(one.max_rss_kb)},
+           {"peer_startup_max_rss_kb", startup_rss_kb ? std::to_string(*startup_rss_kb) : std::string()},
            {"calls_per_process", std::to_string(n)},
            {"checksum", fmt::format("{:08x}", checksum)}}};
 }

@@ -1,6 +1,9 @@
 #include "peers.h"
 
+#include <unistd.h>
+
 #include <cctype>
+#include <charconv>
 #include <cstdio>
 #include <set>
 
@@ -10,6 +13,7 @@
 #include "../../harness/cli/commands.h"
 #include "dispatchlab/harness/files.h"
 #include "dispatchlab/harness/quote.h"
+#include "dispatchlab/harness/temp_dir.h"
 #include "dispatchlab/interpreter/module.h"
 #include "dispatchlab/interpreter/runtime.h"
 #include "dispatchlab/interpreter/validator.h"
@@ -103,6 +107,40 @@ bool command_module_has(const std::string& command_module, const std::string& wo
   // command_main.c: 3 is "no workload of that name in this build", 0 a run.
   if (code != 0 && code != 3) throw std::runtime_error(fmt::format("{} {} 1 0 exited with {} in dlab", command_module, workload, code));
   return code == 0;
+}
+
+std::optional<long> peak_resident_kb(const std::vector<std::string>& argv, double timeout_s, std::string& why) {
+  const char* kGnuTime = "/usr/bin/time";
+  if (::access(kGnuTime, X_OK) != 0) {
+    why = "GNU time is not installed (/usr/bin/time; Debian: apt-get install time, which ./tools/bootstrap does)";
+    return std::nullopt;
+  }
+  TempDir scratch("peak-memory");
+  const std::string out = scratch.file("max_rss_kb").string();
+  std::vector<std::string> timed = {kGnuTime, "-f", "%M", "-o", out};
+  timed.insert(timed.end(), argv.begin(), argv.end());
+  ProcessResult r = run_peer(timed, true, timeout_s);
+  if (!r.ok()) {
+    why = r.describe("GNU time running the peer");
+    return std::nullopt;
+  }
+  std::string text;
+  try {
+    text = read_text_file(out);
+  } catch (const std::exception& e) {
+    why = e.what();
+    return std::nullopt;
+  }
+  long kb = 0;
+  auto last = text.find_last_not_of(" \n");
+  auto first = last == std::string::npos ? std::string::npos : text.find_last_of('\n', last);
+  std::string line = last == std::string::npos ? "" : text.substr(first == std::string::npos ? 0 : first + 1, last - (first == std::string::npos ? 0 : first + 1) + 1);
+  auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), kb);
+  if (ec != std::errc() || end != line.data() + line.size() || kb <= 0) {
+    why = "GNU time wrote " + quote_input(line) + ", not a size in KiB";
+    return std::nullopt;
+  }
+  return kb;
 }
 
 ProcessResult run_peer(const std::vector<std::string>& argv, bool capture, double timeout_s) {

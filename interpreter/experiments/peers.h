@@ -42,6 +42,13 @@ inline constexpr size_t kPeerOutputLimit = 1 << 20;
 // One run of a peer in its own process group, within `timeout_s`; stdout captured when asked.
 ProcessResult run_peer(const std::vector<std::string>& argv, bool capture, double timeout_s);
 
+// The program's peak resident memory in KiB as GNU time counts it (`/usr/bin/time -f %M`, Debian's
+// `time`): time, about 1 MiB itself, forks and execs the program, so the count is the program's and
+// at least time's own. A child forked from dlab would not do: it starts with dlab's pages resident,
+// and the kernel's maxrss keeps them across exec. nullopt with the reason in `why` when GNU time is
+// not there or the run fails.
+std::optional<long> peak_resident_kb(const std::vector<std::string>& argv, double timeout_s, std::string& why);
+
 // "peer NAME: ..." for a run that did not succeed, with the limit that ended it.
 std::string describe_peer_failure(const Peer& p, const ProcessResult& r, double timeout_s);
 

@@ -129,9 +129,12 @@ def test_peers_run_as_processes_with_their_start_up_said(dlab_bin, tmp_path):
     peer_rows = df[df["dispatch"] == "peer"]
     assert set(peer_rows["peer"]) == ({"dlabproc", "node"} if shutil.which("node") else {"dlabproc"})
     assert (peer_rows["peer_startup_ns"].astype(float) > 0).all()
-    # the peer's peak resident memory, from the kernel (wait4), at start-up and with one call
-    assert (peer_rows["peer_startup_max_rss_kb"].astype(float) > 0).all()
-    assert (peer_rows["peer_one_call_max_rss_kb"].astype(float) >= peer_rows["peer_startup_max_rss_kb"].astype(float) * 0.5).all()
+    # the peer's peak resident memory at start-up, as GNU time counts the program alone: dlab as a
+    # process is far smaller than this bench process, whose forked copy would have counted its size
+    if shutil.which("time") or Path("/usr/bin/time").exists():
+        rss = peer_rows.set_index("peer")["peer_startup_max_rss_kb"].astype(float)
+        assert (rss > 0).all(), rss
+        assert rss.loc["dlabproc"].max() < 200 * 1024, rss
     assert set(peer_rows["metric"]) == {"tsc_ticks", "cycles_tsc_estimate"}  # no per-thread metric for another process
     md = report.experiment_markdown(run.experiments["wasm"])
     assert "crc32 (peers)" in md and "start-up" in md

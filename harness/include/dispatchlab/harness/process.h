@@ -36,9 +36,6 @@ struct ProcessResult {
   // With capture_stdout: the program exited but something it started still held its stdout two
   // seconds later (a daemon, `setsid cmd &`); what it printed until then is `output`.
   bool output_held_open = false;
-  // The program's peak resident set in KiB (wait4's ru_maxrss: its own, and that of the children
-  // it waited for); -1 when it was not reaped.
-  long max_rss_kb = -1;
 
   bool ok() const { return spawn_error.empty() && exit_code == 0 && !timed_out && !output_overflow && !output_held_open; }
   // "exited with status 2", "was killed by signal 9", "cannot run valgrind: No such file or
