@@ -53,8 +53,8 @@ std::vector<std::string> split_commas(const std::string& s);
 // on blanks into an argument vector (no shell, no quoting).
 std::vector<std::string> split_blanks(const std::string& s);
 
-// A comma-separated choice from `valid` for `option`: "" or "all" is every name (when allowed);
-// an unknown or repeated name is a CLI::ValidationError that lists the valid ones.
+// A comma-separated choice from `valid` for `option`: "all" is every name, and so is "" where
+// `empty_means_all`; an unknown or repeated name is a CLI::ValidationError that lists the valid ones.
 std::vector<std::string> choose_from(const std::string& s, const std::vector<std::string>& valid, const std::string& option,
                                      bool empty_means_all = true);
 

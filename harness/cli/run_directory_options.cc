@@ -112,7 +112,9 @@ void add_new_run_command(CLI::App& app) {
 
 std::vector<std::string> choose_from(const std::string& s, const std::vector<std::string>& valid, const std::string& option,
                                      bool empty_means_all) {
-  if (empty_means_all && (s.empty() || s == "all")) return valid;
+  // "all" is every value of every axis list (a pair that cannot exist is then said not run, as
+  // when named); an empty list means all only where the option says so.
+  if (s == "all" || (empty_means_all && s.empty())) return valid;
   std::vector<std::string> out;
   for (const auto& x : split_commas(s)) {
     if (std::find(valid.begin(), valid.end(), x) == valid.end())

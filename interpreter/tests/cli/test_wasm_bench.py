@@ -196,3 +196,13 @@ def test_a_bench_into_a_log_says_each_round(dlab_bin):
     assert "[wasm bench] 1/1 fib: round 1 done (at most 2)" in out.stderr
     assert "[wasm bench] 1/1 fib: round 2 done (at most 2)" in out.stderr
     assert "\r" not in out.stderr
+
+
+def test_all_is_every_value_of_an_axis_list(dlab_bin):
+    # every placement in tail dispatch: each one is an engine of a default build
+    out = subprocess.run([dlab_bin, "wasm", "bench", "--quick", "--workloads", "fib", "--dispatch", "tail", "--placements", "all",
+                          "--samples", "1", "--max-samples", "0", "--warmup", "0", "--no-native", "--no-save"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-800:]
+    for placement in ("sp", "vec", "sp_spill", "sp_wt", "sp_wb"):
+        assert f"fib/tail/{placement} " in out.stdout, out.stdout[-1500:]
