@@ -54,7 +54,9 @@ std::vector<std::string> split_commas(const std::string& s);
 std::vector<std::string> split_blanks(const std::string& s);
 
 // A comma-separated choice from `valid` for `option`: "all" is every name, and so is "" where
-// `empty_means_all`; an unknown or repeated name is a CLI::ValidationError that lists the valid ones.
+// `empty_means_all`; in a list, "all" is every name not given before it ("vec,all": vec first, as
+// the baseline, then the rest). An unknown or repeated name is a CLI::ValidationError that lists
+// the valid ones.
 std::vector<std::string> choose_from(const std::string& s, const std::vector<std::string>& valid, const std::string& option,
                                      bool empty_means_all = true);
 

@@ -113,10 +113,20 @@ void add_new_run_command(CLI::App& app) {
 std::vector<std::string> choose_from(const std::string& s, const std::vector<std::string>& valid, const std::string& option,
                                      bool empty_means_all) {
   // "all" is every value of every axis list (a pair that cannot exist is then said not run, as
-  // when named); an empty list means all only where the option says so.
+  // when named); an empty list means all only where the option says so. In a list, "all" is every
+  // value not named before it: "vec,all" puts the baseline first and then the others.
   if (s == "all" || (empty_means_all && s.empty())) return valid;
   std::vector<std::string> out;
+  bool all_given = false;
   for (const auto& x : split_commas(s)) {
+    if (x == "all" && !all_given) {
+      all_given = true;
+      for (const auto& v : valid)
+        if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+      continue;
+    }
+    if (x == "all") throw CLI::ValidationError(option, "all is listed twice");
+    if (all_given) throw CLI::ValidationError(option, fmt::format("{} comes after all, which has it already", quote_input(x)));
     if (std::find(valid.begin(), valid.end(), x) == valid.end())
       throw CLI::ValidationError(option, fmt::format("unknown {} (valid: {})", quote_input(x), fmt::join(valid, ", ")));
     if (std::find(out.begin(), out.end(), x) != out.end())

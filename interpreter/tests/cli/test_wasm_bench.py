@@ -206,3 +206,16 @@ def test_all_is_every_value_of_an_axis_list(dlab_bin):
     assert out.returncode == 0, out.stderr[-800:]
     for placement in ("sp", "vec", "sp_spill", "sp_wt", "sp_wb"):
         assert f"fib/tail/{placement} " in out.stdout, out.stdout[-1500:]
+
+
+def test_all_in_a_list_is_every_value_not_named_before_it(dlab_bin):
+    # "vec,all": the baseline first, then the other placements (tools/experiments.toml says so)
+    out = subprocess.run([dlab_bin, "wasm", "bench", "--quick", "--workloads", "fib", "--dispatch", "tail", "--placements", "vec,all",
+                          "--samples", "1", "--max-samples", "0", "--warmup", "0", "--no-native", "--no-save"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-800:]
+    rows = [line.split()[0] for line in out.stdout.splitlines() if line.startswith("fib/tail/")]
+    assert rows[0] == "fib/tail/vec" and sorted(set(rows)) == sorted(f"fib/tail/{p}" for p in ("sp", "vec", "sp_spill", "sp_wt", "sp_wb"))
+    for bad, said in (("all,vec", "comes after all"), ("vec,all,all", "all is listed twice")):
+        out = subprocess.run([dlab_bin, "wasm", "bench", "--placements", bad, "--no-save"], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 2 and said in out.stderr, (bad, out.stderr)
