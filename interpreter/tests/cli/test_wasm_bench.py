@@ -204,8 +204,10 @@ def test_all_is_every_value_of_an_axis_list(dlab_bin):
                           "--samples", "1", "--max-samples", "0", "--warmup", "0", "--no-native", "--no-save"],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-800:]
-    for placement in ("sp", "vec", "sp_spill", "sp_wt", "sp_wb"):
-        assert f"fib/tail/{placement} " in out.stdout, out.stdout[-1500:]
+    # each one runs, or (an engine only -DDLAB_COMPARED_ENGINES=ON builds) is said not run
+    ran = [p for p in ("sp", "vec", "sp_spill", "sp_wt", "sp_wb") if f"fib/tail/{p} " in out.stdout]
+    assert "sp" in ran, out.stdout[-1500:]
+    assert out.stderr.count("[wasm bench] not run:") == 5 - len(ran), out.stderr[-1500:]
 
 
 def test_all_in_a_list_is_every_value_not_named_before_it(dlab_bin):
@@ -213,9 +215,11 @@ def test_all_in_a_list_is_every_value_not_named_before_it(dlab_bin):
     out = subprocess.run([dlab_bin, "wasm", "bench", "--quick", "--workloads", "fib", "--dispatch", "tail", "--placements", "vec,all",
                           "--samples", "1", "--max-samples", "0", "--warmup", "0", "--no-native", "--no-save"],
                          capture_output=True, text=True, timeout=300)
+    for bad, said in (("all,vec", "comes after all"), ("vec,all,all", "all is listed twice")):
+        refused = subprocess.run([dlab_bin, "wasm", "bench", "--placements", bad, "--no-save"], capture_output=True, text=True, timeout=60)
+        assert refused.returncode == 2 and said in refused.stderr, (bad, refused.stderr)
     assert out.returncode == 0, out.stderr[-800:]
     rows = [line.split()[0] for line in out.stdout.splitlines() if line.startswith("fib/tail/")]
+    if "fib/tail/vec" not in rows:
+        pytest.skip("vec in tail is an engine only -DDLAB_COMPARED_ENGINES=ON builds (just test-compared)")
     assert rows[0] == "fib/tail/vec" and sorted(set(rows)) == sorted(f"fib/tail/{p}" for p in ("sp", "vec", "sp_spill", "sp_wt", "sp_wb"))
-    for bad, said in (("all,vec", "comes after all"), ("vec,all,all", "all is listed twice")):
-        out = subprocess.run([dlab_bin, "wasm", "bench", "--placements", bad, "--no-save"], capture_output=True, text=True, timeout=60)
-        assert out.returncode == 2 and said in out.stderr, (bad, out.stderr)
