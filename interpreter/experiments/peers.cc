@@ -131,10 +131,10 @@ std::optional<long> peak_resident_kb(const std::vector<std::string>& argv, doubl
     why = e.what();
     return std::nullopt;
   }
+  // The file holds "%M" and a newline: the last line that is not empty.
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  const std::string line = text.substr(text.find_last_of('\n') == std::string::npos ? 0 : text.find_last_of('\n') + 1);
   long kb = 0;
-  auto last = text.find_last_not_of(" \n");
-  auto first = last == std::string::npos ? std::string::npos : text.find_last_of('\n', last);
-  std::string line = last == std::string::npos ? "" : text.substr(first == std::string::npos ? 0 : first + 1, last - (first == std::string::npos ? 0 : first + 1) + 1);
   auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), kb);
   if (ec != std::errc() || end != line.data() + line.size() || kb <= 0) {
     why = "GNU time wrote " + quote_input(line) + ", not a size in KiB";
