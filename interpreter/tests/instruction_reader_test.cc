@@ -51,16 +51,16 @@ TEST(InstructionReader, EveryOpcodeIsDeclaredOnce) {
 TEST(InstructionReader, IndicesAndConstants) {
   size_t left = 99;
   Instruction in = read({0x11, 0x85, 0x01, 0x02, 0x0B}, &left);  // call_indirect 133 2, then end
-  EXPECT_EQ(in.opcode, 0x11u);
+  EXPECT_EQ(in.opcode, Opcode::call_indirect);
   EXPECT_EQ(in.x, 133u);
   EXPECT_EQ(in.y, 2u);
   EXPECT_EQ(left, 1u);
   in = read({0xFB, 0x02, 0x07, 0x03});  // struct.get 7 3
-  EXPECT_EQ(in.opcode, 0xFB02u);
+  EXPECT_EQ(in.opcode, Opcode::struct_get);
   EXPECT_EQ(in.x, 7u);
   EXPECT_EQ(in.y, 3u);
   in = read({0xFC, 0x08, 0x04, 0x01});  // memory.init data 4, memory 1
-  EXPECT_EQ(in.opcode, 0xFC08u);
+  EXPECT_EQ(in.opcode, Opcode::memory_init);
   EXPECT_TRUE(in.flags & DATACOUNT);
   EXPECT_EQ(in.x, 4u);
   EXPECT_EQ(in.y, 1u);
@@ -71,7 +71,7 @@ TEST(InstructionReader, IndicesAndConstants) {
   std::vector<uint8_t> v128 = {0xFD, 0x0C};
   for (int i = 0; i < 16; ++i) v128.push_back(static_cast<uint8_t>(i));
   in = read(v128);
-  EXPECT_EQ(in.opcode, 0xFD00Cu);
+  EXPECT_EQ(in.opcode, Opcode::v128_const);
   EXPECT_EQ(in.bits[0], 0x0706050403020100ull);
   EXPECT_EQ(in.bits[1], 0x0F0E0D0C0B0A0908ull);
   EXPECT_TRUE(read({0x6A}).constant());   // extended-const's i32.add

@@ -110,7 +110,8 @@ OpcodeDecl find_opcode(uint32_t opcode) {
 bool Instruction::constant() const {
   if (flags & CONST) return true;
   switch (opcode) {
-    case 0x6A: case 0x6B: case 0x6C: case 0x7C: case 0x7D: case 0x7E: return true;
+    case Opcode::i32_add: case Opcode::i32_sub: case Opcode::i32_mul:
+    case Opcode::i64_add: case Opcode::i64_sub: case Opcode::i64_mul: return true;
     default: return false;
   }
 }

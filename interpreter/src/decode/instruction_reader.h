@@ -11,6 +11,7 @@
 #include <iterator>
 
 #include "decode/binary_reader.h"
+#include "decode/opcode.h"
 #include "engines/ops.h"
 
 namespace dlab::wasm {
@@ -49,6 +50,7 @@ struct OpcodeDecl {
   const InstructionDecl* decl = nullptr;
 };
 OpcodeDecl find_opcode(uint32_t opcode);
+inline OpcodeDecl find_opcode(Opcode opcode) { return find_opcode(opcode_value(opcode)); }
 
 struct BlockType {
   enum Kind : uint8_t { kEmpty, kValue, kIndex } kind = kEmpty;
@@ -74,7 +76,7 @@ struct CatchImm {
 };
 
 struct Instruction {
-  uint32_t opcode = 0;
+  Opcode opcode = Opcode::unreachable;
   uint8_t flags = 0;
   const SimpleOp* simple = nullptr;  // a kSimpleOps instruction's declaration (numeric, memory, SIMD)
   uint32_t x = 0, y = 0;             // the index immediates, in encoding order; br_table: x the default
@@ -169,15 +171,15 @@ inline Instruction read_instruction(BinaryReader& r) {
   Instruction in;
   const uint8_t b = r.u8();
   const OpcodeIndex::Entry* e = &kOpcodeIndex.byte[b];
-  in.opcode = b;
+  in.opcode = static_cast<Opcode>(b);
   if (b >= 0xFB && b <= 0xFD) {
     const uint32_t sub = r.u32();
     const uint32_t base = b == 0xFD ? 0xFD000 : static_cast<uint32_t>(b) << 8;
     // A sub-opcode past its prefix's table is illegal (never an opcode of another range).
     const size_t size = b == 0xFB ? kOpcodeIndex.fb.size() : b == 0xFC ? kOpcodeIndex.fc.size() : kOpcodeIndex.fd.size();
     if (sub >= size) fail_opcode(r, b, false);
-    in.opcode = base + sub;
-    e = kOpcodeIndex.find(in.opcode);
+    in.opcode = static_cast<Opcode>(base + sub);
+    e = kOpcodeIndex.find(base + sub);
   }
   if (e->table == 0) fail_opcode(r, b, false);
   if (e->flags & LEGACY_EH) fail_opcode(r, b, true);

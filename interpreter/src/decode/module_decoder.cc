@@ -2,6 +2,7 @@
 // instruction by instruction (so an unknown opcode or a missing `end` is caught here).
 #include <fmt/format.h>
 
+#include "decode/binary_codes.h"
 #include "decode/binary_reader.h"
 #include "decode/instruction_reader.h"
 
@@ -9,7 +10,11 @@ namespace dlab::wasm {
 
 namespace {
 
-bool is_numtype_or_vec(uint8_t b) { return b == 0x7F || b == 0x7E || b == 0x7D || b == 0x7C || b == 0x7B; }
+bool is_numtype_or_vec(uint8_t b) {
+  for (ValType t : {ValType::kI32, ValType::kI64, ValType::kF32, ValType::kF64, ValType::kV128})
+    if (b == static_cast<uint8_t>(t)) return true;
+  return false;
+}
 
 // A heap type (s33): an abstract one as a negative code, a type index as a non-negative one.
 HeapType decode_heaptype(BinaryReader& r) {
@@ -27,11 +32,11 @@ HeapType decode_heaptype(BinaryReader& r) {
 // (ref null ht / ref ht).
 ValType reftype_after(BinaryReader& r, uint8_t b) {
   switch (b) {
-    case 0x70: return ValType::kFuncRef;
-    case 0x6F: return ValType::kExternRef;
-    case 0x63: return ref_type(true, decode_heaptype(r));
-    case 0x64: return ref_type(false, decode_heaptype(r));
+    case code_byte(TypeCode::kRefNull): return ref_type(true, decode_heaptype(r));
+    case code_byte(TypeCode::kRef): return ref_type(false, decode_heaptype(r));
     default:
+      if (b == static_cast<uint8_t>(ValType::kFuncRef)) return ValType::kFuncRef;
+      if (b == static_cast<uint8_t>(ValType::kExternRef)) return ValType::kExternRef;
       if (is_abstract_heap(b)) return ref_type(true, b);  // the shorthands: anyref, nullfuncref, exnref, ...
       r.fail("malformed reference type");
   }
@@ -40,7 +45,7 @@ ValType reftype_after(BinaryReader& r, uint8_t b) {
 ValType decode_valtype(BinaryReader& r) {
   uint8_t b = r.u8();
   if (is_numtype_or_vec(b)) return static_cast<ValType>(b);
-  if (b == 0x63 || b == 0x64 || is_abstract_heap(b)) return reftype_after(r, b);
+  if (b == code_byte(TypeCode::kRefNull) || b == code_byte(TypeCode::kRef) || is_abstract_heap(b)) return reftype_after(r, b);
   r.fail("malformed value type");
 }
 
@@ -85,24 +90,24 @@ FieldType fieldtype(BinaryReader& r) {
 DefType subtype(BinaryReader& r) {
   DefType t;
   uint8_t form = r.u8();
-  if (form == 0x50 || form == 0x4F) {
-    t.final = form == 0x4F;
+  if (form == code_byte(TypeCode::kSub) || form == code_byte(TypeCode::kSubFinal)) {
+    t.final = form == code_byte(TypeCode::kSubFinal);
     uint32_t n = r.u32();
     if (n > 1) r.fail("malformed definition type");  // at most one supertype in 3.0
     if (n == 1) t.super = r.u32();
     form = r.u8();
   }
   switch (form) {
-    case 0x60:
+    case code_byte(TypeCode::kFunc):
       t.kind = TypeKind::kFunc;
       for (uint32_t k = r.u32(), j = 0; j < k; ++j) t.params.push_back(valtype(r));
       for (uint32_t k = r.u32(), j = 0; j < k; ++j) t.results.push_back(valtype(r));
       break;
-    case 0x5F:
+    case code_byte(TypeCode::kStruct):
       t.kind = TypeKind::kStruct;
       for (uint32_t k = r.u32(), j = 0; j < k; ++j) t.fields.push_back(fieldtype(r));
       break;
-    case 0x5E:
+    case code_byte(TypeCode::kArray):
       t.kind = TypeKind::kArray;
       t.fields.push_back(fieldtype(r));
       break;
@@ -161,7 +166,7 @@ std::vector<uint8_t> ref_func_expr(uint32_t idx) {
 // the tag section between memory and global).
 int section_rank(uint8_t id) {
   static const int rank[] = {0, 1, 2, 3, 4, 5, 7, 8, 9, 10, 12, 13, 11, 6};
-  return id <= 13 ? rank[id] : -1;
+  return id <= kLastSectionId ? rank[id] : -1;
 }
 // A tag: attribute 0 (an exception) and its type index.
 uint32_t tagtype(BinaryReader& r) {
@@ -188,20 +193,20 @@ Module decode_module(const uint8_t* data, size_t size) {
   bool saw_function = false, saw_code = false;
   while (!r.at_end()) {
     uint8_t id = r.u8();
-    if (id > 13) r.fail("malformed section id");
+    if (id > kLastSectionId) r.fail("malformed section id");
     uint32_t size_bytes = r.u32();
     BinaryReader s = r.sub(size_bytes);
-    if (id != 0) {
+    if (id != static_cast<uint8_t>(SectionId::kCustom)) {
       if (section_rank(id) <= last_rank) r.fail("unexpected content after last section");
       last_rank = section_rank(id);
     }
     auto count = [&] { return s.u32(); };
-    switch (id) {
-      case 0:
+    switch (static_cast<SectionId>(id)) {
+      case SectionId::kCustom:
         m.custom_sections.push_back(s.name());
         s.bytes(s.remaining());
         break;
-      case 1:
+      case SectionId::kType:
         for (uint32_t n = count(), i = 0; i < n; ++i) {
           // A recursive group (0x4E vec(subtype)) or one subtype alone in its group.
           uint32_t begin = static_cast<uint32_t>(m.types.size()), size = 1;
@@ -218,7 +223,7 @@ Module decode_module(const uint8_t* data, size_t size) {
           }
         }
         break;
-      case 2:
+      case SectionId::kImport:
         for (uint32_t n = count(), i = 0; i < n; ++i) {
           Import im;
           im.module = s.name();
@@ -234,11 +239,11 @@ Module decode_module(const uint8_t* data, size_t size) {
           m.imports.push_back(std::move(im));
         }
         break;
-      case 3:
+      case SectionId::kFunction:
         saw_function = true;
         for (uint32_t n = count(), i = 0; i < n; ++i) m.functions.push_back(s.u32());
         break;
-      case 4:
+      case SectionId::kTable:
         for (uint32_t n = count(), i = 0; i < n; ++i) {
           // 0x40 0x00: a table with an initializer expression (typed function references).
           Table t;
@@ -253,13 +258,13 @@ Module decode_module(const uint8_t* data, size_t size) {
           m.tables.push_back(std::move(t));
         }
         break;
-      case 5:
+      case SectionId::kMemory:
         for (uint32_t n = count(), i = 0; i < n; ++i) m.memories.push_back(limits(s));
         break;
-      case 13:
+      case SectionId::kTag:
         for (uint32_t n = count(), i = 0; i < n; ++i) m.tags.push_back(tagtype(s));
         break;
-      case 6:
+      case SectionId::kGlobal:
         for (uint32_t n = count(), i = 0; i < n; ++i) {
           Global g;
           g.type = globaltype(s);
@@ -267,7 +272,7 @@ Module decode_module(const uint8_t* data, size_t size) {
           m.globals.push_back(std::move(g));
         }
         break;
-      case 7:
+      case SectionId::kExport:
         for (uint32_t n = count(), i = 0; i < n; ++i) {
           Export e;
           e.name = s.name();
@@ -278,10 +283,10 @@ Module decode_module(const uint8_t* data, size_t size) {
           m.exports.push_back(std::move(e));
         }
         break;
-      case 8:
+      case SectionId::kStart:
         m.start = s.u32();
         break;
-      case 9:
+      case SectionId::kElement:
         for (uint32_t n = count(), i = 0; i < n; ++i) {
           ElemSegment e;
           uint32_t flags = s.u32();
@@ -303,10 +308,10 @@ Module decode_module(const uint8_t* data, size_t size) {
           m.elements.push_back(std::move(e));
         }
         break;
-      case 12:
+      case SectionId::kDataCount:
         m.data_count = s.u32();
         break;
-      case 10: {
+      case SectionId::kCode: {
         saw_code = true;
         uint32_t n = count();
         if (n != m.functions.size()) s.fail("function and code section have inconsistent lengths");
@@ -326,7 +331,7 @@ Module decode_module(const uint8_t* data, size_t size) {
         }
         break;
       }
-      case 11: {
+      case SectionId::kData: {
         uint32_t n = count();
         if (m.data_count && *m.data_count != n) s.fail("data count and data section have inconsistent lengths");
         for (uint32_t i = 0; i < n; ++i) {

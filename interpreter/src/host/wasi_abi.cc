@@ -5,8 +5,8 @@
 namespace dlab::wasm::wasi_impl {
 
 uint32_t errno_from_host(int err) {
+  if (err == 0) return kSuccess;
   switch (err) {
-    case 0: return kSuccess;
     case E2BIG: return 1;
     case EACCES: return 2;
     case EADDRINUSE: return 3;

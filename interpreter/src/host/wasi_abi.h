@@ -66,6 +66,9 @@ enum : uint8_t {
 };
 uint8_t filetype_of_mode(mode_t mode);
 
+// clockid
+enum : uint32_t { kClockRealtime = 0, kClockMonotonic = 1, kClockProcessCputime = 2, kClockThreadCputime = 3 };
+
 // fdflags, oflags, lookupflags, fstflags
 enum : uint16_t { kFdflagAppend = 1, kFdflagDsync = 2, kFdflagNonblock = 4, kFdflagRsync = 8, kFdflagSync = 16 };
 enum : uint16_t { kOflagCreat = 1, kOflagDirectory = 2, kOflagExcl = 4, kOflagTrunc = 8 };

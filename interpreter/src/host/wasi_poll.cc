@@ -16,10 +16,10 @@ namespace dlab::wasm::wasi_impl {
 
 bool host_clock(uint32_t id, clockid_t& out) {
   switch (id) {
-    case 0: out = CLOCK_REALTIME; return true;
-    case 1: out = CLOCK_MONOTONIC; return true;
-    case 2: out = CLOCK_PROCESS_CPUTIME_ID; return true;
-    case 3: out = CLOCK_THREAD_CPUTIME_ID; return true;
+    case kClockRealtime: out = CLOCK_REALTIME; return true;
+    case kClockMonotonic: out = CLOCK_MONOTONIC; return true;
+    case kClockProcessCputime: out = CLOCK_PROCESS_CPUTIME_ID; return true;
+    case kClockThreadCputime: out = CLOCK_THREAD_CPUTIME_ID; return true;
     default: return false;
   }
 }

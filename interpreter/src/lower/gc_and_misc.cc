@@ -2,6 +2,7 @@
 // allocation and the bulk array instructions out of line through gc_op, gc_ops.cc) and the 0xFC
 // ones (the saturating truncations by their declarations; bulk memory and the table instructions).
 #include <array>
+#include <bit>
 
 #include <fmt/format.h>
 
@@ -25,17 +26,12 @@ void Lowerer::gc_op(GcOpFn fn, uint64_t a, uint64_t b) {
 // The access handler for a storage type's size (and sign, packed): get_ops[k] for size 1, 2, 4,
 // 8, 16 (k = 0..4), the packed ones signed or not.
 Op Lowerer::access(uint32_t bytes, bool is_signed, const std::array<Op, 7>& gets) {
-  switch (bytes) {
-    case 1: return is_signed ? gets[0] : gets[1];
-    case 2: return is_signed ? gets[2] : gets[3];
-    case 4: return gets[4];
-    case 8: return gets[5];
-    default: return gets[6];
-  }
+  if (bytes <= 2) return gets[(bytes == 2 ? 2 : 0) + (is_signed ? 0 : 1)];  // the packed ones
+  return gets[2 + std::countr_zero(bytes)];                                 // 4, 8, 16: 4, 5, 6
 }
 
 void Lowerer::gc(const Instruction& in) {
-  const uint32_t sub = in.opcode - 0xFB00;
+  const Opcode op = in.opcode;
   static constexpr std::array<Op, 7> kStructGets = {Op::struct_get8_s, Op::struct_get8_u, Op::struct_get16_s, Op::struct_get16_u,
                                                     Op::struct_get32,   Op::struct_get64,  Op::struct_get128};
   static constexpr std::array<Op, 7> kArrayGets = {Op::array_get8_s, Op::array_get8_u, Op::array_get16_s, Op::array_get16_u,
@@ -45,102 +41,102 @@ void Lowerer::gc(const Instruction& in) {
   static constexpr std::array<Op, 7> kArraySets = {Op::array_set8, Op::array_set8, Op::array_set16, Op::array_set16,
                                                    Op::array_set32, Op::array_set64, Op::array_set128};
   auto ref_of = [&](uint32_t x) { return ref_type(false, kHeapTypeIndex + x); };
-  switch (sub) {
-    case 0: case 1: {  // struct.new(_default) x
+  switch (op) {
+    case Opcode::struct_new: case Opcode::struct_new_default: {  // struct.new(_default) x
       const uint32_t x = in.x;
-      if (sub == 0) pop(def(x).fields.size());
+      if (op == Opcode::struct_new) pop(def(x).fields.size());
       push(ref_of(x));
-      gc_op(sub == 0 ? &gc_struct_new : &gc_struct_new_default, reinterpret_cast<uint64_t>(rtt(x)));
+      gc_op(op == Opcode::struct_new ? &gc_struct_new : &gc_struct_new_default, reinterpret_cast<uint64_t>(rtt(x)));
       return;
     }
-    case 2: case 3: case 4: case 5: {  // struct.get(_s|_u) x i, struct.set x i
+    case Opcode::struct_get: case Opcode::struct_get_s: case Opcode::struct_get_u: case Opcode::struct_set: {  // struct.get(_s|_u) x i, struct.set x i
       const uint32_t x = in.x, i = in.y;
       const FieldType& f = def(x).fields.at(i);
       const Rtt* t = rtt(x);
-      if (sub == 5) {
+      if (op == Opcode::struct_set) {
         pop(2);
         emit(access(t->field_sizes.at(i), false, kStructSets));
       } else {
         pop();
         push(unpacked(f));
-        emit(access(t->field_sizes.at(i), sub == 3, kStructGets));
+        emit(access(t->field_sizes.at(i), op == Opcode::struct_get_s, kStructGets));
       }
       word(t->field_offsets.at(i));
       return;
     }
-    case 6: case 7: {  // array.new(_default) x
+    case Opcode::array_new: case Opcode::array_new_default: {  // array.new(_default) x
       const uint32_t x = in.x;
-      pop(sub == 6 ? 2 : 1);
+      pop(op == Opcode::array_new ? 2 : 1);
       push(ref_of(x));
-      gc_op(sub == 6 ? &gc_array_new : &gc_array_new_default, reinterpret_cast<uint64_t>(rtt(x)));
+      gc_op(op == Opcode::array_new ? &gc_array_new : &gc_array_new_default, reinterpret_cast<uint64_t>(rtt(x)));
       return;
     }
-    case 8: {  // array.new_fixed x n
+    case Opcode::array_new_fixed: {  // array.new_fixed x n
       const uint32_t x = in.x, n = in.y;
       pop(n);
       push(ref_of(x));
       gc_op(&gc_array_new_fixed, reinterpret_cast<uint64_t>(rtt(x)), n);
       return;
     }
-    case 9: case 10: {  // array.new_data x d, array.new_elem x e
+    case Opcode::array_new_data: case Opcode::array_new_elem: {  // array.new_data x d, array.new_elem x e
       const uint32_t x = in.x, seg = in.y;
       pop(2);
       push(ref_of(x));
-      if (sub == 9) gc_op(&gc_array_new_data, reinterpret_cast<uint64_t>(rtt(x)), reinterpret_cast<uint64_t>(&inst_.datas.at(seg)));
+      if (op == Opcode::array_new_data) gc_op(&gc_array_new_data, reinterpret_cast<uint64_t>(rtt(x)), reinterpret_cast<uint64_t>(&inst_.datas.at(seg)));
       else gc_op(&gc_array_new_elem, reinterpret_cast<uint64_t>(rtt(x)), reinterpret_cast<uint64_t>(&inst_.elems.at(seg)));
       return;
     }
-    case 11: case 12: case 13: case 14: {  // array.get(_s|_u) x, array.set x
+    case Opcode::array_get: case Opcode::array_get_s: case Opcode::array_get_u: case Opcode::array_set: {  // array.get(_s|_u) x, array.set x
       const uint32_t x = in.x;
       const FieldType& f = def(x).fields.at(0);
       uint32_t bytes = rtt(x)->elem_bytes;
-      if (sub == 14) {
+      if (op == Opcode::array_set) {
         pop(3);
         emit(access(bytes, false, kArraySets));
       } else {
         pop(2);
         push(unpacked(f));
-        emit(access(bytes, sub == 12, kArrayGets));
+        emit(access(bytes, op == Opcode::array_get_s, kArrayGets));
       }
       return;
     }
-    case 15: pop(); push(ValType::kI32); emit(Op::array_len); return;
-    case 16: {  // array.fill x
+    case Opcode::array_len: pop(); push(ValType::kI32); emit(Op::array_len); return;
+    case Opcode::array_fill: {  // array.fill x
       const uint32_t x = in.x;
       pop(4);
       gc_op(&gc_array_fill, reinterpret_cast<uint64_t>(rtt(x)));
       return;
     }
-    case 17: {  // array.copy x y
+    case Opcode::array_copy: {  // array.copy x y
       const uint32_t x = in.x, y = in.y;
       pop(5);
       gc_op(&gc_array_copy, reinterpret_cast<uint64_t>(rtt(x)), reinterpret_cast<uint64_t>(rtt(y)));
       return;
     }
-    case 18: case 19: {  // array.init_data x d, array.init_elem x e
+    case Opcode::array_init_data: case Opcode::array_init_elem: {  // array.init_data x d, array.init_elem x e
       const uint32_t x = in.x, seg = in.y;
       pop(4);
-      if (sub == 18) gc_op(&gc_array_init_data, reinterpret_cast<uint64_t>(rtt(x)), reinterpret_cast<uint64_t>(&inst_.datas.at(seg)));
+      if (op == Opcode::array_init_data) gc_op(&gc_array_init_data, reinterpret_cast<uint64_t>(rtt(x)), reinterpret_cast<uint64_t>(&inst_.datas.at(seg)));
       else gc_op(&gc_array_init_elem, reinterpret_cast<uint64_t>(rtt(x)), reinterpret_cast<uint64_t>(&inst_.elems.at(seg)));
       return;
     }
-    case 20: case 21: case 22: case 23: {  // ref.test (ref null? ht), ref.cast (ref null? ht)
+    case Opcode::ref_test: case Opcode::ref_test_null: case Opcode::ref_cast: case Opcode::ref_cast_null: {  // ref.test (ref null? ht), ref.cast (ref null? ht)
       const HeapType h = in.heap;
-      bool nullable = sub == 21 || sub == 23;
+      bool nullable = op == Opcode::ref_test_null || op == Opcode::ref_cast_null;
       pop();
-      push(sub < 22 ? ValType::kI32 : ref_type(nullable, h));
-      emit(sub < 22 ? Op::ref_test : Op::ref_cast);
+      push(op == Opcode::ref_test || op == Opcode::ref_test_null ? ValType::kI32 : ref_type(nullable, h));
+      emit(op == Opcode::ref_test || op == Opcode::ref_test_null ? Op::ref_test : Op::ref_cast);
       word(canonical_heap(h));
       word(nullable ? 1 : 0);
       return;
     }
-    case 24: case 25: {  // br_on_cast(_fail) flags l ht1 ht2: the reference stays on top either way
+    case Opcode::br_on_cast: case Opcode::br_on_cast_fail: {  // br_on_cast(_fail) flags l ht1 ht2: the reference stays on top either way
       const uint8_t flags = in.cast_flags;
       const uint32_t depth = in.x;
       const HeapType h2 = in.heap2;
       if (dead()) return;
       auto [keep, drop] = keep_drop(depth);
-      size_t at = emit(sub == 24 ? Op::br_on_cast : Op::br_on_cast_fail);
+      size_t at = emit(op == Opcode::br_on_cast ? Op::br_on_cast : Op::br_on_cast_fail);
       word(0);
       word(keep);
       word(drop);
@@ -149,22 +145,22 @@ void Lowerer::gc(const Instruction& in) {
       target(depth, at, at + 1);
       return;
     }
-    case 26: case 27: {  // any.convert_extern, extern.convert_any: the same slot (runtime.h's ref)
+    case Opcode::any_convert_extern: case Opcode::extern_convert_any: {  // any.convert_extern, extern.convert_any: the same slot (runtime.h's ref)
       bool nullable = ref_nullable(pop());
-      push(ref_type(nullable, sub == 26 ? kHeapAny : kHeapExtern));
+      push(ref_type(nullable, op == Opcode::any_convert_extern ? kHeapAny : kHeapExtern));
       return;
     }
-    case 28: pop(); push(ref_type(false, kHeapI31)); emit(Op::ref_i31); return;
-    case 29: case 30: pop(); push(ValType::kI32); emit(sub == 29 ? Op::i31_get_s : Op::i31_get_u); return;
-    default: throw Unsupported(fmt::format("GC instruction 0xfb {} has no handler (module not validated?)", sub));
+    case Opcode::ref_i31: pop(); push(ref_type(false, kHeapI31)); emit(Op::ref_i31); return;
+    case Opcode::i31_get_s: case Opcode::i31_get_u: pop(); push(ValType::kI32); emit(op == Opcode::i31_get_s ? Op::i31_get_s : Op::i31_get_u); return;
+    default: throw Unsupported(fmt::format("GC instruction {:#x} has no handler (module not validated?)", opcode_value(op)));
   }
 }
 
 // The saturating truncations are handlers.def's (stack_body writes them by their declarations).
 void Lowerer::misc(const Instruction& in) {
-  const uint32_t sub = in.opcode - 0xFC00;
-  switch (sub) {
-    case 8: {
+  const Opcode op = in.opcode;
+  switch (op) {
+    case Opcode::memory_init: {
       const uint32_t seg = in.x, mem = in.y;
       pop(3);
       on_memory(mem, [&] {
@@ -173,8 +169,8 @@ void Lowerer::misc(const Instruction& in) {
       });
       return;
     }
-    case 9: emit(Op::data_drop); word(reinterpret_cast<uint64_t>(&inst_.datas.at(in.x))); return;
-    case 10: {
+    case Opcode::data_drop: emit(Op::data_drop); word(reinterpret_cast<uint64_t>(&inst_.datas.at(in.x))); return;
+    case Opcode::memory_copy: {
       const uint32_t dst = in.x, src = in.y;
       pop(3);
       if (dst == 0 && src == 0) {
@@ -187,13 +183,13 @@ void Lowerer::misc(const Instruction& in) {
       word(reinterpret_cast<uint64_t>(memory(src)));
       return;
     }
-    case 11: {
+    case Opcode::memory_fill: {
       const uint32_t mem = in.x;
       pop(3);
       on_memory(mem, [&] { emit(memory64(mem) ? Op::memory_fill_a64 : Op::memory_fill); });
       return;
     }
-    case 12: {
+    case Opcode::table_init: {
       const uint32_t seg = in.x, table = in.y;
       pop(3);
       index64(table, {3});
@@ -202,8 +198,8 @@ void Lowerer::misc(const Instruction& in) {
       word(reinterpret_cast<uint64_t>(&inst_.elems.at(seg)));
       return;
     }
-    case 13: emit(Op::elem_drop); word(reinterpret_cast<uint64_t>(&inst_.elems.at(in.x))); return;
-    case 14: {
+    case Opcode::elem_drop: emit(Op::elem_drop); word(reinterpret_cast<uint64_t>(&inst_.elems.at(in.x))); return;
+    case Opcode::table_copy: {
       const uint32_t dst = in.x, src = in.y;
       pop(3);
       if (table64(dst)) index64(dst, {3});
@@ -214,7 +210,7 @@ void Lowerer::misc(const Instruction& in) {
       word(reinterpret_cast<uint64_t>(inst_.tables.at(src)));
       return;
     }
-    case 15: {
+    case Opcode::table_grow: {
       const uint32_t idx = in.x;
       pop(2);
       push(table64(idx) ? ValType::kI64 : ValType::kI32);
@@ -226,14 +222,14 @@ void Lowerer::misc(const Instruction& in) {
       if (table64(idx)) emit(Op::i64_extend_i32_s);
       return;
     }
-    case 16: {
+    case Opcode::table_size: {
       const uint32_t idx = in.x;
       push(table64(idx) ? ValType::kI64 : ValType::kI32);
       emit(Op::table_size);
       word(reinterpret_cast<uint64_t>(inst_.tables.at(idx)));
       return;
     }
-    case 17: {
+    case Opcode::table_fill: {
       const uint32_t idx = in.x;
       pop(3);
       index64(idx, {3, 1});
@@ -241,7 +237,7 @@ void Lowerer::misc(const Instruction& in) {
       word(reinterpret_cast<uint64_t>(inst_.tables.at(idx)));
       return;
     }
-    default: throw Unsupported(fmt::format("0xfc {} has no handler", sub));
+    default: throw Unsupported(fmt::format("{:#x} has no handler", opcode_value(op)));
   }
 }
 

@@ -70,8 +70,12 @@ inline uint32_t slots_of(const std::vector<ValType>& ts) {
   return n;
 }
 
+// What opened a control frame: the function, a block (try_table's too), a loop or an if (an else
+// turns it into kElse).
+enum class CtlKind : uint8_t { kFunction, kBlock, kLoop, kIf, kElse };
+
 struct Ctl {
-  uint8_t kind = 0;  // 0 function, 0x02 block, 0x03 loop, 0x04 if, 0x05 else
+  CtlKind kind = CtlKind::kFunction;
   std::vector<ValType> params, results;
   size_t type_base = 0;     // operand types below the parameters
   uint32_t height_base = 0;  // slots (from fp) below the parameters
@@ -82,7 +86,7 @@ struct Ctl {
   size_t try_range = SIZE_MAX;  // try_table: its catch range in FuncInst::catches
   bool live_at_start = true;
   bool dead = false;  // the code from here to the next else/end cannot run
-  const std::vector<ValType>& label_types() const { return kind == 0x03 ? params : results; }
+  const std::vector<ValType>& label_types() const { return kind == CtlKind::kLoop ? params : results; }
 };
 
 class Lowerer {
@@ -153,7 +157,7 @@ class Lowerer {
   // The branch target word of instruction `at` (word `w`) for label `depth`.
   void target(uint32_t depth, size_t at, size_t w) {
     Ctl& l = ctls_[ctls_.size() - 1 - depth];
-    if (l.kind == 0x03) patch({at, w}, l.loop_pc);
+    if (l.kind == CtlKind::kLoop) patch({at, w}, l.loop_pc);
     else l.fixups.emplace_back(at, w);
   }
   const Ctl& label_at(uint32_t depth) const { return ctls_[ctls_.size() - 1 - depth]; }
@@ -165,7 +169,7 @@ class Lowerer {
 
   // ---- control structure and one instruction's form (lowering.cc) ----
   std::pair<std::vector<ValType>, std::vector<ValType>> block_type(const BlockType& b);
-  void enter(uint8_t kind, std::vector<ValType> params, std::vector<ValType> results);
+  void enter(CtlKind kind, std::vector<ValType> params, std::vector<ValType> results);
   void else_();
   void try_table(const Instruction& in);
   void end();

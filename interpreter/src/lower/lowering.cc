@@ -43,8 +43,8 @@ std::pair<std::vector<ValType>, std::vector<ValType>> Lowerer::block_type(const 
   return {ft.params, ft.results};
 }
 
-void Lowerer::enter(uint8_t kind, std::vector<ValType> params, std::vector<ValType> results) {
-  if (kind == 0x04) pop();
+void Lowerer::enter(CtlKind kind, std::vector<ValType> params, std::vector<ValType> results) {
+  if (kind == CtlKind::kIf) pop();
   // Register IR: every value below the label (its parameters too) in its own slot first, so that
   // every path reaching the label finds them there; an `if`'s condition stays as it is.
   const Loc condition = popped_;
@@ -61,8 +61,8 @@ void Lowerer::enter(uint8_t kind, std::vector<ValType> params, std::vector<ValTy
   c.params = std::move(params);
   c.results = std::move(results);
   c.loop_pc = code_.size();
-  if (kind == 0x03) label();
-  if (kind == 0x04 && c.live_at_start) {
+  if (kind == CtlKind::kLoop) label();
+  if (kind == CtlKind::kIf && c.live_at_start) {
     popped_ = condition;
     c.else_fixup = branch_on_top(false);
   }
@@ -87,7 +87,7 @@ void Lowerer::else_() {
     locs_.resize(c.type_base);
     height_ = c.height_base;
   }
-  c.kind = 0x05;
+  c.kind = CtlKind::kElse;
   push(c.params);
 }
 
@@ -107,13 +107,13 @@ void Lowerer::try_table(const Instruction& in) {
       c.tag = clause.kind < 2 ? inst_.tags.at(clause.tag) : nullptr;
       c.ref = clause.kind & 1;
       c.height = l.height_base;
-      if (l.kind == 0x03) c.target = l.loop_pc;
+      if (l.kind == CtlKind::kLoop) c.target = l.loop_pc;
       else l.catch_fixups.emplace_back(range, cr.clauses.size());
       cr.clauses.push_back(c);
     });
     f_.catches.push_back(std::move(cr));
   }
-  enter(0x02, std::move(params), std::move(results));
+  enter(CtlKind::kBlock, std::move(params), std::move(results));
   ctls_.back().try_range = range;
   if (range != SIZE_MAX) f_.catches[range].begin = code_.size();
 }
@@ -122,7 +122,7 @@ void Lowerer::end() {
   // Register IR: the function's end with nothing branching to it returns from wherever its
   // result is (a pending local too); any other label needs its values in their slots on this path.
   const Ctl& ending = ctls_.back();
-  if (reg_ && !dead() && ending.kind == 0 && ending.fixups.empty() && ending.catch_fixups.empty()) {
+  if (reg_ && !dead() && ending.kind == CtlKind::kFunction && ending.fixups.empty() && ending.catch_fixups.empty()) {
     register_return(ending.height_base, false);
     ctls_.pop_back();
     return;
@@ -134,7 +134,7 @@ void Lowerer::end() {
   for (const auto& fix : c.fixups) patch(fix, code_.size());
   for (const auto& [range, clause] : c.catch_fixups) f_.catches[range].clauses[clause].target = code_.size();
   label();
-  if (c.kind == 0) {
+  if (c.kind == CtlKind::kFunction) {
     if (reg_) register_return(c.height_base, true);
     else {
       emit(Op::return_);
@@ -157,14 +157,15 @@ void Lowerer::instruction(BinaryReader& r) {
   // Control structure is tracked even in dead code; everything else emitted in dead code is
   // rolled back afterwards.
   switch (in.opcode) {
-    case 0x02: case 0x03: case 0x04: {
+    case Opcode::block: case Opcode::loop: case Opcode::if_: {
       auto [params, results] = block_type(in.block);
-      enter(static_cast<uint8_t>(in.opcode), std::move(params), std::move(results));
+      const CtlKind kind = in.opcode == Opcode::block ? CtlKind::kBlock : in.opcode == Opcode::loop ? CtlKind::kLoop : CtlKind::kIf;
+      enter(kind, std::move(params), std::move(results));
       return;
     }
-    case 0x1F: try_table(in); return;
-    case 0x05: else_(); return;
-    case 0x0B: end(); return;
+    case Opcode::try_table: try_table(in); return;
+    case Opcode::else_: else_(); return;
+    case Opcode::end: end(); return;
     default: break;
   }
   const size_t mark = code_.size();

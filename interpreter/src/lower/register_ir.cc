@@ -264,19 +264,19 @@ void Lowerer::register_return(uint32_t base, bool at_label) {
 
 // The instructions the register IR writes in its own forms; false (nothing written) for the rest.
 bool Lowerer::register_body(const Instruction& in) {
-  const uint32_t op = in.opcode;
+  const Opcode op = in.opcode;
   switch (op) {
-    case 0x0C: case 0x0D: {  // br, br_if: no stack pointer; a carried value copied (carried_from)
+    case Opcode::br: case Opcode::br_if: {  // br, br_if: no stack pointer; a carried value copied (carried_from)
       const uint32_t depth = in.x;
       ValType t = ValType::kI32;
       Loc c{};
-      if (op == 0x0D) {
+      if (op == Opcode::br_if) {
         t = pop();
         c = popped_;
       }
       const std::optional<uint32_t> from = carried_from(depth);
       if (!from) {
-        if (op == 0x0D) {
+        if (op == Opcode::br_if) {
           push(t);
           locs_.back() = c;
         }
@@ -284,7 +284,7 @@ bool Lowerer::register_body(const Instruction& in) {
       }
       const uint32_t to = label_at(depth).height_base;
       if (*from == to) {  // the label's values already where it wants them, once materialised
-        if (op == 0x0C) {
+        if (op == Opcode::br) {
           materialize_all();
           size_t at = emit(Op::br);
           word(0);
@@ -296,21 +296,21 @@ bool Lowerer::register_body(const Instruction& in) {
         }
         return true;
       }
-      const OperandLayout& l = op == 0x0C ? layout::kBrCopy : layout::kBrIfCopy;
-      const uint32_t condition = op == 0x0D ? operand_slot(c) : 0;
-      size_t at = emit(op == 0x0C ? Op::br_copy_r : Op::br_if_copy_r);
+      const OperandLayout& l = op == Opcode::br ? layout::kBrCopy : layout::kBrIfCopy;
+      const uint32_t condition = op == Opcode::br_if ? operand_slot(c) : 0;
+      size_t at = emit(op == Opcode::br ? Op::br_copy_r : Op::br_if_copy_r);
       write_branch_copy(l, condition, to, *from);
       target(depth, at, at + l.label);
-      if (op == 0x0C) mark_dead();
+      if (op == Opcode::br) mark_dead();
       last_result_ = SIZE_MAX;
       return true;
     }
-    case 0x0F:
+    case Opcode::return_:
       register_return(ctls_.front().height_base, false);
       mark_dead();
       return true;
-    case 0x1A: pop(); return true;  // drop: nothing to move
-    case 0x1B: case 0x1C: {  // select [a, b, condition, to]
+    case Opcode::drop: pop(); return true;  // drop: nothing to move
+    case Opcode::select: case Opcode::select_t: {  // select [a, b, condition, to]
       if (types_.size() < 3 || slots_of(types_[types_.size() - 2]) != 1) return false;
       pop();
       Loc c = popped_;
@@ -329,21 +329,21 @@ bool Lowerer::register_body(const Instruction& in) {
       word(to);
       return true;
     }
-    case 0x10: case 0x11: {  // call, call_indirect: the arguments in their slots, sp put there in the call
-      const uint32_t index = in.x, table = op == 0x11 ? in.y : 0;
-      if (op == 0x11 && table64(table)) return false;
+    case Opcode::call: case Opcode::call_indirect: {  // call, call_indirect: the arguments in their slots, sp put there in the call
+      const uint32_t index = in.x, table = op == Opcode::call_indirect ? in.y : 0;
+      if (op == Opcode::call_indirect && table64(table)) return false;
       materialize_all();
       const bool move_sp = sp_at_ != height_;
       const uint32_t at_height = height_;
       const FuncType* ft = nullptr;
-      if (op == 0x10) ft = &inst_.funcs.at(index)->type;
+      if (op == Opcode::call) ft = &inst_.funcs.at(index)->type;
       else {
         const FuncType& t = inst_.module.types.at(index);
         ft = &t;
         pop();
       }
       pop(ft->params.size());
-      if (op == 0x10) {
+      if (op == Opcode::call) {
         emit(move_sp ? Op::call_at : Op::call);
         word(reinterpret_cast<uint64_t>(inst_.funcs.at(index)));
       } else {
@@ -357,7 +357,7 @@ bool Lowerer::register_body(const Instruction& in) {
       last_result_ = SIZE_MAX;
       return true;
     }
-    case 0x0E: {  // br_table: the index from its slot; targets that carry one value land on a copy
+    case Opcode::br_table: {  // br_table: the index from its slot; targets that carry one value land on a copy
       ValType t = pop();
       Loc index = popped_;
       // Every target's carried value in place or one to copy (carried_from); else the stack form.
@@ -395,11 +395,11 @@ bool Lowerer::register_body(const Instruction& in) {
       mark_dead();
       return true;
     }
-    case 0x20: case 0x21: case 0x22: return register_local(in);
-    case 0x23: case 0x24: {  // global.get [global, to], global.set [global, from]
+    case Opcode::local_get: case Opcode::local_set: case Opcode::local_tee: return register_local(in);
+    case Opcode::global_get: case Opcode::global_set: {  // global.get [global, to], global.set [global, from]
       GlobalInst* g = inst_.globals.at(in.x);
       if (slots_of(g->type.type) != 1) return false;
-      if (op == 0x23) {
+      if (op == Opcode::global_get) {
         uint32_t to = height_;
         push(g->type.type);
         emit(Op::global_get_r);
@@ -417,9 +417,9 @@ bool Lowerer::register_body(const Instruction& in) {
       last_result_ = SIZE_MAX;
       return true;
     }
-    case 0x41: case 0x42: case 0x43: case 0x44: {
+    case Opcode::i32_const: case Opcode::i64_const: case Opcode::f32_const: case Opcode::f64_const: {
       const uint64_t bits = in.bits[0];
-      const ValType t = op == 0x41 ? ValType::kI32 : op == 0x42 ? ValType::kI64 : op == 0x43 ? ValType::kF32 : ValType::kF64;
+      const ValType t = op == Opcode::i32_const ? ValType::kI32 : op == Opcode::i64_const ? ValType::kI64 : op == Opcode::f32_const ? ValType::kF32 : ValType::kF64;
       push(t);
       locs_.back().kind = Loc::kConst;
       locs_.back().value = bits;
@@ -428,7 +428,7 @@ bool Lowerer::register_body(const Instruction& in) {
     }
     default: break;
   }
-  if (op >= 0xFB) return false;  // prefixed instructions: their stack forms
+  if (prefix_of(op) != OpcodePrefix::kNone) return false;  // prefixed instructions: their stack forms
   const SimpleOp* s = in.simple;
   if (!s || !s->has_register_forms() || !one_slot_signature(s->signature)) return false;
   if (s->imm == Imm::MEM && (inst_.memories.empty() || memory64(0) || !in.mem.short_flags)) return false;
@@ -436,11 +436,11 @@ bool Lowerer::register_body(const Instruction& in) {
 }
 
 bool Lowerer::register_local(const Instruction& in) {
-  const uint32_t op = in.opcode;
+  const Opcode op = in.opcode;
   const uint32_t i = in.x;
   if (slots_of(local_type_.at(i)) != 1) return false;
   uint32_t x = local_slot_[i];
-  if (op == 0x20) {
+  if (op == Opcode::local_get) {
     push(local_type_[i]);
     locs_.back().kind = Loc::kLocal;
     locs_.back().value = x;
@@ -482,7 +482,7 @@ bool Lowerer::register_local(const Instruction& in) {
     }
   }
   last_result_ = SIZE_MAX;
-  if (op == 0x22) {  // local.tee: the value stays, now the local's
+  if (op == Opcode::local_tee) {  // local.tee: the value stays, now the local's
     push(t);
     locs_.back().kind = Loc::kLocal;
     locs_.back().value = x;

@@ -115,13 +115,13 @@ void Lowerer::index64(uint32_t table, std::initializer_list<uint64_t> slots) {
 void Lowerer::stack_body(const Instruction& in) {
   const bool live = !dead();
   if (in.simple) return table_op(in, *in.simple);
-  const uint32_t op = in.opcode;
-  if (op >= 0xFB00 && op < 0xFC00) return gc(in);
-  if (op >= 0xFC00 && op < 0xFD000) return misc(in);
+  const Opcode op = in.opcode;
+  if (prefix_of(op) == OpcodePrefix::kGc) return gc(in);
+  if (prefix_of(op) == OpcodePrefix::kMisc) return misc(in);
   switch (op) {
-    case 0x00: emit(Op::unreachable); mark_dead(); return;
-    case 0x01: return;
-    case 0x0C: {
+    case Opcode::unreachable: emit(Op::unreachable); mark_dead(); return;
+    case Opcode::nop: return;
+    case Opcode::br: {
       const uint32_t depth = in.x;
       if (!live) return;
       auto [keep, drop] = keep_drop(depth);
@@ -132,7 +132,7 @@ void Lowerer::stack_body(const Instruction& in) {
       mark_dead();
       return;
     }
-    case 0x0D: {
+    case Opcode::br_if: {
       const uint32_t depth = in.x;
       pop();
       if (!live) return;
@@ -149,7 +149,7 @@ void Lowerer::stack_body(const Instruction& in) {
       target(depth, at, at + 1);
       return;
     }
-    case 0x0E: {
+    case Opcode::br_table: {
       pop();
       if (!live) return;
       size_t at = emit(Op::br_table);
@@ -167,8 +167,8 @@ void Lowerer::stack_body(const Instruction& in) {
       mark_dead();
       return;
     }
-    case 0x0F: emit(Op::return_); word(f_.result_slots); mark_dead(); return;
-    case 0x08: {  // throw: the payload is the tag's parameters on top
+    case Opcode::return_: emit(Op::return_); word(f_.result_slots); mark_dead(); return;
+    case Opcode::throw_: {  // throw: the payload is the tag's parameters on top
       const TagInst* tag = inst_.tags.at(in.x);
       pop(tag->type.params.size());
       emit(Op::throw_);
@@ -176,13 +176,13 @@ void Lowerer::stack_body(const Instruction& in) {
       mark_dead();
       return;
     }
-    case 0x0A: pop(); emit(Op::throw_ref); mark_dead(); return;
-    case 0x10: call(inst_.funcs.at(in.x), false); return;
-    case 0x12: call(inst_.funcs.at(in.x), true); return;
-    case 0x11: case 0x13: call_indirect(in.x, in.y, op == 0x13); return;
-    case 0x14: case 0x15: call_ref(in.x, op == 0x15); return;
-    case 0x1A: emit(slots_of(pop()) == 2 ? Op::drop2 : Op::drop); return;
-    case 0x1B: case 0x1C: {
+    case Opcode::throw_ref: pop(); emit(Op::throw_ref); mark_dead(); return;
+    case Opcode::call: call(inst_.funcs.at(in.x), false); return;
+    case Opcode::return_call: call(inst_.funcs.at(in.x), true); return;
+    case Opcode::call_indirect: case Opcode::return_call_indirect: call_indirect(in.x, in.y, op == Opcode::return_call_indirect); return;
+    case Opcode::call_ref: case Opcode::return_call_ref: call_ref(in.x, op == Opcode::return_call_ref); return;
+    case Opcode::drop: emit(slots_of(pop()) == 2 ? Op::drop2 : Op::drop); return;
+    case Opcode::select: case Opcode::select_t: {
       pop();
       ValType t = pop();
       pop();
@@ -190,15 +190,15 @@ void Lowerer::stack_body(const Instruction& in) {
       emit(slots_of(t) == 2 ? Op::select2 : Op::select);
       return;
     }
-    case 0x20: case 0x21: case 0x22: {
+    case Opcode::local_get: case Opcode::local_set: case Opcode::local_tee: {
       const uint32_t i = in.x;
       ValType t = local_type_.at(i);
       bool wide = slots_of(t) == 2;
-      if (op == 0x20) {
+      if (op == Opcode::local_get) {
         push(t);
         if (!wide && fold_local_get(local_slot_[i])) return;
         emit(wide ? Op::local_get2 : Op::local_get);
-      } else if (op == 0x21) {
+      } else if (op == Opcode::local_set) {
         pop();
         emit(wide ? Op::local_set2 : Op::local_set);
       } else {
@@ -207,10 +207,10 @@ void Lowerer::stack_body(const Instruction& in) {
       word(local_slot_[i]);
       return;
     }
-    case 0x23: case 0x24: {
+    case Opcode::global_get: case Opcode::global_set: {
       GlobalInst* g = inst_.globals.at(in.x);
       bool wide = slots_of(g->type.type) == 2;
-      if (op == 0x23) {
+      if (op == Opcode::global_get) {
         push(g->type.type);
         emit(wide ? Op::global_get2 : Op::global_get);
       } else {
@@ -220,10 +220,10 @@ void Lowerer::stack_body(const Instruction& in) {
       word(reinterpret_cast<uint64_t>(g));
       return;
     }
-    case 0x25: case 0x26: {
+    case Opcode::table_get: case Opcode::table_set: {
       const uint32_t idx = in.x;
       TableInst* t = inst_.tables.at(idx);
-      if (op == 0x25) {
+      if (op == Opcode::table_get) {
         pop();
         push(t->type.element);
         index64(idx, {1});
@@ -236,36 +236,36 @@ void Lowerer::stack_body(const Instruction& in) {
       word(reinterpret_cast<uint64_t>(t));
       return;
     }
-    case 0x3F: {
+    case Opcode::memory_size: {
       const uint32_t mem = in.x;
       push(memory64(mem) ? ValType::kI64 : ValType::kI32);
       on_memory(mem, [&] { emit(Op::memory_size); });
       return;
     }
-    case 0x40: {
+    case Opcode::memory_grow: {
       const uint32_t mem = in.x;
       on_memory(mem, [&] { emit(memory64(mem) ? Op::memory_grow_a64 : Op::memory_grow); });
       return;
     }
-    case 0x41: push(ValType::kI32); emit(Op::const_); word(in.bits[0]); return;
-    case 0x42: push(ValType::kI64); emit(Op::const_); word(in.bits[0]); return;
-    case 0x43: push(ValType::kF32); emit(Op::const_); word(in.bits[0]); return;
-    case 0x44: push(ValType::kF64); emit(Op::const_); word(in.bits[0]); return;
-    case 0xFD00C:  // v128.const: two words, low half first
+    case Opcode::i32_const: push(ValType::kI32); emit(Op::const_); word(in.bits[0]); return;
+    case Opcode::i64_const: push(ValType::kI64); emit(Op::const_); word(in.bits[0]); return;
+    case Opcode::f32_const: push(ValType::kF32); emit(Op::const_); word(in.bits[0]); return;
+    case Opcode::f64_const: push(ValType::kF64); emit(Op::const_); word(in.bits[0]); return;
+    case Opcode::v128_const:  // v128.const: two words, low half first
       push(ValType::kV128);
       emit(Op::const2);
       word(in.bits[0]);
       word(in.bits[1]);
       return;
-    case 0xD0: push(ref_type(true, in.heap)); emit(Op::const_); word(0); return;
-    case 0xD1: pop(); push(ValType::kI32); emit(Op::ref_is_null); return;
-    case 0xD4: emit(Op::ref_as_non_null); return;
-    case 0xD5: case 0xD6: branch_on_null(in.x, op == 0xD5); return;
-    case 0xD2: push(ValType::kFuncRef); emit(Op::const_); word(reinterpret_cast<uint64_t>(inst_.funcs.at(in.x))); return;
-    case 0xD3: pop(2); push(ValType::kI32); emit(Op::ref_eq); return;
+    case Opcode::ref_null: push(ref_type(true, in.heap)); emit(Op::const_); word(0); return;
+    case Opcode::ref_is_null: pop(); push(ValType::kI32); emit(Op::ref_is_null); return;
+    case Opcode::ref_as_non_null: emit(Op::ref_as_non_null); return;
+    case Opcode::br_on_null: case Opcode::br_on_non_null: branch_on_null(in.x, op == Opcode::br_on_null); return;
+    case Opcode::ref_func: push(ValType::kFuncRef); emit(Op::const_); word(reinterpret_cast<uint64_t>(inst_.funcs.at(in.x))); return;
+    case Opcode::ref_eq: pop(2); push(ValType::kI32); emit(Op::ref_eq); return;
     default: break;
   }
-  throw Unsupported(fmt::format("opcode {:#x} has no handler (module not validated?)", op));
+  throw Unsupported(fmt::format("opcode {:#x} has no handler (module not validated?)", opcode_value(op)));
 }
 
 }  // namespace dlab::wasm::lowering_impl

@@ -15,11 +15,11 @@ bool single_instruction(const Instance& inst, const Expr& e, std::pair<uint64_t,
   const Instruction in = read_instruction(r);
   if (r.remaining() != 1 || r.peek() != 0x0B) return false;
   switch (in.opcode) {
-    case 0x41: case 0x42: case 0x43: case 0x44: value = {in.bits[0], 0}; return true;  // an i32 zero-extended
-    case 0xFD00C: value = {in.bits[0], in.bits[1]}; return true;                        // v128.const
-    case 0xD0: value = {0, 0}; return true;                                             // ref.null
-    case 0xD2: value = {reinterpret_cast<uint64_t>(inst.funcs.at(in.x)), 0}; return true;
-    case 0x23: {
+    case Opcode::i32_const: case Opcode::i64_const: case Opcode::f32_const: case Opcode::f64_const: value = {in.bits[0], 0}; return true;  // an i32 zero-extended
+    case Opcode::v128_const: value = {in.bits[0], in.bits[1]}; return true;
+    case Opcode::ref_null: value = {0, 0}; return true;
+    case Opcode::ref_func: value = {reinterpret_cast<uint64_t>(inst.funcs.at(in.x)), 0}; return true;
+    case Opcode::global_get: {
       const GlobalInst* g = inst.globals.at(in.x);
       value = {g->lo, g->type.type == ValType::kV128 ? g->hi : 0};
       return true;

@@ -15,12 +15,16 @@ namespace dlab::wasm::validate_impl {
 namespace {
 
 struct Frame {
-  uint8_t opcode;
+  Opcode opcode;  // what opened it: block (the function's body too), loop, if_, else_ or try_table
   std::vector<T> start, end;
   size_t height;
   bool unreachable = false;
   size_t inits = 0;  // non-defaultable locals set before this frame began (FunctionValidator::set_locals_)
 };
+
+// The value types the rules below name (T holds a ValType's code, or a reference type's).
+constexpr T I32 = static_cast<T>(ValType::kI32), I64 = static_cast<T>(ValType::kI64), F32 = static_cast<T>(ValType::kF32),
+            F64 = static_cast<T>(ValType::kF64), V128 = static_cast<T>(ValType::kV128);
 
 class FunctionValidator {
  public:
@@ -39,7 +43,7 @@ class FunctionValidator {
   void run(const Expr& e, const std::vector<T>& results, bool const_expr) {
     const_ = const_expr;
     BinaryReader r(e.bytes.data(), e.bytes.size());
-    push_ctrl(0x02, {}, results);
+    push_ctrl(Opcode::block, {}, results);
     while (!ctrls_.empty()) {
       if (r.at_end()) invalid("END opcode expected");
       instruction(read_instruction(r));
@@ -80,7 +84,7 @@ class FunctionValidator {
   void pop(const std::vector<T>& ts) {
     for (size_t i = ts.size(); i-- > 0;) pop(ts[i]);
   }
-  void push_ctrl(uint8_t op, std::vector<T> in, std::vector<T> out) {
+  void push_ctrl(Opcode op, std::vector<T> in, std::vector<T> out) {
     ctrls_.push_back({op, in, std::move(out), vals_.size(), false, set_locals_.size()});
     push(in);
   }
@@ -96,7 +100,7 @@ class FunctionValidator {
     ctrls_.pop_back();
     return f;
   }
-  const std::vector<T>& label_types(const Frame& f) { return f.opcode == 0x03 ? f.start : f.end; }
+  const std::vector<T>& label_types(const Frame& f) { return f.opcode == Opcode::loop ? f.start : f.end; }
   void unreachable() {
     vals_.resize(ctrls_.back().height);
     ctrls_.back().unreachable = true;
@@ -137,8 +141,8 @@ class FunctionValidator {
     return idx;
   }
   // The address type of a memory or table: i64 when it is indexed by i64 (memory64, table64).
-  T memory_at(uint32_t idx) const { return c_.memory64[idx] ? 0x7E : 0x7F; }
-  static T table_at(const TableType& t) { return t.limits.address64 ? 0x7E : 0x7F; }
+  T memory_at(uint32_t idx) const { return c_.memory64[idx] ? I64 : I32; }
+  static T table_at(const TableType& t) { return t.limits.address64 ? I64 : I32; }
   // A memarg (read by the opcode reader): its memory exists, its alignment is at most the
   // natural one, and its offset is in range for the memory's index type (a 32-bit memory's
   // offset fits in 32 bits).
@@ -177,52 +181,51 @@ class FunctionValidator {
   }
 
   void instruction(const Instruction& in) {
-    const uint32_t op = in.opcode;
-    constexpr T I32 = 0x7F, I64 = 0x7E, F32 = 0x7D, F64 = 0x7C;
+    const Opcode op = in.opcode;
     // Constant instructions (WebAssembly 3.0; instructions.def's CONST): the consts, ref.null /
     // ref.func, global.get of an immutable global, extended-const's i32/i64 add, sub and mul, and
     // GC's allocations without segments, ref.i31 and the extern / any conversions.
     if (const_ && !in.constant()) invalid("constant expression required");
     // Numeric, memory and SIMD instructions: typed by their declaration (handlers.def through ops.h).
     if (in.simple) return declared(in, *in.simple);
-    if (op >= 0xFB00 && op < 0xFC00) return gc(in, op - 0xFB00);
-    if (op >= 0xFC00 && op < 0xFD000) return misc(in, op - 0xFC00);
+    if (prefix_of(op) == OpcodePrefix::kGc) return gc(in);
+    if (prefix_of(op) == OpcodePrefix::kMisc) return misc(in);
     switch (op) {
-      case 0x00: unreachable(); return;
-      case 0x01: return;
-      case 0x02: case 0x03: {
+      case Opcode::unreachable: unreachable(); return;
+      case Opcode::nop: return;
+      case Opcode::block: case Opcode::loop: {
         auto [params, results] = block_type(in.block);
         pop(params);
-        push_ctrl(static_cast<uint8_t>(op), params, results);
+        push_ctrl(op, params, results);
         return;
       }
-      case 0x04: {
+      case Opcode::if_: {
         auto [params, results] = block_type(in.block);
         pop(I32);
         pop(params);
-        push_ctrl(static_cast<uint8_t>(op), params, results);
+        push_ctrl(op, params, results);
         return;
       }
-      case 0x05: {
+      case Opcode::else_: {
         Frame f = pop_ctrl();
-        if (f.opcode != 0x04) invalid("else without if");
-        push_ctrl(0x05, f.start, f.end);
+        if (f.opcode != Opcode::if_) invalid("else without if");
+        push_ctrl(Opcode::else_, f.start, f.end);
         return;
       }
-      case 0x0B: {
+      case Opcode::end: {
         Frame f = pop_ctrl();
         // An `if` without `else` must leave its parameters as its results.
-        if (f.opcode == 0x04 && f.start != f.end) invalid("type mismatch");
+        if (f.opcode == Opcode::if_ && f.start != f.end) invalid("type mismatch");
         push(f.end);
         return;
       }
-      case 0x0C: {
+      case Opcode::br: {
         const Frame& l = label(in.x);
         pop(label_types(l));
         unreachable();
         return;
       }
-      case 0x0D: {
+      case Opcode::br_if: {
         const Frame& l = label(in.x);
         pop(I32);
         auto ts = label_types(l);
@@ -230,7 +233,7 @@ class FunctionValidator {
         push(ts);
         return;
       }
-      case 0x0E: {
+      case Opcode::br_table: {
         const uint32_t def = in.x;
         pop(I32);
         size_t arity = label_types(label(def)).size();
@@ -247,18 +250,18 @@ class FunctionValidator {
         unreachable();
         return;
       }
-      case 0x0F: pop(results_); unreachable(); return;
-      case 0x08: {  // throw tag: [t*] -> [], t* the tag's parameters
+      case Opcode::return_: pop(results_); unreachable(); return;
+      case Opcode::throw_: {  // throw tag: [t*] -> [], t* the tag's parameters
         const FuncType& ft = func_type_at(c_, tag(in.x));
         for (size_t i = ft.params.size(); i-- > 0;) pop(static_cast<T>(ft.params[i]));
         unreachable();
         return;
       }
-      case 0x0A:  // throw_ref: [exnref] -> []
+      case Opcode::throw_ref:  // throw_ref: [exnref] -> []
         pop(static_cast<T>(ref_type(true, kHeapExn)));
         unreachable();
         return;
-      case 0x1F: {  // try_table bt catch*: a block whose catches branch to labels outside it
+      case Opcode::try_table: {  // try_table bt catch*: a block whose catches branch to labels outside it
         auto [params, results] = block_type(in.block);
         std::vector<T> values;
         for_each_catch(in, [&](const CatchImm& c) {
@@ -272,33 +275,33 @@ class FunctionValidator {
             if (!matches(c_, values[k], want[k])) invalid("type mismatch");
         });
         pop(params);
-        push_ctrl(static_cast<uint8_t>(op), params, results);
+        push_ctrl(op, params, results);
         return;
       }
-      case 0x10: case 0x12: {
+      case Opcode::call: case Opcode::return_call: {
         uint32_t f = in.x;
         if (f >= c_.func_types.size()) invalid("unknown function");
-        call_type(c_.func_types[f], op == 0x12);
+        call_type(c_.func_types[f], op == Opcode::return_call);
         return;
       }
-      case 0x11: case 0x13: {
+      case Opcode::call_indirect: case Opcode::return_call_indirect: {
         uint32_t type_idx = in.x;
         const TableType& t = table(in.y);
         if (!matches(c_, t.element, VT::kFuncRef)) invalid("type mismatch");
         func_type_at(c_, type_idx);
         pop(table_at(t));
-        call_type(type_idx, op == 0x13);
+        call_type(type_idx, op == Opcode::return_call_indirect);
         return;
       }
-      case 0x14: case 0x15: {  // call_ref, return_call_ref $t: [t1* (ref null $t)] -> [t2*]
+      case Opcode::call_ref: case Opcode::return_call_ref: {  // call_ref, return_call_ref $t: [t1* (ref null $t)] -> [t2*]
         uint32_t type_idx = in.x;
         func_type_at(c_, type_idx);
         pop(static_cast<T>(ref_type(true, kHeapTypeIndex + type_idx)));
-        call_type(type_idx, op == 0x15);
+        call_type(type_idx, op == Opcode::return_call_ref);
         return;
       }
-      case 0x1A: pop(); return;
-      case 0x1B: {
+      case Opcode::drop: pop(); return;
+      case Opcode::select: {
         pop(I32);
         T a = pop(), b = pop();
         auto plain = [](T t) { return t == kUnknown || is_num(t) || is_vec(t); };
@@ -307,7 +310,7 @@ class FunctionValidator {
         push(a == kUnknown ? b : a);
         return;
       }
-      case 0x1C: {
+      case Opcode::select_t: {
         if (in.count != 1) invalid("invalid result arity");
         T t = value_type(in.type);
         pop(I32);
@@ -316,63 +319,63 @@ class FunctionValidator {
         push(t);
         return;
       }
-      case 0x20: case 0x21: case 0x22: {
+      case Opcode::local_get: case Opcode::local_set: case Opcode::local_tee: {
         uint32_t i = in.x;
         T t = local_type(i);
         bool needs_set = i >= params_ && !defaultable(static_cast<VT>(t));
-        if (op == 0x20) {
+        if (op == Opcode::local_get) {
           if (needs_set && !initialised_.count(i)) invalid("uninitialized local");
           push(t);
           return;
         }
         pop(t);
-        if (op == 0x22) push(t);
+        if (op == Opcode::local_tee) push(t);
         if (needs_set && initialised_.insert(i).second) set_locals_.push_back(i);
         return;
       }
-      case 0x23: case 0x24: {
+      case Opcode::global_get: case Opcode::global_set: {
         uint32_t g = in.x;
         if (g >= c_.globals.size()) invalid("unknown global");
         // A global's initialiser sees the imported globals and the globals defined before it (Ctx
         // grows as they are validated); segment offsets see them all.
         if (const_ && c_.globals[g].mutable_) invalid("constant expression required");
         T t = static_cast<T>(c_.globals[g].type);
-        if (op == 0x23) push(t);
+        if (op == Opcode::global_get) push(t);
         else {
           if (!c_.globals[g].mutable_) invalid("global is immutable");
           pop(t);
         }
         return;
       }
-      case 0x25: case 0x26: {
+      case Opcode::table_get: case Opcode::table_set: {
         const TableType& tt = table(in.x);
         T t = static_cast<T>(tt.element);
-        if (op == 0x25) { pop(table_at(tt)); push(t); }
+        if (op == Opcode::table_get) { pop(table_at(tt)); push(t); }
         else { pop(t); pop(table_at(tt)); }
         return;
       }
-      case 0x3F: { memory_needed(); T at = memory_at(memory_index(in.x)); push(at); return; }
-      case 0x40: { memory_needed(); T at = memory_at(memory_index(in.x)); pop(at); push(at); return; }
-      case 0x41: push(I32); return;
-      case 0x42: push(I64); return;
-      case 0x43: push(F32); return;
-      case 0x44: push(F64); return;
-      case 0xFD00C: push(0x7B); return;  // v128.const
-      case 0xD0: push(static_cast<T>(ref_type(true, heap_type(in.heap)))); return;
-      case 0xD1: pop_ref(); push(I32); return;
-      case 0xD2: {
+      case Opcode::memory_size: { memory_needed(); T at = memory_at(memory_index(in.x)); push(at); return; }
+      case Opcode::memory_grow: { memory_needed(); T at = memory_at(memory_index(in.x)); pop(at); push(at); return; }
+      case Opcode::i32_const: push(I32); return;
+      case Opcode::i64_const: push(I64); return;
+      case Opcode::f32_const: push(F32); return;
+      case Opcode::f64_const: push(F64); return;
+      case Opcode::v128_const: push(V128); return;
+      case Opcode::ref_null: push(static_cast<T>(ref_type(true, heap_type(in.heap)))); return;
+      case Opcode::ref_is_null: pop_ref(); push(I32); return;
+      case Opcode::ref_func: {
         uint32_t f = in.x;
         if (f >= c_.func_types.size()) invalid("unknown function");
         if (!const_ && !c_.refs.count(f)) invalid("undeclared function reference");
         push(static_cast<T>(ref_type(false, kHeapTypeIndex + c_.func_types[f])));  // (ref $t): typed function references
         return;
       }
-      case 0xD4: {  // ref.as_non_null: [(ref null ht)] -> [(ref ht)]
+      case Opcode::ref_as_non_null: {  // ref.as_non_null: [(ref null ht)] -> [(ref ht)]
         T t = pop_ref();
         push(t == kUnknown ? kUnknown : static_cast<T>(ref_type(false, ref_heap(static_cast<VT>(t)))));
         return;
       }
-      case 0xD5: {  // br_on_null l: [t* (ref null ht)] -> [t* (ref ht)], l of type [t*]
+      case Opcode::br_on_null: {  // br_on_null l: [t* (ref null ht)] -> [t* (ref ht)], l of type [t*]
         const Frame& l = label(in.x);
         T t = pop_ref();
         auto ts = label_types(l);
@@ -381,7 +384,7 @@ class FunctionValidator {
         push(t == kUnknown ? kUnknown : static_cast<T>(ref_type(false, ref_heap(static_cast<VT>(t)))));
         return;
       }
-      case 0xD6: {  // br_on_non_null l: [t* (ref null ht)] -> [t*], l of type [t* (ref ht)]
+      case Opcode::br_on_non_null: {  // br_on_non_null l: [t* (ref null ht)] -> [t*], l of type [t* (ref ht)]
         const Frame& l = label(in.x);
         auto ts = label_types(l);
         if (ts.empty() || (!is_ref_t(ts.back()) && ts.back() != kUnknown)) invalid("type mismatch");
@@ -393,7 +396,7 @@ class FunctionValidator {
         push(ts);
         return;
       }
-      case 0xD3: {  // ref.eq: [eqref eqref] -> [i32]
+      case Opcode::ref_eq: {  // ref.eq: [eqref eqref] -> [i32]
         T eq = static_cast<T>(ref_type(true, kHeapEq));
         pop(eq);
         pop(eq);
@@ -403,7 +406,7 @@ class FunctionValidator {
       default: break;
     }
     // The reader knows no other opcode.
-    invalid(fmt::format("illegal opcode {:#x}", op));
+    invalid(fmt::format("illegal opcode {:#x}", opcode_value(op)));
   }
 
   // GC (0xFB prefix).
@@ -422,13 +425,13 @@ class FunctionValidator {
     if (t != kUnknown && top_of(c_, ref_heap(static_cast<VT>(t))) != top_of(c_, ht)) invalid("type mismatch");
     return t;
   }
-  void gc(const Instruction& in, uint32_t sub) {
-    constexpr T I32 = 0x7F;
-    switch (sub) {
-      case 0: case 1: {  // struct.new(_default) x
+  void gc(const Instruction& in) {
+    const Opcode op = in.opcode;
+    switch (op) {
+      case Opcode::struct_new: case Opcode::struct_new_default: {  // struct.new(_default) x
         uint32_t x = in.x;
         const DefType& t = struct_at(c_, x);
-        if (sub == 0) {
+        if (op == Opcode::struct_new) {
           for (size_t k = t.fields.size(); k-- > 0;) pop(static_cast<T>(unpacked(t.fields[k])));
         } else {
           for (const FieldType& f : t.fields)
@@ -437,34 +440,34 @@ class FunctionValidator {
         push(ref_of(x, false));
         return;
       }
-      case 2: case 3: case 4: case 5: {  // struct.get(_s|_u) x i, struct.set x i
+      case Opcode::struct_get: case Opcode::struct_get_s: case Opcode::struct_get_u: case Opcode::struct_set: {  // struct.get(_s|_u) x i, struct.set x i
         uint32_t x = in.x, i = in.y;
         const DefType& t = struct_at(c_, x);
         if (i >= t.fields.size()) invalid("unknown field");
         const FieldType& f = t.fields[i];
-        if (sub == 5) {
+        if (op == Opcode::struct_set) {
           if (!f.mutable_) invalid("field is immutable");
           pop(static_cast<T>(unpacked(f)));
           pop(ref_of(x, true));
           return;
         }
-        if ((sub == 2) != (f.packed == Packed::kNone)) invalid("type mismatch: packed field access");
+        if ((op == Opcode::struct_get) != (f.packed == Packed::kNone)) invalid("type mismatch: packed field access");
         pop(ref_of(x, true));
         push(static_cast<T>(unpacked(f)));
         return;
       }
-      case 6: case 7: case 8: case 9: case 10: {  // array.new(_default|_fixed|_data|_elem) x
+      case Opcode::array_new: case Opcode::array_new_default: case Opcode::array_new_fixed: case Opcode::array_new_data: case Opcode::array_new_elem: {  // array.new(_default|_fixed|_data|_elem) x
         uint32_t x = in.x;
         const FieldType& f = array_at(c_, x).fields.at(0);
-        if (sub == 6) {
+        if (op == Opcode::array_new) {
           pop(I32);
           pop(static_cast<T>(unpacked(f)));
-        } else if (sub == 7) {
+        } else if (op == Opcode::array_new_default) {
           if (!defaultable(f.type)) invalid("type mismatch: an element without a default");
           pop(I32);
-        } else if (sub == 8) {
+        } else if (op == Opcode::array_new_fixed) {
           for (uint32_t k = 0; k < in.y; ++k) pop(static_cast<T>(unpacked(f)));
-        } else if (sub == 9) {
+        } else if (op == Opcode::array_new_data) {
           data_segment(in.y);
           if (is_ref(f.type)) invalid("type mismatch: array.new_data of references");
           pop(I32);
@@ -478,24 +481,24 @@ class FunctionValidator {
         push(ref_of(x, false));
         return;
       }
-      case 11: case 12: case 13: case 14: {  // array.get(_s|_u) x, array.set x
+      case Opcode::array_get: case Opcode::array_get_s: case Opcode::array_get_u: case Opcode::array_set: {  // array.get(_s|_u) x, array.set x
         uint32_t x = in.x;
         const FieldType& f = array_at(c_, x).fields.at(0);
-        if (sub == 14) {
+        if (op == Opcode::array_set) {
           if (!f.mutable_) invalid("array is immutable");
           pop(static_cast<T>(unpacked(f)));
           pop(I32);
           pop(ref_of(x, true));
           return;
         }
-        if ((sub == 11) != (f.packed == Packed::kNone)) invalid("type mismatch: packed element access");
+        if ((op == Opcode::array_get) != (f.packed == Packed::kNone)) invalid("type mismatch: packed element access");
         pop(I32);
         pop(ref_of(x, true));
         push(static_cast<T>(unpacked(f)));
         return;
       }
-      case 15: pop(static_cast<T>(ref_type(true, kHeapArray))); push(I32); return;  // array.len
-      case 16: {  // array.fill x: [ref i32 t i32] -> []
+      case Opcode::array_len: pop(static_cast<T>(ref_type(true, kHeapArray))); push(I32); return;  // array.len
+      case Opcode::array_fill: {  // array.fill x: [ref i32 t i32] -> []
         uint32_t x = in.x;
         const FieldType& f = array_at(c_, x).fields.at(0);
         if (!f.mutable_) invalid("array is immutable");
@@ -505,7 +508,7 @@ class FunctionValidator {
         pop(ref_of(x, true));
         return;
       }
-      case 17: {  // array.copy x y: [ref x, i32, ref y, i32, i32] -> []
+      case Opcode::array_copy: {  // array.copy x y: [ref x, i32, ref y, i32, i32] -> []
         uint32_t x = in.x, y = in.y;
         const FieldType& fx = array_at(c_, x).fields.at(0);
         const FieldType& fy = array_at(c_, y).fields.at(0);
@@ -518,11 +521,11 @@ class FunctionValidator {
         pop(ref_of(x, true));
         return;
       }
-      case 18: case 19: {  // array.init_data x d, array.init_elem x e: [ref i32 i32 i32] -> []
+      case Opcode::array_init_data: case Opcode::array_init_elem: {  // array.init_data x d, array.init_elem x e: [ref i32 i32 i32] -> []
         uint32_t x = in.x, seg = in.y;
         const FieldType& f = array_at(c_, x).fields.at(0);
         if (!f.mutable_) invalid("array is immutable");
-        if (sub == 18) {
+        if (op == Opcode::array_init_data) {
           data_segment(seg);
           if (is_ref(f.type)) invalid("type mismatch: array.init_data of references");
         } else if (!matches(c_, elem_segment(seg).type, f.type)) {
@@ -534,14 +537,14 @@ class FunctionValidator {
         pop(ref_of(x, true));
         return;
       }
-      case 20: case 21: case 22: case 23: {  // ref.test, ref.cast (ref null? ht)
+      case Opcode::ref_test: case Opcode::ref_test_null: case Opcode::ref_cast: case Opcode::ref_cast_null: {  // ref.test, ref.cast (ref null? ht)
         HeapType h = heap_type(in.heap);
         pop_in_hierarchy(h);
-        bool nullable = sub == 21 || sub == 23;
-        push(sub < 22 ? I32 : static_cast<T>(ref_type(nullable, h)));
+        bool nullable = op == Opcode::ref_test_null || op == Opcode::ref_cast_null;
+        push(op == Opcode::ref_test || op == Opcode::ref_test_null ? I32 : static_cast<T>(ref_type(nullable, h)));
         return;
       }
-      case 24: case 25: {  // br_on_cast(_fail) flags l ht1 ht2
+      case Opcode::br_on_cast: case Opcode::br_on_cast_fail: {  // br_on_cast(_fail) flags l ht1 ht2
         const uint8_t flags = in.cast_flags;
         const Frame& l = label(in.x);
         HeapType h1 = heap_type(in.heap), h2 = heap_type(in.heap2);
@@ -549,7 +552,7 @@ class FunctionValidator {
         if (!matches(c_, rt2, rt1)) invalid("type mismatch");
         // What stays when the cast fails (br_on_cast) or succeeds (br_on_cast_fail).
         T diff = static_cast<T>(ref_type((flags & 1) && !(flags & 2), h1));
-        T branched = sub == 24 ? rt2 : diff, stays = sub == 24 ? diff : rt2;
+        T branched = op == Opcode::br_on_cast ? rt2 : diff, stays = op == Opcode::br_on_cast ? diff : rt2;
         auto ts = label_types(l);
         if (ts.empty() || !matches(c_, branched, ts.back())) invalid("type mismatch");
         pop(rt1);
@@ -559,14 +562,14 @@ class FunctionValidator {
         push(stays);
         return;
       }
-      case 26: case 27: {  // any.convert_extern, extern.convert_any: the nullability kept
-        HeapType from = sub == 26 ? kHeapExtern : kHeapAny, to = sub == 26 ? kHeapAny : kHeapExtern;
+      case Opcode::any_convert_extern: case Opcode::extern_convert_any: {  // any.convert_extern, extern.convert_any: the nullability kept
+        HeapType from = op == Opcode::any_convert_extern ? kHeapExtern : kHeapAny, to = op == Opcode::any_convert_extern ? kHeapAny : kHeapExtern;
         T t = pop(static_cast<T>(ref_type(true, from)));
         push(static_cast<T>(ref_type(t == kUnknown || ref_nullable(static_cast<VT>(t)), to)));
         return;
       }
-      case 28: pop(I32); push(static_cast<T>(ref_type(false, kHeapI31))); return;
-      case 29: case 30: pop(static_cast<T>(ref_type(true, kHeapI31))); push(I32); return;
+      case Opcode::ref_i31: pop(I32); push(static_cast<T>(ref_type(false, kHeapI31))); return;
+      case Opcode::i31_get_s: case Opcode::i31_get_u: pop(static_cast<T>(ref_type(true, kHeapI31))); push(I32); return;
       default: invalid("illegal opcode");
     }
   }
@@ -576,11 +579,11 @@ class FunctionValidator {
   static T letter_type(char c, T address) {
     switch (c) {
       case 'a': return address;
-      case 'i': return 0x7F;
-      case 'l': return 0x7E;
-      case 'f': return 0x7D;
-      case 'd': return 0x7C;
-      default: return 0x7B;
+      case 'i': return I32;
+      case 'l': return I64;
+      case 'f': return F32;
+      case 'd': return F64;
+      default: return V128;
     }
   }
   // An instruction with a declared effect: its immediates checked by their declared type (a
@@ -590,7 +593,7 @@ class FunctionValidator {
     auto lane = [&](uint8_t l) {
       if (l >= s.lanes) invalid("invalid lane index");
     };
-    T address = 0x7F;
+    T address = I32;
     switch (s.imm) {
       case Imm::NONE: break;
       case Imm::MEM: address = memory_at(memarg(in.mem, s.align)); break;
@@ -603,8 +606,8 @@ class FunctionValidator {
     for (const char* p = colon + 1; *p; ++p) push(letter_type(*p, address));
   }
 
-  void misc(const Instruction& in, uint32_t sub) {
-    constexpr T I32 = 0x7F;
+  void misc(const Instruction& in) {
+    const Opcode op = in.opcode;
     auto elem = [&](uint32_t i) -> const ElemSegment& {
       if (i >= c_.m.elements.size()) invalid("unknown elem segment");
       return c_.m.elements[i];
@@ -613,41 +616,41 @@ class FunctionValidator {
       size_t n = c_.m.data_count ? *c_.m.data_count : c_.m.data.size();
       if (i >= n) invalid("unknown data segment");
     };
-    switch (sub) {
+    switch (op) {
       // memory.init d s n: d of the memory's address type, s and n i32 (a data segment's offsets).
-      case 8: { data(in.x); memory_needed(); T at = memory_at(memory_index(in.y)); pop(I32); pop(I32); pop(at); return; }
-      case 9: data(in.x); return;
+      case Opcode::memory_init: { data(in.x); memory_needed(); T at = memory_at(memory_index(in.y)); pop(I32); pop(I32); pop(at); return; }
+      case Opcode::data_drop: data(in.x); return;
       // memory.copy d s n: d and s of their memories' address types, n of the narrower one.
-      case 10: {
+      case Opcode::memory_copy: {
         memory_needed();
         T d = memory_at(memory_index(in.x)), s = memory_at(memory_index(in.y));
-        pop(d == 0x7E && s == 0x7E ? 0x7E : I32);
+        pop(d == I64 && s == I64 ? I64 : I32);
         pop(s);
         pop(d);
         return;
       }
       // memory.fill d v n: d and n of the memory's address type, v i32.
-      case 11: { memory_needed(); T at = memory_at(memory_index(in.x)); pop(at); pop(I32); pop(at); return; }
-      case 12: {
+      case Opcode::memory_fill: { memory_needed(); T at = memory_at(memory_index(in.x)); pop(at); pop(I32); pop(at); return; }
+      case Opcode::table_init: {
         const ElemSegment& e = elem(in.x);
         const TableType& t = table(in.y);
         if (!matches(c_, e.type, t.element)) invalid("type mismatch");
         pop(I32); pop(I32); pop(table_at(t));
         return;
       }
-      case 13: elem(in.x); return;
-      case 14: {
+      case Opcode::elem_drop: elem(in.x); return;
+      case Opcode::table_copy: {
         const TableType& dst = table(in.x);
         const TableType& src = table(in.y);
         if (!matches(c_, src.element, dst.element)) invalid("type mismatch");
-        pop(table_at(dst) == 0x7E && table_at(src) == 0x7E ? 0x7E : I32);
+        pop(table_at(dst) == I64 && table_at(src) == I64 ? I64 : I32);
         pop(table_at(src));
         pop(table_at(dst));
         return;
       }
-      case 15: { const TableType& tt = table(in.x); pop(table_at(tt)); pop(static_cast<T>(tt.element)); push(table_at(tt)); return; }
-      case 16: push(table_at(table(in.x))); return;
-      case 17: { const TableType& tt = table(in.x); pop(table_at(tt)); pop(static_cast<T>(tt.element)); pop(table_at(tt)); return; }
+      case Opcode::table_grow: { const TableType& tt = table(in.x); pop(table_at(tt)); pop(static_cast<T>(tt.element)); push(table_at(tt)); return; }
+      case Opcode::table_size: push(table_at(table(in.x))); return;
+      case Opcode::table_fill: { const TableType& tt = table(in.x); pop(table_at(tt)); pop(static_cast<T>(tt.element)); pop(table_at(tt)); return; }
       default: invalid("illegal opcode");
     }
   }

@@ -109,7 +109,7 @@ void validate_module(const Module& m) {
       while (!r.at_end()) {
         Instruction in = read_instruction(r);
         if (!in.constant()) return;
-        if (in.opcode == 0xD2) c.refs.insert(in.x);
+        if (in.opcode == Opcode::ref_func) c.refs.insert(in.x);
       }
     } catch (const DecodeError&) {  // a module built by hand, not decoded: validation says what is wrong
     }
