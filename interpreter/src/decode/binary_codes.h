@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "dispatchlab/interpreter/module.h"
+
 namespace dlab::wasm {
 
 enum class SectionId : uint8_t {
@@ -22,7 +24,18 @@ enum class TypeCode : uint8_t {
   kArray = 0x5E,    // array field
   kSub = 0x50,      // sub vec(typeidx) comptype: open to subtypes
   kSubFinal = 0x4F, // sub final vec(typeidx) comptype
+  kRec = 0x4E,      // rec vec(subtype): a recursive group
+  kI8 = 0x78,       // packed storage types of struct and array fields
+  kI16 = 0x77,
+  kEmpty = 0x40,    // the empty block type; before a table type, "an initializer follows"
 };
 constexpr uint8_t code_byte(TypeCode c) { return static_cast<uint8_t>(c); }
+
+// A number or vector type's byte (i32 i64 f32 f64 v128: module.h's ValType codes).
+constexpr bool is_numtype_or_vec(uint8_t b) {
+  for (ValType t : {ValType::kI32, ValType::kI64, ValType::kF32, ValType::kF64, ValType::kV128})
+    if (b == static_cast<uint8_t>(t)) return true;
+  return false;
+}
 
 }  // namespace dlab::wasm

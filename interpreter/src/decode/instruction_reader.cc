@@ -4,19 +4,19 @@
 
 #include <fmt/format.h>
 
+#include "decode/binary_codes.h"
+
 namespace dlab::wasm {
 
 namespace {
-
-bool is_numtype_or_vec(uint8_t b) { return b == 0x7F || b == 0x7E || b == 0x7D || b == 0x7C || b == 0x7B; }
 
 // A block type: empty (0x40), a value type, or a type index as a non-negative s33.
 BlockType blocktype(BinaryReader& r) {
   BlockType t;
   uint8_t b = r.peek();
-  if (b == 0x40) {
+  if (b == code_byte(TypeCode::kEmpty)) {
     r.u8();
-  } else if (is_numtype_or_vec(b) || is_abstract_heap(b) || b == 0x63 || b == 0x64) {
+  } else if (is_numtype_or_vec(b) || is_abstract_heap(b) || b == code_byte(TypeCode::kRefNull) || b == code_byte(TypeCode::kRef)) {
     t.kind = BlockType::kValue;
     t.value = read_valtype(r);
   } else {
@@ -93,7 +93,7 @@ void other_immediate(BinaryReader& r, ImmKind k, bool second, Instruction& in) {
 
 void fail_opcode(BinaryReader& r, uint8_t b, bool legacy) {
   if (legacy) r.fail("not supported: legacy exception handling (not in WebAssembly 3.0)");
-  if (b >= 0xFB && b <= 0xFD) r.fail("illegal opcode");
+  if (is_prefix_byte(b)) r.fail("illegal opcode");
   r.fail(fmt::format("illegal opcode {:#04x}", b));
 }
 

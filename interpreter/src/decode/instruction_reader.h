@@ -172,7 +172,7 @@ inline Instruction read_instruction(BinaryReader& r) {
   const uint8_t b = r.u8();
   const OpcodeIndex::Entry* e = &kOpcodeIndex.byte[b];
   in.opcode = static_cast<Opcode>(b);
-  if (b >= 0xFB && b <= 0xFD) {
+  if (is_prefix_byte(b)) {
     const uint32_t sub = r.u32();
     const uint32_t base = b == 0xFD ? 0xFD000 : static_cast<uint32_t>(b) << 8;
     // A sub-opcode past its prefix's table is illegal (never an opcode of another range).

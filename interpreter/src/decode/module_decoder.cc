@@ -10,12 +10,6 @@ namespace dlab::wasm {
 
 namespace {
 
-bool is_numtype_or_vec(uint8_t b) {
-  for (ValType t : {ValType::kI32, ValType::kI64, ValType::kF32, ValType::kF64, ValType::kV128})
-    if (b == static_cast<uint8_t>(t)) return true;
-  return false;
-}
-
 // A heap type (s33): an abstract one as a negative code, a type index as a non-negative one.
 HeapType decode_heaptype(BinaryReader& r) {
   int64_t h = r.s33();
@@ -73,9 +67,9 @@ Limits limits(BinaryReader& r) {
 FieldType fieldtype(BinaryReader& r) {
   FieldType f;
   uint8_t b = r.peek();
-  if (b == 0x78 || b == 0x77) {
+  if (b == code_byte(TypeCode::kI8) || b == code_byte(TypeCode::kI16)) {
     r.u8();
-    f.packed = b == 0x78 ? Packed::kI8 : Packed::kI16;
+    f.packed = b == code_byte(TypeCode::kI8) ? Packed::kI8 : Packed::kI16;
   } else {
     f.type = valtype(r);
   }
@@ -210,7 +204,7 @@ Module decode_module(const uint8_t* data, size_t size) {
         for (uint32_t n = count(), i = 0; i < n; ++i) {
           // A recursive group (0x4E vec(subtype)) or one subtype alone in its group.
           uint32_t begin = static_cast<uint32_t>(m.types.size()), size = 1;
-          bool group = s.peek() == 0x4E;
+          bool group = s.peek() == code_byte(TypeCode::kRec);
           if (group) {
             s.u8();
             size = s.u32();
@@ -247,7 +241,7 @@ Module decode_module(const uint8_t* data, size_t size) {
         for (uint32_t n = count(), i = 0; i < n; ++i) {
           // 0x40 0x00: a table with an initializer expression (typed function references).
           Table t;
-          bool with_init = s.peek() == 0x40;
+          bool with_init = s.peek() == code_byte(TypeCode::kEmpty);
           if (with_init) {
             s.u8();
             if (s.u8() != 0x00) s.fail("malformed table");

@@ -36,5 +36,9 @@ constexpr OpcodePrefix prefix_of(Opcode o) {
   const uint32_t v = opcode_value(o);
   return v < 0x100 ? OpcodePrefix::kNone : v < 0xFC00 ? OpcodePrefix::kGc : v < 0xFD000 ? OpcodePrefix::kMisc : OpcodePrefix::kSimd;
 }
+constexpr bool is_prefix_byte(uint8_t b) {
+  return b == static_cast<uint8_t>(OpcodePrefix::kGc) || b == static_cast<uint8_t>(OpcodePrefix::kMisc) ||
+         b == static_cast<uint8_t>(OpcodePrefix::kSimd);
+}
 
 }  // namespace dlab::wasm

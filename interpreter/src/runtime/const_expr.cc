@@ -13,7 +13,7 @@ namespace {
 bool single_instruction(const Instance& inst, const Expr& e, std::pair<uint64_t, uint64_t>& value) {
   BinaryReader r(e.bytes.data(), e.bytes.size());
   const Instruction in = read_instruction(r);
-  if (r.remaining() != 1 || r.peek() != 0x0B) return false;
+  if (r.remaining() != 1 || r.peek() != opcode_value(Opcode::end)) return false;
   switch (in.opcode) {
     case Opcode::i32_const: case Opcode::i64_const: case Opcode::f32_const: case Opcode::f64_const: value = {in.bits[0], 0}; return true;  // an i32 zero-extended
     case Opcode::v128_const: value = {in.bits[0], in.bits[1]}; return true;

@@ -40,8 +40,12 @@ struct Ctx {
 
 [[noreturn]] inline void invalid(const std::string& what) { throw ValidationError(what); }
 
-inline bool is_num(T t) { return t == 0x7F || t == 0x7E || t == 0x7D || t == 0x7C; }
-inline bool is_vec(T t) { return t == 0x7B; }
+inline bool is_num(T t) {
+  for (ValType v : {ValType::kI32, ValType::kI64, ValType::kF32, ValType::kF64})
+    if (t == static_cast<T>(v)) return true;
+  return false;
+}
+inline bool is_vec(T t) { return t == static_cast<T>(ValType::kV128); }
 inline bool is_ref_t(T t) { return t != kUnknown && is_ref(static_cast<VT>(t)); }
 
 inline const DefType& type_at(const Ctx& c, uint32_t idx) {
