@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Differential fuzzing of dlab's WebAssembly engines against binaryen's interpreter and against
-each other (`just fuzz SECONDS differential`; docs/interpreter.md#fuzzing).
+each other (`just fuzz SECONDS differential`; docs/interpreter/fuzzing.md).
 
 Each module: seeded random bytes -> `wasm-opt -ttf` (the WebAssembly 3.0 features dlab runs, see
 FEATURES) -> binaryen's interpreter runs every export in order (`--fuzz-exec-before`) -> a

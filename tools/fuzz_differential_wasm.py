@@ -28,7 +28,7 @@ Here that host is WebAssembly, so every engine configuration of dlab runs it:
 
 What the emulation cannot do: a host reference internalised (any.convert_extern) is a struct here,
 so `ref.test eq` / `ref.test struct` on one says 1 where binaryen says 0 (binaryen 132's -ttf was
-not seen to emit any.convert_extern on them; docs/interpreter.md#fuzzing).
+not seen to emit any.convert_extern on them; docs/interpreter/fuzzing.md).
 """
 from __future__ import annotations
 

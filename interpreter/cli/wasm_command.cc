@@ -37,12 +37,12 @@ namespace dlab::cli {
 namespace {
 
 // `dlab wasm run`'s default engine: the configuration measured fastest on the held-out programs of
-// the corpus (lz4, lua) on a Zen 4 VM, results/zen4-25-17/ (docs/interpreter.md: the register IR,
-// bounds): tail_pn with the register IR, every technique and guard pages (chosen on sqlite's
+// the corpus (lz4, lua) on a Zen 4 VM, results/zen4-25-17/ (docs/interpreter/register-ir.md,
+// engines.md: bounds): tail_pn with the register IR, every technique and guard pages (chosen on sqlite's
 // instruction count); tail where this build has no preserve_none.
 constexpr const char* kRunDefaultWhy =
     "with --ir register and --bounds guard: the fastest measured on the corpus's held-out programs "
-    "(docs/interpreter.md#the-register-ir---ir-register, #bounds-guard-pages---bounds-guard); "
+    "(docs/interpreter/register-ir.md, docs/interpreter/engines.md#bounds-guard-pages---bounds-guard); "
     "tail where this build has no preserve_none";
 wasm::Dispatch run_default_dispatch() {
   return wasm::engine_unavailable(wasm::Dispatch::kTailPreserveNone, wasm::Placement::kSp).empty() ? wasm::Dispatch::kTailPreserveNone
@@ -254,7 +254,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
         ->check(CLI::IsMember(budget_choices()));
     add_bounds_option(run, o->bounds)
         ->description(bounds_help() + "; default guard where the engine has it (no slower on the corpus, 10-16% fewer "
-                      "instructions: docs/interpreter.md#bounds-guard-pages---bounds-guard), else check")
+                      "instructions: docs/interpreter/engines.md#bounds-guard-pages---bounds-guard), else check")
         ->default_str("");
     run->add_option("--refills", o->refills,
                     "with --fuel or --deadline: when the budget is spent, resume the suspended invocation this many times with "

@@ -3,7 +3,7 @@
 // Rust programs built for wasm32-wasi(p1). fds 0-2 are the standard streams (stdin a host fd,
 // stdout/stderr WasiOptions' streams); 3, 4, ... the preopened directories, in which files and
 // directories are opened, listed, renamed, linked and removed beneath the preopen only (no path
-// reaches outside it: see docs/interpreter.md "WASI"). Errors are preview1 errno values, never a
+// reaches outside it: see docs/interpreter/runtime.md "WASI"). Errors are preview1 errno values, never a
 // trap, but for a blocked call past WasiOptions::deadline_passed ("deadline reached").
 #pragma once
 
