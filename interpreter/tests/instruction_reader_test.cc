@@ -160,5 +160,28 @@ TEST(InstructionReader, MalformedInput) {
   EXPECT_EQ(error_of({0xD0, 0x60}), "malformed heap type");
 }
 
+TEST(StackEffect, DeclarationsAreReadAndCheckedOnce) {
+  EXPECT_TRUE(valid_stack_effect("ii:i"));
+  EXPECT_TRUE(valid_stack_effect(":"));
+  EXPECT_TRUE(valid_stack_effect("tet:"));
+  EXPECT_TRUE(valid_stack_effect("*"));
+  EXPECT_FALSE(valid_stack_effect("ii"));      // no colon
+  EXPECT_FALSE(valid_stack_effect("i:i:i"));   // two
+  EXPECT_FALSE(valid_stack_effect("x:i"));     // an unknown letter
+  EXPECT_FALSE(valid_stack_effect(":r"));      // any reference is popped, never pushed
+  const StackEffect e = stack_effect("et:t");
+  EXPECT_EQ(e.pops, "et");
+  EXPECT_EQ(e.pushes, "t");
+  EXPECT_FALSE(e.by_rule);
+  EXPECT_TRUE(stack_effect("*").by_rule);
+  EXPECT_EQ(fixed_letter_type('N'), ref_type(false, kHeapI31));
+  EXPECT_EQ(fixed_letter_type('a'), std::nullopt);  // the memory's: resolved from the immediate
+  // The rows read through the one reader: table.grow's effect is its declaration's.
+  Instruction in = read({0xFC, 0x0F, 0x00});
+  ASSERT_NE(in.decl, nullptr);
+  EXPECT_EQ(in.opcode, Opcode::table_grow);
+  EXPECT_STREQ(in.decl->effect, "et:t");
+}
+
 }  // namespace
 }  // namespace dlab::wasm

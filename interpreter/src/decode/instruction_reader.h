@@ -12,6 +12,7 @@
 
 #include "decode/binary_reader.h"
 #include "decode/opcode.h"
+#include "decode/stack_effect.h"
 #include "engines/ops.h"
 
 namespace dlab::wasm {
@@ -32,16 +33,36 @@ struct InstructionDecl {
   const char* name;
   uint32_t opcode;
   ImmKind imm[2];
+  const char* effect;  // stack_effect.h's notation; "*" for a rule in validate/ and lower/
   uint8_t flags;
 };
 
 inline constexpr InstructionDecl kInstructions[] = {
-#define INSTR(name, opcode, a, b, flags) {#name, opcode, {ImmKind::a, ImmKind::b}, flags},
-#define LEGACY(name, opcode) {#name, opcode, {ImmKind::NONE, ImmKind::NONE}, LEGACY_EH},
+#define INSTR(name, opcode, a, b, effect, flags) {#name, opcode, {ImmKind::a, ImmKind::b}, effect, flags},
+#define LEGACY(name, opcode) {#name, opcode, {ImmKind::NONE, ImmKind::NONE}, "*", LEGACY_EH},
 #include "decode/instructions.def"
 #undef INSTR
 #undef LEGACY
 };
+
+// Every declared effect of both tables is well formed (a typo stops the build).
+constexpr bool every_stack_effect_valid() {
+  for (const SimpleOp& s : kSimpleOps)
+    if (!valid_stack_effect(s.signature) || stack_effect(s.signature).by_rule) return false;
+  for (const InstructionDecl& d : kInstructions) {
+    if (!valid_stack_effect(d.effect)) return false;
+    // A context letter needs the immediate it is resolved from: a memory's, a table's.
+    auto has = [&](ImmKind k) { return d.imm[0] == k || d.imm[1] == k; };
+    for (char c : std::string_view(d.effect)) {
+      if (c == static_cast<char>(ContextLetter::kMemoryAddress) && !has(ImmKind::MEMORY)) return false;
+      if ((c == static_cast<char>(ContextLetter::kTableAddress) || c == static_cast<char>(ContextLetter::kTableElement)) &&
+          !has(ImmKind::TABLE))
+        return false;
+    }
+  }
+  return true;
+}
+static_assert(every_stack_effect_valid(), "a malformed stack effect in instructions.def or handlers.def");
 
 // The declaration of an opcode (as kSimpleOps and instructions.def write them): at most one of
 // the two is set; neither for an opcode no table declares.
@@ -79,6 +100,7 @@ struct Instruction {
   Opcode opcode = Opcode::unreachable;
   uint8_t flags = 0;
   const SimpleOp* simple = nullptr;  // a kSimpleOps instruction's declaration (numeric, memory, SIMD)
+  const InstructionDecl* decl = nullptr;  // or an instructions.def row's
   uint32_t x = 0, y = 0;             // the index immediates, in encoding order; br_table: x the default
   BlockType block;
   HeapType heap = 0, heap2 = 0;
@@ -185,6 +207,7 @@ inline Instruction read_instruction(BinaryReader& r) {
   if (e->flags & LEGACY_EH) fail_opcode(r, b, true);
   in.flags = e->flags;
   if (e->table == 1) in.simple = &kSimpleOps[e->index];
+  else in.decl = &kInstructions[e->index];
   for (int k = 0; k < 2; ++k) {
     const ImmKind kind = e->imm[k];
     if (kind == ImmKind::NONE) break;

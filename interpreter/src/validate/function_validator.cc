@@ -188,11 +188,13 @@ class FunctionValidator {
     if (const_ && !in.constant()) invalid("constant expression required");
     // Numeric, memory and SIMD instructions: typed by their declaration (handlers.def through ops.h).
     if (in.simple) return declared(in, *in.simple);
+    // Control, reference, table, GC and bulk-memory instructions with a declared effect
+    // (instructions.def); the rest ("*") by their rules below.
+    if (!stack_effect(in.decl->effect).by_rule) return declared(in, *in.decl);
     if (prefix_of(op) == OpcodePrefix::kGc) return gc(in);
     if (prefix_of(op) == OpcodePrefix::kMisc) return misc(in);
     switch (op) {
       case Opcode::unreachable: unreachable(); return;
-      case Opcode::nop: return;
       case Opcode::block: case Opcode::loop: {
         auto [params, results] = block_type(in.block);
         pop(params);
@@ -347,22 +349,7 @@ class FunctionValidator {
         }
         return;
       }
-      case Opcode::table_get: case Opcode::table_set: {
-        const TableType& tt = table(in.x);
-        T t = static_cast<T>(tt.element);
-        if (op == Opcode::table_get) { pop(table_at(tt)); push(t); }
-        else { pop(t); pop(table_at(tt)); }
-        return;
-      }
-      case Opcode::memory_size: { memory_needed(); T at = memory_at(memory_index(in.x)); push(at); return; }
-      case Opcode::memory_grow: { memory_needed(); T at = memory_at(memory_index(in.x)); pop(at); push(at); return; }
-      case Opcode::i32_const: push(I32); return;
-      case Opcode::i64_const: push(I64); return;
-      case Opcode::f32_const: push(F32); return;
-      case Opcode::f64_const: push(F64); return;
-      case Opcode::v128_const: push(V128); return;
       case Opcode::ref_null: push(static_cast<T>(ref_type(true, heap_type(in.heap)))); return;
-      case Opcode::ref_is_null: pop_ref(); push(I32); return;
       case Opcode::ref_func: {
         uint32_t f = in.x;
         if (f >= c_.func_types.size()) invalid("unknown function");
@@ -394,13 +381,6 @@ class FunctionValidator {
         ts.pop_back();
         pop(ts);
         push(ts);
-        return;
-      }
-      case Opcode::ref_eq: {  // ref.eq: [eqref eqref] -> [i32]
-        T eq = static_cast<T>(ref_type(true, kHeapEq));
-        pop(eq);
-        pop(eq);
-        push(I32);
         return;
       }
       default: break;
@@ -497,7 +477,6 @@ class FunctionValidator {
         push(static_cast<T>(unpacked(f)));
         return;
       }
-      case Opcode::array_len: pop(static_cast<T>(ref_type(true, kHeapArray))); push(I32); return;  // array.len
       case Opcode::array_fill: {  // array.fill x: [ref i32 t i32] -> []
         uint32_t x = in.x;
         const FieldType& f = array_at(c_, x).fields.at(0);
@@ -568,8 +547,6 @@ class FunctionValidator {
         push(static_cast<T>(ref_type(t == kUnknown || ref_nullable(static_cast<VT>(t)), to)));
         return;
       }
-      case Opcode::ref_i31: pop(I32); push(static_cast<T>(ref_type(false, kHeapI31))); return;
-      case Opcode::i31_get_s: case Opcode::i31_get_u: pop(static_cast<T>(ref_type(true, kHeapI31))); push(I32); return;
       default: invalid("illegal opcode");
     }
   }
@@ -577,15 +554,10 @@ class FunctionValidator {
   // The value type a declaration's signature letter stands for ('a': the address operand, of the
   // instruction's memory's address type).
   static T letter_type(char c, T address) {
-    switch (c) {
-      case 'a': return address;
-      case 'i': return I32;
-      case 'l': return I64;
-      case 'f': return F32;
-      case 'd': return F64;
-      default: return V128;
-    }
+    if (c == static_cast<char>(ContextLetter::kMemoryAddress)) return address;
+    return static_cast<T>(*fixed_letter_type(c));
   }
+
   // An instruction with a declared effect: its immediates checked by their declared type (a
   // memarg's alignment against the natural one, a lane index against the lane count), then its
   // operands popped (last first) and its results pushed by its signature.
@@ -601,25 +573,48 @@ class FunctionValidator {
       case Imm::MEMLANE: address = memory_at(memarg(in.mem, s.align)); lane(in.lane); break;
       case Imm::SHUF: for (int i = 0; i < 16; ++i) lane(in.lane_at(i)); break;
     }
-    const char* colon = std::strchr(s.signature, ':');
-    for (const char* p = colon; p-- != s.signature;) pop(letter_type(*p, address));
-    for (const char* p = colon + 1; *p; ++p) push(letter_type(*p, address));
+    const StackEffect e = stack_effect(s.signature);
+    for (size_t i = e.pops.size(); i-- > 0;) pop(letter_type(e.pops[i], address));
+    for (char letter : e.pushes) push(letter_type(letter, address));
+  }
+
+  // An instructions.def row with a declared effect: its index immediates checked by kind (the
+  // memory, table, data or elem segment exists), then its operands popped (last first) and its
+  // results pushed, the context letters resolved from those immediates.
+  void declared(const Instruction& in, const InstructionDecl& d) {
+    uint32_t memory = 0;
+    const TableType* tbl = nullptr;
+    for (int k = 0; k < 2; ++k) {
+      const uint32_t index = k ? in.y : in.x;
+      switch (d.imm[k]) {
+        case ImmKind::MEMORY: memory_needed(); memory = memory_index(index); break;
+        case ImmKind::TABLE: tbl = &table(index); break;
+        case ImmKind::DATA: data_segment(index); break;
+        case ImmKind::ELEM: elem_segment(index); break;
+        default: break;
+      }
+    }
+    auto type = [&](char letter) -> T {
+      if (auto t = fixed_letter_type(letter)) return static_cast<T>(*t);
+      switch (static_cast<ContextLetter>(letter)) {
+        case ContextLetter::kMemoryAddress: return memory_at(memory);
+        case ContextLetter::kTableAddress: return table_at(*tbl);
+        case ContextLetter::kTableElement: return static_cast<T>(tbl->element);
+        case ContextLetter::kAnyRef: break;
+      }
+      return kUnknown;  // not reached: instruction_reader.h's static_assert checks every row's letters
+    };
+    const StackEffect e = stack_effect(d.effect);
+    for (size_t i = e.pops.size(); i-- > 0;) {
+      if (e.pops[i] == static_cast<char>(ContextLetter::kAnyRef)) pop_ref();
+      else pop(type(e.pops[i]));
+    }
+    for (char letter : e.pushes) push(type(letter));
   }
 
   void misc(const Instruction& in) {
     const Opcode op = in.opcode;
-    auto elem = [&](uint32_t i) -> const ElemSegment& {
-      if (i >= c_.m.elements.size()) invalid("unknown elem segment");
-      return c_.m.elements[i];
-    };
-    auto data = [&](uint32_t i) {
-      size_t n = c_.m.data_count ? *c_.m.data_count : c_.m.data.size();
-      if (i >= n) invalid("unknown data segment");
-    };
     switch (op) {
-      // memory.init d s n: d of the memory's address type, s and n i32 (a data segment's offsets).
-      case Opcode::memory_init: { data(in.x); memory_needed(); T at = memory_at(memory_index(in.y)); pop(I32); pop(I32); pop(at); return; }
-      case Opcode::data_drop: data(in.x); return;
       // memory.copy d s n: d and s of their memories' address types, n of the narrower one.
       case Opcode::memory_copy: {
         memory_needed();
@@ -629,16 +624,13 @@ class FunctionValidator {
         pop(d);
         return;
       }
-      // memory.fill d v n: d and n of the memory's address type, v i32.
-      case Opcode::memory_fill: { memory_needed(); T at = memory_at(memory_index(in.x)); pop(at); pop(I32); pop(at); return; }
       case Opcode::table_init: {
-        const ElemSegment& e = elem(in.x);
+        const ElemSegment& e = elem_segment(in.x);
         const TableType& t = table(in.y);
         if (!matches(c_, e.type, t.element)) invalid("type mismatch");
         pop(I32); pop(I32); pop(table_at(t));
         return;
       }
-      case Opcode::elem_drop: elem(in.x); return;
       case Opcode::table_copy: {
         const TableType& dst = table(in.x);
         const TableType& src = table(in.y);
@@ -648,9 +640,6 @@ class FunctionValidator {
         pop(table_at(dst));
         return;
       }
-      case Opcode::table_grow: { const TableType& tt = table(in.x); pop(table_at(tt)); pop(static_cast<T>(tt.element)); push(table_at(tt)); return; }
-      case Opcode::table_size: push(table_at(table(in.x))); return;
-      case Opcode::table_fill: { const TableType& tt = table(in.x); pop(table_at(tt)); pop(static_cast<T>(tt.element)); pop(table_at(tt)); return; }
       default: invalid("illegal opcode");
     }
   }
