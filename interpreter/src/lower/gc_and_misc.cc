@@ -100,7 +100,6 @@ void Lowerer::gc(const Instruction& in) {
       }
       return;
     }
-    case Opcode::array_len: pop(); push(ValType::kI32); emit(Op::array_len); return;
     case Opcode::array_fill: {  // array.fill x
       const uint32_t x = in.x;
       pop(4);
@@ -150,8 +149,6 @@ void Lowerer::gc(const Instruction& in) {
       push(ref_type(nullable, op == Opcode::any_convert_extern ? kHeapAny : kHeapExtern));
       return;
     }
-    case Opcode::ref_i31: pop(); push(ref_type(false, kHeapI31)); emit(Op::ref_i31); return;
-    case Opcode::i31_get_s: case Opcode::i31_get_u: pop(); push(ValType::kI32); emit(op == Opcode::i31_get_s ? Op::i31_get_s : Op::i31_get_u); return;
     default: throw Unsupported(fmt::format("GC instruction {:#x} has no handler (module not validated?)", opcode_value(op)));
   }
 }
@@ -160,16 +157,6 @@ void Lowerer::gc(const Instruction& in) {
 void Lowerer::misc(const Instruction& in) {
   const Opcode op = in.opcode;
   switch (op) {
-    case Opcode::memory_init: {
-      const uint32_t seg = in.x, mem = in.y;
-      pop(3);
-      on_memory(mem, [&] {
-        emit(memory64(mem) ? Op::memory_init_a64 : Op::memory_init);
-        word(reinterpret_cast<uint64_t>(&inst_.datas.at(seg)));
-      });
-      return;
-    }
-    case Opcode::data_drop: emit(Op::data_drop); word(reinterpret_cast<uint64_t>(&inst_.datas.at(in.x))); return;
     case Opcode::memory_copy: {
       const uint32_t dst = in.x, src = in.y;
       pop(3);
@@ -183,12 +170,6 @@ void Lowerer::misc(const Instruction& in) {
       word(reinterpret_cast<uint64_t>(memory(src)));
       return;
     }
-    case Opcode::memory_fill: {
-      const uint32_t mem = in.x;
-      pop(3);
-      on_memory(mem, [&] { emit(memory64(mem) ? Op::memory_fill_a64 : Op::memory_fill); });
-      return;
-    }
     case Opcode::table_init: {
       const uint32_t seg = in.x, table = in.y;
       pop(3);
@@ -198,7 +179,6 @@ void Lowerer::misc(const Instruction& in) {
       word(reinterpret_cast<uint64_t>(&inst_.elems.at(seg)));
       return;
     }
-    case Opcode::elem_drop: emit(Op::elem_drop); word(reinterpret_cast<uint64_t>(&inst_.elems.at(in.x))); return;
     case Opcode::table_copy: {
       const uint32_t dst = in.x, src = in.y;
       pop(3);
@@ -208,33 +188,6 @@ void Lowerer::misc(const Instruction& in) {
       emit(Op::table_copy);
       word(reinterpret_cast<uint64_t>(inst_.tables.at(dst)));
       word(reinterpret_cast<uint64_t>(inst_.tables.at(src)));
-      return;
-    }
-    case Opcode::table_grow: {
-      const uint32_t idx = in.x;
-      pop(2);
-      push(table64(idx) ? ValType::kI64 : ValType::kI32);
-      index64(idx, {1});
-      emit(Op::table_grow);
-      word(reinterpret_cast<uint64_t>(inst_.tables.at(idx)));
-      // A table64's "cannot grow" is i64 -1: the handler's 32-bit -1 sign-extended (a size it
-      // returns is below 2^31, Runtime::kMaxTableElements).
-      if (table64(idx)) emit(Op::i64_extend_i32_s);
-      return;
-    }
-    case Opcode::table_size: {
-      const uint32_t idx = in.x;
-      push(table64(idx) ? ValType::kI64 : ValType::kI32);
-      emit(Op::table_size);
-      word(reinterpret_cast<uint64_t>(inst_.tables.at(idx)));
-      return;
-    }
-    case Opcode::table_fill: {
-      const uint32_t idx = in.x;
-      pop(3);
-      index64(idx, {3, 1});
-      emit(Op::table_fill);
-      word(reinterpret_cast<uint64_t>(inst_.tables.at(idx)));
       return;
     }
     default: throw Unsupported(fmt::format("{:#x} has no handler", opcode_value(op)));

@@ -210,6 +210,8 @@ class Lowerer {
   void index64(uint32_t table, std::initializer_list<uint64_t> slots);
   bool table64(uint32_t table) const { return inst_.tables.at(table)->type.limits.address64; }
   void stack_body(const Instruction& in);
+  void apply_effect(const Instruction& in);  // declared_ops.cc
+  void declared_op(const Instruction& in);
 
   // ---- the register IR (register_ir.cc; Lowering::ir; handlers.def's register forms) ----
   // An operand-stack value is in its own slot (kHome, at its static height), or pending: a local

@@ -115,12 +115,12 @@ void Lowerer::index64(uint32_t table, std::initializer_list<uint64_t> slots) {
 void Lowerer::stack_body(const Instruction& in) {
   const bool live = !dead();
   if (in.simple) return table_op(in, *in.simple);
+  if (!stack_effect(in.decl->effect).by_rule) return declared_op(in);
   const Opcode op = in.opcode;
   if (prefix_of(op) == OpcodePrefix::kGc) return gc(in);
   if (prefix_of(op) == OpcodePrefix::kMisc) return misc(in);
   switch (op) {
     case Opcode::unreachable: emit(Op::unreachable); mark_dead(); return;
-    case Opcode::nop: return;
     case Opcode::br: {
       const uint32_t depth = in.x;
       if (!live) return;
@@ -220,49 +220,10 @@ void Lowerer::stack_body(const Instruction& in) {
       word(reinterpret_cast<uint64_t>(g));
       return;
     }
-    case Opcode::table_get: case Opcode::table_set: {
-      const uint32_t idx = in.x;
-      TableInst* t = inst_.tables.at(idx);
-      if (op == Opcode::table_get) {
-        pop();
-        push(t->type.element);
-        index64(idx, {1});
-        emit(Op::table_get);
-      } else {
-        pop(2);
-        index64(idx, {2});
-        emit(Op::table_set);
-      }
-      word(reinterpret_cast<uint64_t>(t));
-      return;
-    }
-    case Opcode::memory_size: {
-      const uint32_t mem = in.x;
-      push(memory64(mem) ? ValType::kI64 : ValType::kI32);
-      on_memory(mem, [&] { emit(Op::memory_size); });
-      return;
-    }
-    case Opcode::memory_grow: {
-      const uint32_t mem = in.x;
-      on_memory(mem, [&] { emit(memory64(mem) ? Op::memory_grow_a64 : Op::memory_grow); });
-      return;
-    }
-    case Opcode::i32_const: push(ValType::kI32); emit(Op::const_); word(in.bits[0]); return;
-    case Opcode::i64_const: push(ValType::kI64); emit(Op::const_); word(in.bits[0]); return;
-    case Opcode::f32_const: push(ValType::kF32); emit(Op::const_); word(in.bits[0]); return;
-    case Opcode::f64_const: push(ValType::kF64); emit(Op::const_); word(in.bits[0]); return;
-    case Opcode::v128_const:  // v128.const: two words, low half first
-      push(ValType::kV128);
-      emit(Op::const2);
-      word(in.bits[0]);
-      word(in.bits[1]);
-      return;
     case Opcode::ref_null: push(ref_type(true, in.heap)); emit(Op::const_); word(0); return;
-    case Opcode::ref_is_null: pop(); push(ValType::kI32); emit(Op::ref_is_null); return;
     case Opcode::ref_as_non_null: emit(Op::ref_as_non_null); return;
     case Opcode::br_on_null: case Opcode::br_on_non_null: branch_on_null(in.x, op == Opcode::br_on_null); return;
     case Opcode::ref_func: push(ValType::kFuncRef); emit(Op::const_); word(reinterpret_cast<uint64_t>(inst_.funcs.at(in.x))); return;
-    case Opcode::ref_eq: pop(2); push(ValType::kI32); emit(Op::ref_eq); return;
     default: break;
   }
   throw Unsupported(fmt::format("opcode {:#x} has no handler (module not validated?)", opcode_value(op)));

@@ -1,0 +1,101 @@
+// The lowering of instructions.def's rows with a declared effect (decode/stack_effect.h): their
+// operand types follow the effect, and their handler is the one of the same name when the row
+// has no immediate (array_len, ref_eq, ref_i31, ...), so such an instruction is its declaration
+// and its handler. The rules below are for handlers whose words come from the immediates (a
+// table, a memory, a segment) or whose form depends on them (a 64-bit memory or table).
+#include <array>
+#include <iterator>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "lower/lowerer.h"
+
+namespace dlab::wasm::lowering_impl {
+
+namespace {
+
+// The handler named as the instruction, found at compile time (for the rows that can use one: a
+// declared effect and no immediate); Op::kCount where none is.
+constexpr Op handler_named(std::string_view name) {
+  for (size_t i = 0; i < std::size(kOpNames); ++i)
+    if (name == kOpNames[i]) return static_cast<Op>(i);
+  return Op::kCount;
+}
+constexpr std::array<Op, std::size(kInstructions)> kSameNamedHandlers = [] {
+  std::array<Op, std::size(kInstructions)> handlers{};
+  for (size_t i = 0; i < handlers.size(); ++i) {
+    const InstructionDecl& d = kInstructions[i];
+    const bool by_name = !stack_effect(d.effect).by_rule && d.imm[0] == ImmKind::NONE;
+    handlers[i] = by_name ? handler_named(d.name) : Op::kCount;
+  }
+  return handlers;
+}();
+
+}  // namespace
+
+// The operand types of a declared effect: its pops, then its pushes, the context letters
+// resolved from the immediates (the memory's or the table's address type, the table's element).
+void Lowerer::apply_effect(const Instruction& in) {
+  uint32_t memory = 0, table = 0;
+  for (int k = 0; k < 2; ++k) {
+    if (in.decl->imm[k] == ImmKind::MEMORY) memory = k ? in.y : in.x;
+    if (in.decl->imm[k] == ImmKind::TABLE) table = k ? in.y : in.x;
+  }
+  const StackEffect e = stack_effect(in.decl->effect);
+  pop(e.pops.size());
+  for (char letter : e.pushes) {
+    if (auto t = fixed_letter_type(letter)) push(*t);
+    else if (letter == static_cast<char>(ContextLetter::kMemoryAddress)) push(memory64(memory) ? ValType::kI64 : ValType::kI32);
+    else if (letter == static_cast<char>(ContextLetter::kTableAddress)) push(table64(table) ? ValType::kI64 : ValType::kI32);
+    else push(inst_.tables.at(table)->type.element);  // kTableElement ('r' is never pushed: stack_effect.h)
+  }
+}
+
+void Lowerer::declared_op(const Instruction& in) {
+  apply_effect(in);
+  auto table_word = [&](uint32_t idx) { word(reinterpret_cast<uint64_t>(inst_.tables.at(idx))); };
+  switch (in.opcode) {
+    case Opcode::nop: return;
+    case Opcode::i32_const: case Opcode::i64_const: case Opcode::f32_const: case Opcode::f64_const:
+      emit(Op::const_);
+      word(in.bits[0]);
+      return;
+    case Opcode::v128_const:  // two words, low half first
+      emit(Op::const2);
+      word(in.bits[0]);
+      word(in.bits[1]);
+      return;
+    case Opcode::memory_size: on_memory(in.x, [&] { emit(Op::memory_size); }); return;
+    case Opcode::memory_grow: on_memory(in.x, [&] { emit(memory64(in.x) ? Op::memory_grow_a64 : Op::memory_grow); }); return;
+    case Opcode::memory_init:  // data x, memory y
+      on_memory(in.y, [&] {
+        emit(memory64(in.y) ? Op::memory_init_a64 : Op::memory_init);
+        word(reinterpret_cast<uint64_t>(&inst_.datas.at(in.x)));
+      });
+      return;
+    case Opcode::memory_fill: on_memory(in.x, [&] { emit(memory64(in.x) ? Op::memory_fill_a64 : Op::memory_fill); }); return;
+    case Opcode::data_drop: emit(Op::data_drop); word(reinterpret_cast<uint64_t>(&inst_.datas.at(in.x))); return;
+    case Opcode::elem_drop: emit(Op::elem_drop); word(reinterpret_cast<uint64_t>(&inst_.elems.at(in.x))); return;
+    // index64's slots count from the top of the operands the handler finds (its pops).
+    case Opcode::table_get: index64(in.x, {1}); emit(Op::table_get); table_word(in.x); return;
+    case Opcode::table_set: index64(in.x, {2}); emit(Op::table_set); table_word(in.x); return;
+    case Opcode::table_size: emit(Op::table_size); table_word(in.x); return;
+    case Opcode::table_grow:
+      index64(in.x, {1});
+      emit(Op::table_grow);
+      table_word(in.x);
+      // A table64's "cannot grow" is i64 -1: the handler's 32-bit -1 sign-extended (a size it
+      // returns is below 2^31, Runtime::kMaxTableElements).
+      if (table64(in.x)) emit(Op::i64_extend_i32_s);
+      return;
+    case Opcode::table_fill: index64(in.x, {3, 1}); emit(Op::table_fill); table_word(in.x); return;
+    default: {
+      const Op handler = kSameNamedHandlers[static_cast<size_t>(in.decl - std::begin(kInstructions))];
+      if (handler == Op::kCount) throw Unsupported(fmt::format("{} has no handler of its name and no lowering rule", in.decl->name));
+      emit(handler);
+    }
+  }
+}
+
+}  // namespace dlab::wasm::lowering_impl
