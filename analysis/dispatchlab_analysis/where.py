@@ -8,7 +8,8 @@ other function (the runtime, libc, host calls, the interpreters' call set-up) as
 
 The families are the files of interpreter/src/engines/handlers/, so they follow how dlab's
 handlers are written, not a neutral taxonomy: a fused compare-and-branch (CMPOP's `_br_if` forms)
-is `numeric`, the register IR's `br_if_r`, `br_table_r` and `copy_r` are `stack_locals_globals`, a
+is `numeric`, the register IR's branches and returns (`br_if_r`, `br_table_r`, `return_r1`) are
+`control` as wasm3's are, its `copy_r` is `stack_locals_globals` as wasm3's CopySlot, a
 superinstruction is `superinstructions`; wasm3's fused ops (op_i32_Add_rs, its BranchIf) are put
 where their main operation is. Counts are cachegrind's (simulated branches), never times.
 
