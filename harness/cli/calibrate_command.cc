@@ -14,7 +14,7 @@
 
 #include <fmt/format.h>
 
-#include "commands.h"
+#include "cli/commands.h"
 #include "dispatchlab/harness/branch_penalty.h"
 #include "dispatchlab/harness/counter_plan.h"
 #include "dispatchlab/harness/cpu_identity.h"

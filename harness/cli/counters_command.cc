@@ -1,6 +1,6 @@
 #include <fmt/format.h>
 
-#include "commands.h"
+#include "cli/commands.h"
 #include "dispatchlab/harness/counter_plan.h"
 #include "dispatchlab/harness/result_rows.h"
 

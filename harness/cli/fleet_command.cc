@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "commands.h"
+#include "cli/commands.h"
 #include "build_info.h"
 #include "dispatchlab/harness/process.h"
 

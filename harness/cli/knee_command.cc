@@ -6,7 +6,7 @@
 #include <charconv>
 #include <cmath>
 
-#include "commands.h"
+#include "cli/commands.h"
 #include "dispatchlab/harness/files.h"
 #include "dispatchlab/harness/knee.h"
 #include "dispatchlab/harness/quote.h"

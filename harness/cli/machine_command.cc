@@ -1,7 +1,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "commands.h"
+#include "cli/commands.h"
 
 namespace dlab::cli {
 

@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "commands.h"
+#include "cli/commands.h"
 
 namespace dlab::cli {
 

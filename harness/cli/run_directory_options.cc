@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "commands.h"
+#include "cli/commands.h"
 #include "build_info.h"
 #include "dispatchlab/harness/counter_plan.h"
 #include "dispatchlab/harness/quote.h"

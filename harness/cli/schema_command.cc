@@ -1,6 +1,6 @@
 #include <fmt/format.h>
 
-#include "commands.h"
+#include "cli/commands.h"
 #include "dispatchlab/harness/result_schema.h"
 
 namespace dlab::cli {

@@ -19,21 +19,21 @@
 #include <cerrno>
 #include <cstring>
 
-#include "../../harness/cli/commands.h"
+#include "cli/commands.h"
 #include "dispatchlab/harness/cachegrind.h"
 #include "dispatchlab/harness/counter_plan.h"
 #include "dispatchlab/harness/files.h"
 #include "dispatchlab/harness/meter.h"
 #include "dispatchlab/harness/process.h"
 #include "dispatchlab/harness/result_writer.h"
-#include "../experiments/cachegrind_cases.h"
-#include "../experiments/call_path.h"
-#include "../experiments/dbinop.h"
+#include "../bench/cachegrind_cases.h"
+#include "../bench/call_path.h"
+#include "../bench/dbinop.h"
 #include "engine_choices.h"
-#include "../experiments/bench_engine.h"
+#include "../bench/bench_engine.h"
 #include "../workloads/corpus_suite.h"
 #include "../workloads/workload_suites.h"
-#include "../experiments/peers.h"
+#include "../bench/peers.h"
 #include "dispatchlab/harness/temp_dir.h"
 #include "dispatchlab/harness/result_rows.h"
 #include "dispatchlab/harness/run_protocol.h"
@@ -64,12 +64,12 @@ struct Prepared {
   uint64_t calls = 0;                         // timed calls so far (warm-up included)
 };
 
-using Engine = BenchEngine;
+using Engine = bench::BenchEngine;
 
 std::unique_ptr<Prepared> prepare(const std::string& path, const wasm::Module& m, const Engine& e, uint64_t clock_step_ns,
                                   uint64_t heap_limit) {
   auto p = std::make_unique<Prepared>();
-  p->rt = bench_runtime(e.config);
+  p->rt = bench::bench_runtime(e.config);
   if (heap_limit) p->rt->set_heap_limit(heap_limit);
   p->wasi.args = {"kernels.wasm"};
   p->wasi.fixed_clock_step_ns = clock_step_ns;
@@ -132,10 +132,10 @@ uint32_t call_workload(const Prepared& p, wasm::FuncInst* f, const std::string& 
 // checksum is checked by the timed bench, not here (cachegrind's children print to /dev/null).
 void run_valgrind(const std::string& module, const std::string& clock, uint64_t heap_limit, const std::vector<Workload>& workloads,
                   const std::vector<Engine>& modes, uint64_t n, const std::optional<RunDirectory>& dir, const std::string& experiment,
-                  const CachegrindOptions& options, const std::vector<Peer>& peers, const std::string& command_module) {
+                  const bench::CachegrindOptions& options, const std::vector<bench::Peer>& peers, const std::string& command_module) {
   std::error_code ec;
   std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-  std::vector<CachegrindCase> cases;
+  std::vector<bench::CachegrindCase> cases;
   for (const auto& w : workloads)
     for (const auto& e : modes) {
       // `calls_flag` is --repeat (one run of N or 2N calls) or --cachegrind-pair (both, forked).
@@ -149,9 +149,9 @@ void run_valgrind(const std::string& module, const std::string& clock, uint64_t 
         };
       };
       cases.push_back({fmt::format("{}/{}", w.name, e.name), run_argv("--repeat"),
-                       engine_params(e.config, {{"workload", w.name}, {"size", std::to_string(w.size)},
+                       bench::engine_params(e.config, {{"workload", w.name}, {"size", std::to_string(w.size)},
                                                 {"binop_pairs", w.pairs >= 0 ? std::to_string(w.pairs) : ""},
-                                                {"corpus_role", corpus_role(w.name)},
+                                                {"corpus_role", workloads::corpus_role(w.name)},
                                                 {"clock", clock},
                                                 {"heap_limit", heap_limit ? std::to_string(heap_limit) : ""},
                                                 {"module", std::filesystem::path(module).filename().string()}}),
@@ -162,14 +162,14 @@ void run_valgrind(const std::string& module, const std::string& clock, uint64_t 
     }
   for (const auto& w : workloads)
     for (const auto& p : peers) {
-      if (!command_module_has(command_module, w.name)) {
+      if (!bench::command_module_has(command_module, w.name)) {
         fmt::print(stderr, "[wasm bench] peer {}: {} is not in {} (the command build leaves out what needs tail calls)\n", p.name, w.name,
                    command_module);
         continue;
       }
       cases.push_back({fmt::format("{}/{}", w.name, p.name),
                        [p, w, command_module](uint64_t calls) { return peer_argv(p, command_module, w.name, w.size, calls); },
-                       {{"workload", w.name}, {"size", std::to_string(w.size)}, {"peer", p.name}, {"corpus_role", corpus_role(w.name)},
+                       {{"workload", w.name}, {"size", std::to_string(w.size)}, {"peer", p.name}, {"corpus_role", workloads::corpus_role(w.name)},
                         {"module", std::filesystem::path(command_module).filename().string()}},
                        "call", fmt::format("{}/{}", w.name, modes.front().name), n});
     }
@@ -196,7 +196,7 @@ struct BenchOptions {
   uint32_t calls_child_n = 0;
   uint64_t valgrind_calls = 1;
   bool valgrind_functions = false;
-  CachegrindOptions valgrind_options;
+  bench::CachegrindOptions valgrind_options;
   RunProtocol protocol;
   RunDirectoryOptions out;
 };
@@ -219,7 +219,7 @@ std::vector<std::string> valgrind_files(const std::string& experiment, bool func
 
 // The command line's consistency, before anything runs or is created: an option that would be
 // silently ignored is refused (CLI::ValidationError, exit 2), as is an empty list. Returns the peers.
-std::vector<Peer> check_bench_options(const BenchOptions& o, const CLI::App& cmd) {
+std::vector<bench::Peer> check_bench_options(const BenchOptions& o, const CLI::App& cmd) {
   auto given = [&](const char* opt) { return cmd.count(opt) > 0; };
   if (o.valgrind)
     for (const char* opt : {"--peer-calls", "--peer-timeout", "--samples", "--max-samples", "--stop-half-width", "--warmup", "--pin", "--quick",
@@ -242,7 +242,7 @@ std::vector<Peer> check_bench_options(const BenchOptions& o, const CLI::App& cmd
   if (o.peers.empty())
     for (const char* opt : {"--peer-calls", "--peer-timeout"})
       if (given(opt)) throw CLI::ValidationError(opt, "applies only with --peer");
-  const WorkloadSuite& suite = workload_suite(o.suite);  // --suite's check has made it one
+  const workloads::WorkloadSuite& suite = workloads::workload_suite(o.suite);  // --suite's check has made it one
   if (suite.command.empty() && !o.peers.empty())
     throw CLI::ValidationError("--peer", fmt::format("runs the suite's WASI command module, and this suite has none: not with --suite {}", o.suite));
   if (given("--dbinop") && given("--suite"))
@@ -255,7 +255,7 @@ std::vector<Peer> check_bench_options(const BenchOptions& o, const CLI::App& cmd
       throw CLI::ValidationError("--dbinop", "generates its own module and workloads: not with --module or --workloads");
     if (!o.peers.empty()) throw CLI::ValidationError("--peer", "runs the kernels' command module, not --dbinop");
   }
-  return parse_peers(o.peers);
+  return bench::parse_peers(o.peers);
 }
 
 // --dbinop's pair counts: each 1..200, none twice.
@@ -324,7 +324,7 @@ std::vector<Engine> choose_engines(const BenchOptions& o, std::vector<std::strin
 // --- plan: what the command line asks for, checked and resolved before anything is created ---
 
 struct BenchPlan {
-  std::vector<Peer> peers;
+  std::vector<bench::Peer> peers;
   std::vector<Workload> workloads;
   std::vector<Engine> engines;
   std::vector<std::string> not_built;  // engines asked for that cannot exist, with why
@@ -336,7 +336,7 @@ struct BenchPlan {
 // The D-binop family's module, generated into the plan's scratch folder; its workloads.
 void plan_dbinop(BenchOptions& o, BenchPlan& plan, bool small) {
   std::vector<int> pairs = parse_dbinop(o.dbinop);
-  std::vector<DBinopFunction> functions;
+  std::vector<bench::DBinopFunction> functions;
   std::string wat = dbinop_module_wat(pairs, functions);
   plan.scratch.emplace("dbinop");
   auto wat_path = plan.scratch->write("dbinop.wat", wat);
@@ -353,7 +353,7 @@ void plan_dbinop(BenchOptions& o, BenchPlan& plan, bool small) {
 
 wasm::Module read_bench_module(const std::string& path) {
   if (!std::filesystem::exists(path))
-    throw std::runtime_error(path == workload_suite("kernels").module_path() ? path + " not found: it is built with the project when wasi-libc is installed (run "
+    throw std::runtime_error(path == workloads::workload_suite("kernels").module_path() ? path + " not found: it is built with the project when wasi-libc is installed (run "
                                                                "./tools/bootstrap, then just build)"
                                                       : path + " not found (--module)");
   std::string text = read_input_file(path);
@@ -376,7 +376,7 @@ void plan_bench(BenchOptions& o, const CLI::App& cmd, BenchPlan& plan) {
   if (o.quick) apply_quick_protocol(&cmd, o.protocol);
   const bool small = o.quick || o.valgrind;  // cachegrind runs ~50x slower
   if (cmd.count("--dbinop")) plan_dbinop(o, plan, small);
-  const WorkloadSuite& suite = workload_suite(o.suite);
+  const workloads::WorkloadSuite& suite = workloads::workload_suite(o.suite);
   suite.require_built();
   if (!cmd.count("--module") && !plan.scratch) o.module = suite.module_path();  // --dbinop's generated module stays
   plan.module = read_bench_module(o.module);
@@ -467,18 +467,18 @@ std::vector<MeasuredCase> workload_cases(const BenchRun& run, const std::vector<
                         },
                         w.instructions_per_size ? static_cast<double>(w.size) * static_cast<double>(w.instructions_per_size) : 1,
                         w.instructions_per_size ? "instruction" : "call",
-                        engine_params(modes[mi].config, {{"workload", w.name},
+                        bench::engine_params(modes[mi].config, {{"workload", w.name},
                                                          {"binop_pairs", w.pairs >= 0 ? std::to_string(w.pairs) : ""},
                                                          {"distinct_pairs", w.distinct_pairs >= 0 ? std::to_string(w.distinct_pairs) : ""},
                                                          {"size", std::to_string(w.size)},
-                                                         {"corpus_role", corpus_role(w.name)},
+                                                         {"corpus_role", workloads::corpus_role(w.name)},
                                                          {"checksum", fmt::format("{:08x}", got)},
                                                          {"clock", o.clock},
                                                          {"module", std::filesystem::path(o.module).filename().string()}}),
                         modes[mi].baseline.empty() ? std::string() : fmt::format("{}/{}", w.name, modes[mi].baseline)});
   }
   if (o.no_native) return measured;
-  NativeKernel k = workload_suite(o.suite).native(w.name);
+  workloads::NativeKernel k = workloads::workload_suite(o.suite).native(w.name);
   uint32_t got = k(w.size);
   if (got != checksum)
     throw std::runtime_error(fmt::format("{}: the native build returned {:#x}, {} returned {:#x}", w.name, got, modes[0].name, checksum));
@@ -493,7 +493,7 @@ std::vector<MeasuredCase> workload_cases(const BenchRun& run, const std::vector<
                       {{"workload", w.name},
                        {"size", std::to_string(w.size)},
                        {"dispatch", "native"},
-                       {"corpus_role", corpus_role(w.name)},
+                       {"corpus_role", workloads::corpus_role(w.name)},
                        {"checksum", fmt::format("{:08x}", got)},
                        {"module", "native (clang -O2)"}}});
   return measured;
@@ -502,14 +502,14 @@ std::vector<MeasuredCase> workload_cases(const BenchRun& run, const std::vector<
 // One peer's cases on a workload: its first run's checksum checked, its start-up (the fastest of
 // three runs making no call) measured apart, and a timed case whose every run is checked too (a
 // peer that fails in one of them fails the bench, and nothing it did is written as a result).
-MeasuredCase peer_case(const BenchRun& run, const Peer& peer, const Workload& w, uint32_t checksum, nlohmann::json& notes) {
+MeasuredCase peer_case(const BenchRun& run, const bench::Peer& peer, const Workload& w, uint32_t checksum, nlohmann::json& notes) {
   const double limit = run.o.peer_timeout;
   const uint64_t n = run.o.peer_calls;
   const std::string& module = run.plan.command_module;
-  ProcessResult one = run_peer(peer_argv(peer, module, w.name, w.size, 1), true, limit);
+  ProcessResult one = bench::run_peer(peer_argv(peer, module, w.name, w.size, 1), true, limit);
   if (!one.ok()) throw std::runtime_error(describe_peer_failure(peer, one, limit) + " (1 call of " + w.name + ")");
   std::string why;
-  auto got = parse_peer_checksum(one.output, why);
+  auto got = bench::parse_peer_checksum(one.output, why);
   if (!got) throw std::runtime_error(fmt::format("peer {} on {}: {}", peer.name, w.name, why));
   if (*got != checksum)
     throw std::runtime_error(fmt::format("peer {} on {}: checksum {:08x} where dlab computed {:08x}", peer.name, w.name, *got, checksum));
@@ -518,13 +518,13 @@ MeasuredCase peer_case(const BenchRun& run, const Peer& peer, const Workload& w,
   double startup_ns = 1e300;
   for (int i = 0; i < 3; ++i) {
     auto t0 = std::chrono::steady_clock::now();
-    ProcessResult z = run_peer(peer_argv(peer, module, w.name, w.size, 0), true, limit);
+    ProcessResult z = bench::run_peer(peer_argv(peer, module, w.name, w.size, 0), true, limit);
     auto dt = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
     if (!z.ok()) throw std::runtime_error(describe_peer_failure(peer, z, limit) + " (0 calls)");
     startup_ns = std::min(startup_ns, dt);
   }
   std::string rss_why;
-  std::optional<long> startup_rss_kb = peak_resident_kb(peer_argv(peer, module, w.name, w.size, 0), limit, rss_why);
+  std::optional<long> startup_rss_kb = bench::peak_resident_kb(peer_argv(peer, module, w.name, w.size, 0), limit, rss_why);
   notes[peer.name] = fmt::format("start-up {:.1f} ms (no call), {}; values include the start-up, spread over {} calls",
                                  startup_ns / 1e6,
                                  startup_rss_kb ? fmt::format("{:.1f} MiB peak resident then (GNU time)", *startup_rss_kb / 1024.0)
@@ -533,7 +533,7 @@ MeasuredCase peer_case(const BenchRun& run, const Peer& peer, const Workload& w,
   auto argv = peer_argv(peer, module, w.name, w.size, n);
   return {fmt::format("{}/peer:{} x{}", w.name, peer.name, n),
           [argv, peer, limit, n] {
-            ProcessResult r = run_peer(argv, false, limit);
+            ProcessResult r = bench::run_peer(argv, false, limit);
             if (!r.ok()) throw std::runtime_error(describe_peer_failure(peer, r, limit) + fmt::format(" (a timed run of {} calls)", n));
           },
           static_cast<double>(n),
@@ -553,7 +553,7 @@ MeasuredCase peer_case(const BenchRun& run, const Peer& peer, const Workload& w,
 // calls in process; null when the command build lacks the workload (said on stderr).
 nlohmann::json run_peer_group(BenchRun& run, const Workload& w, uint32_t checksum, const MeasuredCase& reference, const std::string& engine) {
   // Decided by the module itself, never by what a peer's exit status seems to say.
-  if (!command_module_has(run.plan.command_module, w.name)) {
+  if (!bench::command_module_has(run.plan.command_module, w.name)) {
     for (const auto& peer : run.plan.peers)
       fmt::print(stderr, "[wasm bench] peer {}: not run: the command build has no {} (it needs tail calls)\n", peer.name, w.name);
     return nullptr;
@@ -673,9 +673,9 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
       "time the interpreter's engines (dispatch modes x stack placements) on workload kernels under the run protocol "
       "(interleaved per workload, the first engine as baseline) and write wasm.summary.csv / .samples.csv / .json");
   auto o = std::make_shared<BenchOptions>();
-  o->module = workload_suite("kernels").module_path();
+  o->module = workloads::workload_suite("kernels").module_path();
   std::string names, suite_help, quick_sizes;
-  for (const auto& suite : workload_suites()) {
+  for (const auto& suite : workloads::workload_suites()) {
     std::vector<std::string> listed;
     for (const auto& w : suite.workloads) {
       listed.push_back(w.name);
@@ -728,7 +728,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
   cmd->add_flag("--quick", o->quick, "a quarter of each workload's size (or its own: " + quick_sizes + "), 5 to 10 rounds (on while an interval is wider than 2%), 1 warm-up round");
   cmd->add_option("--suite", o->suite,
                   "the workloads (interpreter/workloads/workloads.def), each with its native C counterpart: " + suite_help)
-      ->check(CLI::IsMember(workload_suite_names()))
+      ->check(CLI::IsMember(workloads::workload_suite_names()))
       ->capture_default_str();
   add_heap_limit_option(cmd, o->heap_limit);
   cmd->add_option("--dbinop", o->dbinop,
@@ -785,7 +785,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
       check_bench_options(*o, *cmd);
       if (o->quick) apply_quick_protocol(cmd, o->protocol);
       std::vector<std::string> not_built;
-      std::vector<BenchEngine> engines = choose_engines(*o, not_built);
+      std::vector<bench::BenchEngine> engines = choose_engines(*o, not_built);
       if (!o->calls_child.empty()) {
         if (engines.size() != 1 || !o->calls_child_n) throw CLI::ValidationError("--calls-child", "needs one engine and --calls-child-n");
         run_call_path_child(engines.front(), o->calls_child, o->calls_child_n);
@@ -795,8 +795,8 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
         // Instructions per call: each kind in each engine, as a child making N and 2N calls.
         std::error_code ec;
         std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-        std::vector<CachegrindCase> cases;
-        for (const auto& kind : call_path_kinds())
+        std::vector<bench::CachegrindCase> cases;
+        for (const auto& kind : bench::call_path_kinds())
           for (const auto& e : engines) {
             uint32_t n = kind == "instantiate" ? 20 : kind.rfind("host_to_wasm", 0) == 0 ? 1000 : 10000;
             cases.push_back({fmt::format("{}/{}", kind, e.name),
@@ -807,7 +807,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
                                argv.insert(argv.end(), engine.begin(), engine.end());
                                return argv;
                              },
-                             engine_params(e.config, {{"call", kind}, {"module", "generated call path"}}),
+                             bench::engine_params(e.config, {{"call", kind}, {"module", "generated call path"}}),
                              kind == "instantiate" ? "instance" : "call",
                              e.baseline.empty() ? std::string() : fmt::format("{}/{}", kind, e.baseline),
                              n});

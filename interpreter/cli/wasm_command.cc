@@ -18,7 +18,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "../../harness/cli/commands.h"
+#include "cli/commands.h"
 #include "engine_choices.h"
 #include "dispatchlab/harness/files.h"
 #include "dispatchlab/harness/result_writer.h"

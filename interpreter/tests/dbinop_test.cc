@@ -1,6 +1,6 @@
 // The D-binop generator: D+1 binops whose D consecutive pairs are all distinct, in a module the
 // interpreter runs to the same checksum in every engine.
-#include "../experiments/dbinop.h"
+#include "../bench/dbinop.h"
 
 #include <set>
 #include <sstream>
@@ -29,7 +29,7 @@ std::vector<std::string> binops_of(const std::string& wat, const std::string& ex
 }
 
 TEST(DBinop, ConsecutivePairsAreDistinctAndCountedRight) {
-  std::vector<DBinopFunction> fns;
+  std::vector<bench::DBinopFunction> fns;
   std::string wat = dbinop_module_wat({5, 19, 45}, fns);
   ASSERT_EQ(fns.size(), 3u);
   for (const auto& f : fns) {
@@ -47,7 +47,7 @@ TEST(DBinop, ConsecutivePairsAreDistinctAndCountedRight) {
 }
 
 TEST(DBinop, EveryEngineComputesTheSameResult) {
-  std::vector<DBinopFunction> fns;
+  std::vector<bench::DBinopFunction> fns;
   wasm::Module m = wasm::test_support::assemble(dbinop_module_wat({7, 30}, fns));
   std::set<uint64_t> results;
   for (auto d : wasm::dispatch_modes())

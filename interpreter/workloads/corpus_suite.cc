@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-namespace dlab::cli {
+namespace dlab::workloads {
 
 const std::vector<CorpusWorkload>& corpus_workloads() {
   static const std::vector<CorpusWorkload> rows = {
@@ -49,4 +49,4 @@ CorpusNative corpus_native(const std::string& name) {
   return reinterpret_cast<CorpusNative>(f);
 }
 
-}  // namespace dlab::cli
+}  // namespace dlab::workloads

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace dlab::cli {
+namespace dlab::workloads {
 
 struct CorpusWorkload {
   const char* name;
@@ -28,4 +28,4 @@ using CorpusNative = uint32_t (*)(uint32_t);
 // dlab_native_<name> from libdlab_corpus_native.so (loaded once); throws saying why when missing.
 CorpusNative corpus_native(const std::string& name);
 
-}  // namespace dlab::cli
+}  // namespace dlab::workloads

@@ -17,7 +17,7 @@ extern "C" {
 #undef WORKLOAD
 }
 
-namespace dlab::cli {
+namespace dlab::workloads {
 
 namespace {
 
@@ -94,4 +94,4 @@ NativeKernel WorkloadSuite::native(const std::string& workload) const {
   throw std::runtime_error(fmt::format("no native build of workload {}", workload));
 }
 
-}  // namespace dlab::cli
+}  // namespace dlab::workloads

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace dlab::cli {
+namespace dlab::workloads {
 
 using NativeKernel = uint32_t (*)(uint32_t);
 
@@ -46,4 +46,4 @@ std::vector<std::string> workload_suite_names();
 // The suite --suite names; throws std::invalid_argument listing the names otherwise.
 const WorkloadSuite& workload_suite(std::string_view name);
 
-}  // namespace dlab::cli
+}  // namespace dlab::workloads

@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "../../harness/cli/commands.h"
+#include "cli/commands.h"
 #include "dispatchlab/harness/cachegrind.h"
 #include "dispatchlab/harness/counter_plan.h"
 #include "dispatchlab/harness/meter.h"

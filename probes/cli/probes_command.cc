@@ -10,7 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "../../harness/cli/commands.h"
+#include "cli/commands.h"
 #include "dispatchlab/harness/result_writer.h"
 #include "dispatchlab/interpreter/runtime.h"
 #include "dispatchlab/models/models.h"

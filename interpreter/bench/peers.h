@@ -12,7 +12,7 @@
 
 #include "dispatchlab/harness/process.h"
 
-namespace dlab::cli {
+namespace dlab::bench {
 
 struct Peer {
   std::string name;
@@ -52,4 +52,4 @@ std::optional<long> peak_resident_kb(const std::vector<std::string>& argv, doubl
 // "peer NAME: ..." for a run that did not succeed, with the limit that ended it.
 std::string describe_peer_failure(const Peer& p, const ProcessResult& r, double timeout_s);
 
-}  // namespace dlab::cli
+}  // namespace dlab::bench

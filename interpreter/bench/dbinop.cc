@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-namespace dlab::cli {
+namespace dlab::bench {
 
 namespace {
 
@@ -66,4 +66,4 @@ std::string dbinop_module_wat(const std::vector<int>& pairs, std::vector<DBinopF
   return wat + ")\n";
 }
 
-}  // namespace dlab::cli
+}  // namespace dlab::bench

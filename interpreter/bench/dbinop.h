@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace dlab::cli {
+namespace dlab::bench {
 
 struct DBinopFunction {
   int pairs;                      // D: distinct consecutive binop pairs in the loop
@@ -22,4 +22,4 @@ struct DBinopFunction {
 // their descriptions. D in 1..200 (there are 21 trap-free i32 binops: 441 possible pairs).
 std::string dbinop_module_wat(const std::vector<int>& pairs, std::vector<DBinopFunction>& functions);
 
-}  // namespace dlab::cli
+}  // namespace dlab::bench

@@ -10,7 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "../../harness/cli/commands.h"
+#include "cli/commands.h"
 #include "dispatchlab/harness/files.h"
 #include "dispatchlab/harness/quote.h"
 #include "dispatchlab/harness/temp_dir.h"
@@ -19,7 +19,7 @@
 #include "dispatchlab/interpreter/validator.h"
 #include "dispatchlab/interpreter/wasi.h"
 
-namespace dlab::cli {
+namespace dlab::bench {
 
 std::vector<Peer> parse_peers(const std::vector<std::string>& specs) {
   std::vector<Peer> peers;
@@ -27,7 +27,7 @@ std::vector<Peer> parse_peers(const std::vector<std::string>& specs) {
   for (const auto& spec : specs) {
     auto eq = spec.find('=');
     if (eq == std::string::npos || eq == 0) throw CLI::ValidationError("--peer", "'" + spec + "' is not NAME=COMMAND");
-    Peer p{spec.substr(0, eq), split_blanks(spec.substr(eq + 1))};
+    Peer p{spec.substr(0, eq), cli::split_blanks(spec.substr(eq + 1))};
     for (char c : p.name)
       if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-')
         throw CLI::ValidationError("--peer", "'" + p.name + "': a peer name is letters, digits, '_' and '-'");
@@ -163,4 +163,4 @@ std::string describe_peer_failure(const Peer& p, const ProcessResult& r, double 
   return fmt::format("peer {}: {}", p.name, r.describe(p.argv.front()));
 }
 
-}  // namespace dlab::cli
+}  // namespace dlab::bench

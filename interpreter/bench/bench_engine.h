@@ -10,7 +10,7 @@
 #include "dispatchlab/interpreter/engine_config.h"
 #include "dispatchlab/interpreter/runtime.h"
 
-namespace dlab::cli {
+namespace dlab::bench {
 
 // An engine of a bench (the kernels, the call path, cachegrind's cases): its configuration, the
 // suffix its cases are named by, and its ratio's pair.
@@ -26,4 +26,4 @@ std::unique_ptr<wasm::Runtime> bench_runtime(const wasm::EngineConfig& e);
 // A result row's params: the engine's columns (EngineConfig::params) and the row's own.
 std::map<std::string, std::string> engine_params(const wasm::EngineConfig& e, std::map<std::string, std::string> row);
 
-}  // namespace dlab::cli
+}  // namespace dlab::bench

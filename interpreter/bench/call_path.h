@@ -12,7 +12,7 @@
 #include "dispatchlab/interpreter/runtime.h"
 #include "bench_engine.h"
 
-namespace dlab::cli {
+namespace dlab::bench {
 
 // The two modules of the call path, generated here as bytes (this Debian's wat2wasm predates the
 // typed-function-references text syntax that call_ref needs). The peer exports `inc`; the calls
@@ -33,4 +33,4 @@ void run_call_path_child(const BenchEngine& e, const std::string& kind, uint32_t
 void run_call_path(const std::vector<BenchEngine>& engines, const RunProtocol& protocol, bool quick,
                    const std::optional<RunDirectory>& dir, const std::string& experiment);
 
-}  // namespace dlab::cli
+}  // namespace dlab::bench

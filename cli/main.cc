@@ -12,7 +12,7 @@
 #include <string>
 #include <system_error>
 
-#include "commands.h"
+#include "cli/commands.h"
 #include "dispatchlab/harness/command_record.h"
 #include "dispatchlab/harness/standard_output.h"
 

@@ -14,7 +14,7 @@
 
 #include "dispatchlab/harness/result_writer.h"
 
-namespace dlab::cli {
+namespace dlab::bench {
 
 struct CachegrindCase {
   std::string name;
@@ -44,4 +44,4 @@ struct CachegrindOptions {
 void run_cachegrind_cases(const std::vector<CachegrindCase>& cases, const std::optional<RunDirectory>& dir, const std::string& experiment,
                           const CachegrindOptions& options = {});
 
-}  // namespace dlab::cli
+}  // namespace dlab::bench

@@ -11,14 +11,14 @@
 
 #include <fmt/format.h>
 
-#include "../../harness/cli/commands.h"
+#include "cli/commands.h"
 #include "dispatchlab/harness/counter_plan.h"
 #include "dispatchlab/harness/fingerprint.h"
 #include "dispatchlab/harness/meter.h"
 #include "dispatchlab/harness/result_rows.h"
 #include "dispatchlab/interpreter/validator.h"
 
-namespace dlab::cli {
+namespace dlab::bench {
 
 namespace {
 
@@ -258,7 +258,7 @@ void run_call_path(const std::vector<BenchEngine>& engines, const RunProtocol& p
     }
 
   const std::vector<Group> groups = call_groups(calls);
-  const MachineFingerprint& machine = this_machine();
+  const MachineFingerprint& machine = cli::this_machine();
   BackendSet backends = BackendSet::for_this_machine();
   CounterPlan counters = plan_counters(MetricCatalog::builtin(), backends, this_host_cpu());
   Meter meter(counters, backends);
@@ -329,4 +329,4 @@ void run_call_path(const std::vector<BenchEngine>& engines, const RunProtocol& p
   fmt::print(stderr, "wrote {}/{}.summary.csv\n", dir->path().string(), experiment);
 }
 
-}  // namespace dlab::cli
+}  // namespace dlab::bench

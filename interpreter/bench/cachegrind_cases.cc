@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "../../harness/cli/commands.h"
+#include "cli/commands.h"
 #include "dispatchlab/harness/cachegrind.h"
 #include "dispatchlab/harness/files.h"
 #include "dispatchlab/harness/fingerprint.h"
@@ -19,7 +19,7 @@
 #include "dispatchlab/harness/result_rows.h"
 #include "dispatchlab/harness/temp_dir.h"
 
-namespace dlab::cli {
+namespace dlab::bench {
 
 namespace {
 
@@ -232,12 +232,12 @@ void run_cachegrind_cases(const std::vector<CachegrindCase>& cases, const std::o
   std::optional<ResultTable> functions;
   if (by_function)
     functions = function_table(dir ? dir->run_id() : "", experiment, cases, once_functions, twice_functions, options.family_of,
-                               provenance_columns(r, this_machine()));
+                               provenance_columns(r, cli::this_machine()));
   if (!dir) return;
-  auto t = experiment_tables(dir->run_id(), experiment, r, measured, this_machine());
+  auto t = experiment_tables(dir->run_id(), experiment, r, measured, cli::this_machine());
   std::vector<std::string> tables = {"summary", "samples"};
   if (functions) tables.push_back("functions");
-  auto sidecar = sidecar_json(dir->run_id(), this_machine(), &r, tables);
+  auto sidecar = sidecar_json(dir->run_id(), cli::this_machine(), &r, tables);
   sidecar["valgrind_repetitions"] = repetitions;  // per case: N and 2N
   sidecar["valgrind_runs"] = runs;  // per case: one process forking after its set-up, or two
   // Cases counted once for an identical case of an earlier bench of the same recipe run: which.
@@ -249,4 +249,4 @@ void run_cachegrind_cases(const std::vector<CachegrindCase>& cases, const std::o
   fmt::print(stderr, "wrote {}/{}.summary.csv\n", dir->path().string(), experiment);
 }
 
-}  // namespace dlab::cli
+}  // namespace dlab::bench

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-namespace dlab::cli {
+namespace dlab::bench {
 
 std::unique_ptr<wasm::Runtime> bench_runtime(const wasm::EngineConfig& e) {
   auto rt = std::make_unique<wasm::Runtime>(e);
@@ -15,4 +15,4 @@ std::map<std::string, std::string> engine_params(const wasm::EngineConfig& e, st
   return row;
 }
 
-}  // namespace dlab::cli
+}  // namespace dlab::bench
