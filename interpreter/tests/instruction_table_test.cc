@@ -16,6 +16,7 @@
 #include "dispatchlab/interpreter/module.h"
 #include "dispatchlab/interpreter/runtime.h"
 #include "dispatchlab/interpreter/validator.h"
+#include "decode/instruction_reader.h"
 #include "engines/ops.h"
 
 namespace dlab::wasm {
@@ -217,10 +218,10 @@ TEST(InstructionTable, EveryOpHasTheFamilyOfTheFileItsEntryIsIn) {
 }
 
 TEST(InstructionTable, AnUndeclaredOpcodeIsNotFound) {
-  EXPECT_EQ(find_simple_op(0x06), nullptr);      // try (exceptions) is not a table instruction
-  EXPECT_EQ(find_simple_op(0xFD000 + 12), nullptr);  // v128.const is lowered by hand
-  ASSERT_NE(find_simple_op(0x6A), nullptr);
-  EXPECT_EQ(find_simple_op(0x6A)->op, Op::i32_add);
+  EXPECT_EQ(find_opcode(0x06).simple, nullptr);  // try (legacy exceptions) is not a table instruction
+  EXPECT_EQ(find_opcode(Opcode::v128_const).simple, nullptr);  // instructions.def's, lowered by its rule
+  ASSERT_NE(find_opcode(Opcode::i32_add).simple, nullptr);
+  EXPECT_EQ(find_opcode(Opcode::i32_add).simple->op, Op::i32_add);
 }
 
 }  // namespace

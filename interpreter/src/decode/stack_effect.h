@@ -16,10 +16,15 @@ struct StackEffect {
   bool by_rule = false;           // "*": the instruction's own rule says (validate/, lower/)
 };
 
-constexpr StackEffect stack_effect(std::string_view declared) {
-  if (declared == "*") return {{}, {}, true};
-  const size_t colon = declared.find(':');
-  return {declared.substr(0, colon), declared.substr(colon + 1)};
+// A plain loop (no string_view::find): evaluated at compile time for every handler's signature,
+// where the library's search costs far more constant-evaluation steps.
+constexpr StackEffect stack_effect(const char* declared) {
+  if (declared[0] == '*' && declared[1] == 0) return {{}, {}, true};
+  size_t colon = 0;
+  while (declared[colon] != ':') ++colon;
+  size_t end = colon + 1;
+  while (declared[end] != 0) ++end;
+  return {std::string_view(declared, colon), std::string_view(declared + colon + 1, end - colon - 1)};
 }
 
 // The letters whose type the letter alone says (numbers, the vector, the fixed reference types).

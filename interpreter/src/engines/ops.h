@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "decode/stack_effect.h"
 #include "engines/operand_layout.h"
 
 namespace dlab::wasm {
@@ -55,16 +56,8 @@ struct SimpleOp {
 };
 
 // A signature's operand counts ("ii:i": 2 pops, 1 push), for the register forms' bodies.
-constexpr int sig_pops(const char* s) {
-  int n = 0;
-  while (s[n] != ':') ++n;
-  return n;
-}
-constexpr int sig_pushes(const char* s) {
-  int n = sig_pops(s) + 1, k = 0;
-  while (s[n + k] != 0) ++k;
-  return k;
-}
+constexpr int sig_pops(const char* s) { return static_cast<int>(stack_effect(s).pops.size()); }
+constexpr int sig_pushes(const char* s) { return static_cast<int>(stack_effect(s).pushes.size()); }
 
 #define DLW_LOG2(n) ::dlab::wasm::log2_of(n)
 #define DLW_NONE Imm::NONE, 0, 0
@@ -113,8 +106,6 @@ constexpr bool unwritten_register_form(Op op) {
 // its own kAddr64 = true (handlers.def's MEM and VMEM).
 inline constexpr bool kAddr64 = false;
 
-// The declaration of the table instruction with this opcode (as in SimpleOp), or null.
-const SimpleOp* find_simple_op(uint32_t opcode);
 
 
 // The forms the lowering's speed techniques write in place of a plain op, from handlers.def's

@@ -54,14 +54,8 @@ struct RewriteTable {
 inline constexpr RewriteTable kRewrites;
 
 inline ValType type_letter(char c) {
-  switch (c) {
-    case 'i': return ValType::kI32;
-    case 'l': return ValType::kI64;
-    case 'f': return ValType::kF32;
-    case 'v': return ValType::kV128;
-    case 'a': return ValType::kI32;  // the address operand: a 32-bit memory's
-    default: return ValType::kF64;
-  }
+  if (c == static_cast<char>(ContextLetter::kMemoryAddress)) return ValType::kI32;  // a 32-bit memory's
+  return *fixed_letter_type(c);
 }
 
 inline uint32_t slots_of(const std::vector<ValType>& ts) {

@@ -537,7 +537,7 @@ bool Lowerer::register_table_op(const Instruction& in, const SimpleOp& s) {
   if (pops == 2 && from_acc != 2) operand[1] = k ? b.value : operand_slot(b);
   for (int i = 0; i < pops; ++i) pop();
   uint32_t result = height_;
-  for (const char* p = std::strchr(s.signature, ':') + 1; *p; ++p) push(type_letter(*p));
+  for (char letter : stack_effect(s.signature).pushes) push(type_letter(letter));
   const RegisterForm kind = form_of({.constant = k, .address = address.has_value(), .from_acc = static_cast<uint8_t>(from_acc), .stored = true});
   const Op form = s.form(kind);
   // elide: an operand-stack value (not a local's, which is read again) taken from the accumulator

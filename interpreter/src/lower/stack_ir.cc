@@ -44,13 +44,11 @@ void Lowerer::table_op(const Instruction& in, const SimpleOp& s) {
   for (int i = 0; i < imm_words(s.imm); ++i) word(imm[i]);
 }
 
-// The operand types' effect of a table instruction's signature.
+// The operand types' effect of a table instruction's signature (its 'a' the memory's address type).
 void Lowerer::pop_push(const SimpleOp& s) {
-  const char* sig = s.signature;
-  const char* colon = sig;
-  while (*colon != ':') ++colon;
-  pop(static_cast<size_t>(colon - sig));
-  for (const char* p = colon + 1; *p; ++p) push(type_letter(*p));
+  const StackEffect e = stack_effect(s.signature);
+  pop(e.pops.size());
+  for (char letter : e.pushes) push(type_letter(letter));
 }
 
 void Lowerer::call(const FuncInst* callee, bool tail) {
