@@ -343,7 +343,12 @@ void add_run_command(CLI::App& cmd, bool profile) {
     if (!ir_why.empty()) throw CLI::ValidationError("--ir", ir_why);
     wasm::Runtime rt(wasm::EngineConfig{mode, place, budget, bounds, lowering});
     if (o->heap_limit) rt.set_heap_limit(o->heap_limit);
-    if (profile) rt.enable_profile();
+    if (profile) {
+      rt.enable_profile();
+      // Every function lowered at instantiation: the counts are the program's dispatches alone (no
+      // lower_on_call), and the code words the whole module's, as before lazy lowering.
+      rt.set_lazy_lowering(false);
+    }
     // Said however the run ends (a trap, an exit), if asked for.
     struct GcReport {
       const wasm::Runtime& rt;

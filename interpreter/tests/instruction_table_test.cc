@@ -135,6 +135,7 @@ TEST(InstructionTable, EveryDeclaredInstructionValidatesLowersAndRunsAtItsDeclar
       continue;
     }
     Runtime rt(EngineConfig{Dispatch::kSwitch});
+    rt.set_lazy_lowering(false);  // the code is read after instantiation
     rt.set_lowering(Lowering::none());  // the op itself, no fold / fuse / super form
     rt.enable_profile();
     Instance& inst = rt.instantiate(std::move(m));
@@ -176,6 +177,7 @@ TEST(InstructionTable, EveryMemoryInstructionHasAMemory64FormAtItsDeclaredLength
     Module m = decode_module(module_for(s, op_at, true));
     ASSERT_NO_THROW(validate_module(m));
     Runtime rt(EngineConfig{Dispatch::kSwitch});
+    rt.set_lazy_lowering(false);  // the code is read after instantiation
     rt.set_lowering(Lowering::none());
     rt.enable_profile();
     Instance& inst = rt.instantiate(std::move(m));

@@ -28,6 +28,7 @@ std::vector<uint64_t> words_of(const std::string& wat, Lowering l = register_ir(
   // The counting engine: its op words are op numbers, and it has the register forms in every build
   // (a default build leaves them out of the switch engines).
   Runtime& rt = runtimes.emplace_back(EngineConfig{Dispatch::kSwitch});
+  rt.set_lazy_lowering(false);  // the code is read after instantiation
   rt.enable_profile();
   rt.set_lowering(l);
   return rt.instantiate(assemble(wat)).exports.at("f").func->code;
@@ -89,6 +90,7 @@ TEST(RegisterIrTest, APendingLocalGetReadsTheValueBeforeALaterSet) {
     if (!ir_unavailable(Ir::kRegister, d, Placement::kSp).empty()) continue;  // not compiled into this build's engine
     SCOPED_TRACE(dispatch_name(d));
     Runtime rt(EngineConfig{d});
+    rt.set_lazy_lowering(false);  // the code is read after instantiation
     rt.set_lowering(register_ir());
     Instance& inst = rt.instantiate(assemble(wat));
     EXPECT_EQ(rt.invoke(inst.exports.at("f").func, {Value::i32(5), Value::i32(3)})[0].lo, 2u);
@@ -104,6 +106,7 @@ TEST(RegisterIrTest, StackFormInstructionsGetTheStackPointerWhereTheyExpectIt) {
       (local.set 1 (i32.mul (local.get 0) (i32.const 2)))
       (call $g (local.get 1) (i32.const 1)))))";
   Runtime rt(EngineConfig{Dispatch::kTail});
+  rt.set_lazy_lowering(false);  // the code is read after instantiation
   rt.set_lowering(register_ir());
   Instance& inst = rt.instantiate(assemble(wat));
   EXPECT_EQ(rt.invoke(inst.exports.at("f").func, {Value::i32(21)})[0].lo, 41u);
@@ -133,6 +136,7 @@ TEST(RegisterIrTest, SuperPairsRegisterFormsAndTheSecondsWordsStayInPlace) {
     if (!ir_unavailable(Ir::kRegister, d, Placement::kSp).empty()) continue;
     SCOPED_TRACE(dispatch_name(d));
     Runtime rt(EngineConfig{d});
+    rt.set_lazy_lowering(false);  // the code is read after instantiation
     rt.set_lowering(register_ir());
     Instance& inst = rt.instantiate(assemble(wat));
     EXPECT_EQ(rt.invoke(inst.exports.at("f").func, {Value::i32(0)})[0].lo, 2u);
@@ -160,6 +164,7 @@ void expect_accumulator_programs_agree(std::initializer_list<Lowering> lowerings
     SCOPED_TRACE(dispatch_name(d));
     for (Lowering l : lowerings) {
       Runtime rt(EngineConfig{d});
+      rt.set_lazy_lowering(false);  // the code is read after instantiation
       rt.set_lowering(l);
       Instance& inst = rt.instantiate(assemble(kAccExpression));
       EXPECT_EQ(rt.invoke(inst.exports.at("f").func, {Value::i32(5), Value::i32(9)})[0].lo, static_cast<uint32_t>(((5 + 9) ^ 7) - (9 - 6)));
@@ -231,6 +236,7 @@ TEST(RegisterIrTest, AResultOnlyTheNextInstructionReadsIsNotStored) {
     SCOPED_TRACE(dispatch_name(d));
     for (Lowering l : {register_ir(), no_elide}) {
       Runtime rt(EngineConfig{d});
+      rt.set_lazy_lowering(false);  // the code is read after instantiation
       rt.set_lowering(l);
       Instance& compared = rt.instantiate(assemble(compare));
       EXPECT_EQ(rt.invoke(compared.exports.at("f").func, {Value::i32(2), Value::i32(3)})[0].lo, 1u);
@@ -269,6 +275,7 @@ TEST(RegisterIrTest, BranchesCarryAValueAndReturnsOfAnyArity) {
       (i32.sub (block $a (result i32 i32) (br_table $a $a (local.get 0) (local.get 1) (local.get 2)))))))";
   {
     Runtime rt(EngineConfig{Dispatch::kSwitch});
+    rt.set_lazy_lowering(false);  // the code is read after instantiation
     rt.enable_profile();
     rt.set_lowering(register_ir());
     rt.record_instruction_starts(true);  // op words read at instructions' starts only, not operands
@@ -303,6 +310,7 @@ TEST(RegisterIrTest, BranchesCarryAValueAndReturnsOfAnyArity) {
     SCOPED_TRACE(dispatch_name(d));
     for (Lowering l : {register_ir(), register_ir(Lowering::none()), Lowering{}}) {
       Runtime rt(EngineConfig{d});
+      rt.set_lazy_lowering(false);  // the code is read after instantiation
       rt.set_lowering(l);
       Instance& inst = rt.instantiate(assemble(wat));
       auto call = [&](const char* name, std::vector<Value> args) { return rt.invoke(inst.exports.at(name).func, args)[0].lo; };
@@ -326,6 +334,7 @@ TEST(RegisterIrTest, OnlyTheSpPlacementBuildsIt) {
   EXPECT_NE(ir_unavailable(Ir::kRegister, Placement::kSpWt).find("sp placement only"), std::string::npos);
   if (std::string why = engine_unavailable(Dispatch::kTail, Placement::kVec); !why.empty()) GTEST_SKIP() << why;
   Runtime rt(EngineConfig{Dispatch::kTail, Placement::kVec});
+  rt.set_lazy_lowering(false);  // the code is read after instantiation
   rt.set_lowering(register_ir());
   EXPECT_THROW(rt.instantiate(assemble(R"((module (func (export "f"))))")), Unsupported);
 }

@@ -36,7 +36,27 @@ class RuntimeTest : public ::testing::TestWithParam<Dispatch> {
   }
 };
 
+// Lazy lowering (the default): a function is one lower_on_call instruction until its first call,
+// which lowers it to the code eager lowering writes; a function never called is never lowered.
+TEST_P(RuntimeTest, AFunctionIsLoweredOnItsFirstCall) {
+  rt.set_lowering(Lowering::none());
+  auto& inst = load(R"((module (func (export "add") (param i32 i32) (result i32) local.get 0 local.get 1 i32.add)
+                              (func (export "unused") (result i32) i32.const 7)))");
+  FuncInst* add = inst.exports.at("add").func;
+  const FuncInst* unused = inst.exports.at("unused").func;
+  ASSERT_EQ(add->code.size(), 2u);
+  EXPECT_NE(add->body, nullptr);
+  EXPECT_EQ(add->code[1], reinterpret_cast<uint64_t>(add));
+  EXPECT_EQ(rt.invoke(add, {Value::i32(2), Value::i32(3)}).at(0).lo, 5u);
+  EXPECT_EQ(add->body, nullptr);
+  EXPECT_EQ(add->code.size(), 7u);  // as LoweredWordsAreTheModesOpWords: the same code as eager
+  EXPECT_EQ(rt.invoke(add, {Value::i32(4), Value::i32(5)}).at(0).lo, 9u);  // straight into the lowered code
+  EXPECT_EQ(unused->code.size(), 2u);
+  EXPECT_NE(unused->body, nullptr);
+}
+
 TEST_P(RuntimeTest, LoweredWordsAreTheModesOpWords) {
+  rt.set_lazy_lowering(false);  // the code is read after instantiation
   rt.set_lowering(Lowering::none());  // plain: one instruction per wasm instruction (lowering_test.cc has the rest)
   auto& inst = load(R"((module (func (export "add") (param i32 i32) (result i32) local.get 0 local.get 1 i32.add)))");
   const FuncInst* f = inst.exports.at("add").func;

@@ -105,6 +105,8 @@ Landing unwind(Machine* m, ExnInst* exn, const uint64_t* at, uint64_t* fp) noexc
 // No exception leaves it. `guard_pages`: the engine's memory is guarded (a fault while the host
 // runs is not this invocation's trap).
 const char* call_host(Machine* m, const FuncInst* f, uint64_t* sp, bool guard_pages) noexcept;
+// Lowers a function on its first call (lazy lowering, lower/lowering.cc): null, or why it could not.
+const char* lower_on_first_call(FuncInst* f) noexcept;
 
 // GC instructions that allocate, or copy or fill many elements, run out of line (gc_ops.cc): the
 // gc_op handler's word 1 is one of these, words 2 and 3 its immediates. Each returns the new stack

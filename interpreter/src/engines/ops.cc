@@ -17,7 +17,7 @@ uint64_t lowered_code_words(const Runtime& rt) {
   uint64_t words = 0;
   for (const auto& inst : rt.instances())
     for (const FuncInst* f : inst->funcs)
-      if (f->instance == inst.get()) words += f->code.size();  // defined there, not imported
+      if (f->instance == inst.get() && !f->body) words += f->code.size();  // defined there, and lowered
   return words;
 }
 

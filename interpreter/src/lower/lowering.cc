@@ -7,16 +7,21 @@
 
 #include <fmt/format.h>
 
+#include "engines/machine.h"
 #include "lower/lowerer.h"
 
 namespace dlab::wasm {
 namespace lowering_impl {
 
-void Lowerer::run() {
-  uint64_t declared = f_.type.params.size();
-  for (const auto& [n, t] : body_.locals) declared += n;
+void check_locals_limit(const FuncInst& f, const FunctionBody& body) {
+  uint64_t declared = f.type.params.size();
+  for (const auto& [n, t] : body.locals) declared += n;
   if (declared > Runtime::kMaxLocals)
     throw ImplementationLimit(fmt::format("a function declares {} locals; this interpreter's limit is {}", declared, Runtime::kMaxLocals));
+}
+
+void Lowerer::run() {
+  check_locals_limit(f_, body_);
   for (auto t : f_.type.params) add_local(t);
   f_.param_slots = height_;
   for (const auto& [n, t] : body_.locals)
@@ -196,6 +201,39 @@ void lower_function(Instance& inst, uint32_t defined_index, const uint64_t* op_w
   lowering_impl::Lowerer(inst, *inst.funcs.at(imported + defined_index), inst.module.code.at(defined_index), op_words, lowering,
                          record_starts)
       .run();
+}
+
+void prepare_late_lowering(Instance& inst, uint32_t defined_index) {
+  size_t imported = inst.funcs.size() - inst.module.code.size();
+  FuncInst& f = *inst.funcs.at(imported + defined_index);
+  const FunctionBody& body = inst.module.code.at(defined_index);
+  lowering_impl::check_locals_limit(f, body);
+  uint32_t params = 0, locals = 0;
+  for (ValType t : f.type.params) params += slots_of(t);
+  for (const auto& [n, t] : body.locals) locals += n * slots_of(t);
+  f.param_slots = params;
+  f.local_slots = locals;
+  f.result_slots = lowering_impl::slots_of(f.type.results);
+  f.max_slots = params + locals;  // a lower bound: lower_on_call checks the lowered frame's again
+  f.body = &body;
+  const uint64_t* words = inst.late_lowering.op_words;
+  f.code = {words[static_cast<size_t>(Op::lower_on_call)], reinterpret_cast<uint64_t>(&f)};
+}
+
+const char* lower_on_first_call(FuncInst* f) noexcept {
+  static thread_local std::string why;
+  try {
+    Instance& inst = *f->instance;
+    lowering_impl::Lowerer(inst, *f, *f->body, inst.late_lowering.op_words, inst.late_lowering.lowering, false).run();
+    f->body = nullptr;
+    if (!f->catches.empty()) (*inst.late_lowering.catch_code)[f->code.data()] = f;
+    return nullptr;
+  } catch (const std::exception& e) {
+    why = e.what();
+  } catch (...) {
+    why = "lowering failed";
+  }
+  return why.c_str();
 }
 
 void lower_body(Instance& inst, FuncInst& f, const FunctionBody& body, const uint64_t* op_words, Lowering lowering) {

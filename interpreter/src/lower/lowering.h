@@ -23,6 +23,12 @@ namespace dlab::wasm {
 // `record_starts`: fill FuncInst::instruction_starts (for tests).
 void lower_function(Instance& inst, uint32_t defined_index, const uint64_t* op_words, Lowering lowering, bool record_starts = false);
 
+// Prepares defined function `defined_index` to be lowered on its first call (Runtime's lazy
+// lowering): its frame's parameter, local and result slots (ImplementationLimit past
+// Runtime::kMaxLocals, as lowering it would), and code that lowers it when it runs (the op
+// lower_on_call, handlers/control.def). Lowering it then is lower_on_first_call (machine.h).
+void prepare_late_lowering(Instance& inst, uint32_t defined_index);
+
 // Lowers `body` into `f`, a function of `inst` outside its index space (a constant expression
 // run at instantiation: runtime/const_expr.h).
 void lower_body(Instance& inst, FuncInst& f, const FunctionBody& body, const uint64_t* op_words, Lowering lowering);

@@ -321,9 +321,14 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
   }
   for (const auto& d : m.data) inst.datas.push_back(d.bytes);
 
-  for (uint32_t i = 0; i < m.code.size(); ++i) lower_function(inst, i, words, lowering_, record_starts_);
-  for (size_t i = inst.funcs.size() - m.functions.size(); i < inst.funcs.size(); ++i)
-    if (!inst.funcs[i]->catches.empty()) catch_code_[inst.funcs[i]->code.data()] = inst.funcs[i];
+  inst.late_lowering = {words, lowering_, &catch_code_};
+  if (lazy_lowering()) {
+    for (uint32_t i = 0; i < m.code.size(); ++i) prepare_late_lowering(inst, i);
+  } else {
+    for (uint32_t i = 0; i < m.code.size(); ++i) lower_function(inst, i, words, lowering_, record_starts_);
+    for (size_t i = inst.funcs.size() - m.functions.size(); i < inst.funcs.size(); ++i)
+      if (!inst.funcs[i]->catches.empty()) catch_code_[inst.funcs[i]->code.data()] = inst.funcs[i];
+  }
 
   for (const auto& ex : m.exports) {
     ExternVal v;

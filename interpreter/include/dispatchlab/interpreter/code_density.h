@@ -15,7 +15,8 @@ namespace dlab::wasm {
 // varies (calls, br_table, return_rn, ...).
 unsigned declared_words(size_t op);
 
-// The words of the lowered code of every function `rt`'s instances define.
+// The words of the lowered code of every function `rt`'s instances define and have lowered (with
+// lazy lowering, the default, those that were called).
 uint64_t lowered_code_words(const Runtime& rt);
 
 }  // namespace dlab::wasm

@@ -125,6 +125,10 @@ struct FuncInst {
   // (Runtime::record_instruction_starts), so that a test can walk the code by instruction
   // instead of guessing which words are ops (an immediate may equal an op number).
   std::vector<uint32_t> instruction_starts;
+  // Not lowered yet (Runtime::set_lazy_lowering): its body, which its first call lowers; `code` is
+  // then the one instruction that does it and max_slots its locals' only (the call redoes the
+  // stack check). Null once lowered.
+  const FunctionBody* body = nullptr;
 };
 
 // A tag (exception handling): its type's parameters are an exception's payload; tags are equal
@@ -232,6 +236,13 @@ struct Instance {
   std::vector<std::vector<uint64_t>> elems;  // element segments (empty once dropped)
   std::vector<std::vector<uint8_t>> datas;   // data segments (empty once dropped)
   ExternMap exports;
+  // How its functions are lowered on their first call (lazy lowering): the runtime's settings at
+  // instantiation, and the runtime's map of functions with catch ranges, which a lowered one joins.
+  struct LateLowering {
+    const uint64_t* op_words = nullptr;
+    Lowering lowering;
+    std::map<const uint64_t*, const FuncInst*>* catch_code = nullptr;
+  } late_lowering;
 };
 
 struct Machine;
@@ -271,8 +282,14 @@ class Runtime {
   // The techniques the lowering applies to modules instantiated from now on.
   void set_lowering(Lowering l) { lowering_ = l; }
   Lowering lowering() const { return lowering_; }
-  // Functions lowered from now on record where their instructions start (FuncInst::instruction_starts).
+  // Functions lowered from now on record where their instructions start (FuncInst::instruction_starts);
+  // they are lowered at instantiation, as with set_lazy_lowering(false).
   void record_instruction_starts(bool on) { record_starts_ = on; }
+  // Whether a function is lowered on its first call (the default) instead of at instantiation: a
+  // module's start-up and footprint are then those of the functions that run (issue 50). The code
+  // a function runs is the same either way.
+  void set_lazy_lowering(bool on) { lazy_lowering_ = on; }
+  bool lazy_lowering() const { return lazy_lowering_ && !record_starts_; }
 
   // Makes `exports` importable as module `name` (an instance's exports or a host module).
   void register_module(const std::string& name, ExternMap exports) { registry_[name] = std::move(exports); }
@@ -351,6 +368,7 @@ class Runtime {
   Bounds bounds_;
   Lowering lowering_;
   bool record_starts_ = false;
+  bool lazy_lowering_ = true;
   const uint64_t* op_words_;                   // the engine's op words (machine.h)
   void (*run_)(const uint64_t*, uint64_t*, uint64_t*, Machine*);  // the engine's entry
   std::map<std::string, ExternMap> registry_;
