@@ -62,6 +62,7 @@ void add_calibrate_command(CLI::App& app) {
                                  "store-to-load round trip) under the run protocol, set each beside its known latency, time "
                                  "indirect calls to random against learnable targets (the penalty of a mispredicted dispatch), and "
                                  "write calibrate.summary.csv / .samples.csv / .json");
+  if (!command_selected(*cmd)) return;  // its options only when the command line names it
   struct Options {
     bool quick = false;
     bool no_save = false;

@@ -68,6 +68,7 @@ void print_plan(const CounterPlan& plan, const MachineFingerprint& m) {
 void add_counters_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "counters", "list every catalog metric with its backend, native event, and whether it counts here (and why not)");
+  if (!command_selected(*cmd)) return;  // its options only when the command line names it
   auto json = std::make_shared<bool>(false);
   auto catalog_path = std::make_shared<std::string>();
   auto out = std::make_shared<RunDirectoryOptions>();

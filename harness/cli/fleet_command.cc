@@ -15,6 +15,7 @@ void add_fleet_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("fleet",
                                  "run a job (default: ./tools/bootstrap && just rfc) on every host of an Ansible inventory over "
                                  "SSH, bring each host's run directories back into results/ and write results/fleet/<id>/report.md");
+  if (!command_selected(*cmd)) return;  // its options only when the command line names it
   struct Options {
     std::string inventory, job, commit = "HEAD", results;
     int forks = 16;

@@ -16,6 +16,7 @@ namespace dlab::cli {
 
 void add_knee_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("knee", "find where a metric steps up against live handler pairs (flat / step / plateau fits)");
+  if (!command_selected(*cmd)) return;  // its options only when the command line names it
   struct Options {
     std::string csv, x = "x", y = "y";
     bool json = false;

@@ -7,6 +7,7 @@ namespace dlab::cli {
 
 void add_machine_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("machine", "print the machine fingerprint (CPU, PMU, VM, TSC, build, commit)");
+  if (!command_selected(*cmd)) return;  // its options only when the command line names it
   auto json = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json, "print JSON (what result sidecars record)");
   cmd->callback([json] {

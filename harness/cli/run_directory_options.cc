@@ -88,6 +88,7 @@ const MachineFingerprint& this_machine() {
 
 void add_new_run_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("new-run", "create a new, empty run directory and print its path");
+  if (!command_selected(*cmd)) return;  // its options only when the command line names it
   auto root = std::make_shared<std::string>("results");
   auto require_clean = std::make_shared<bool>(false);
   cmd->add_option("--results", *root, "results root")->check(non_empty_path())->capture_default_str();

@@ -672,6 +672,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
       "bench",
       "time the interpreter's engines (dispatch modes x stack placements) on workload kernels under the run protocol "
       "(interleaved per workload, the first engine as baseline) and write wasm.summary.csv / .samples.csv / .json");
+  if (!command_selected(*cmd)) return;  // its options only when the command line names it
   auto o = std::make_shared<BenchOptions>();
   o->module = workloads::workload_suite("kernels").module_path();
   std::string names, suite_help, quick_sizes;

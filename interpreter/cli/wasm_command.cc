@@ -193,6 +193,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
                                            "run a module: a WASI command's _start (C built with clang-19 --target=wasm32-wasi), or "
                                            "one export with --invoke. Program arguments go after the module (after `--` when they "
                                            "start with '-')");
+  if (!command_selected(*run)) return;  // its options only when the command line names it
   struct Options {
     // dispatch and ir: "" is run's default, the configuration measured fastest (run_default_*).
     std::string file, invoke, dispatch, placement = wasm::placement_name(wasm::EngineConfig{}.placement), lowering = default_lowering(), ir, json;
@@ -478,6 +479,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
 void add_wasm_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("wasm", "the WebAssembly interpreter: decode, run a module, run the spec suite");
   cmd->require_subcommand(1);
+  if (!command_selected(*cmd)) return;  // its subcommands only when the command line names it
 
   auto* decode = cmd->add_subcommand("decode", "decode and validate a .wasm module and summarise it, or say why it is malformed or invalid");
   auto file = std::make_shared<std::string>();
@@ -520,6 +522,8 @@ void add_wasm_command(CLI::App& app) {
   });
 
   auto* spec = cmd->add_subcommand("spec", "run the WebAssembly spec tests (.wast converted with wast2json at run time, .bin.wast read directly), per file and in total");
+
+  if (!command_selected(*spec)) return;  // its options only when the command line names it
   auto suite = std::make_shared<std::string>(DLAB_WASM_TESTSUITE);
   auto verbose = std::make_shared<bool>(false);
   auto stage = std::make_shared<std::string>("execute");

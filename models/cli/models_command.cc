@@ -536,6 +536,7 @@ void add_models_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("models",
                                  "sweep the reduction models (K-copy and stack-state placements) under the harness, or "
                                  "under cachegrind with --valgrind, and write models.summary.csv");
+  if (!command_selected(*cmd)) return;  // its options only when the command line names it
   auto o = std::make_shared<ModelsOptions>();
   o->protocol.samples = 11;
   cmd->add_flag("--list", o->list, "list models, kinds, placements, dispatch modes and their indirect-jump sites");

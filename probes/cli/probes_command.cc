@@ -43,6 +43,7 @@ void add_probes_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("probes",
                                  "ABI register probes (24 int / 24 float arguments, every target and convention) and the "
                                  "models' handler state placement, measured from clang's output");
+  if (!command_selected(*cmd)) return;  // its options only when the command line names it
   struct Options {
     std::string targets, conventions, placements, out = "results/probes", args, engines;
     int count = 24;

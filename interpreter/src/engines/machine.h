@@ -132,6 +132,7 @@ bool func_subtype(const Machine* m, uint64_t sub, uint64_t super) noexcept;
 #define ENGINE(name, dispatch, placement, budget, bounds, build) \
   void run_##name(DLW_HANDLER_PARAMS);            \
   const uint64_t* name##_op_words();              \
+  bool name##_built();                            \
   bool name##_register_ir();                      \
   std::string name##_handler_signature();
 #define NOT_GENERATED(dispatch, placement, why)

@@ -249,7 +249,7 @@ constexpr Engine kEngines[] = {
 #define DEFAULT EngineBuild::kDefault
 #define COMPARED EngineBuild::kCompared
 #define ALL EngineBuild::kAll
-#define ENGINE(name, d, p, b, bounds, build) {#name, Dispatch::d, Placement::p, Budget::b, Bounds::bounds, &name##_op_words, &run_##name, &name##_register_ir, &name##_handler_signature, build},
+#define ENGINE(name, d, p, b, bounds, build) {#name, Dispatch::d, Placement::p, Budget::b, Bounds::bounds, &name##_op_words, &name##_built, &run_##name, &name##_register_ir, &name##_handler_signature, build},
 #define NOT_GENERATED(d, p, why)
 #include "dispatchlab/interpreter/engines.def"
 #undef ENGINE
@@ -278,7 +278,7 @@ std::vector<Dispatch> dispatch_modes() {
   // A mode is in this build when one of its engines is (tail_pn needs preserve_none; CMake's stubs
   // of the engines a default build leaves out have no op words).
 #define DISPATCH(name, enumerator, file, form, convention) \
-  if (std::any_of(std::begin(kEngines), std::end(kEngines), [](const Engine& e) { return e.dispatch == Dispatch::enumerator && e.op_words(); })) \
+  if (std::any_of(std::begin(kEngines), std::end(kEngines), [](const Engine& e) { return e.dispatch == Dispatch::enumerator && e.built(); })) \
     out.push_back(Dispatch::enumerator);
 #include "dispatchlab/interpreter/engines.def"
 #undef DISPATCH
@@ -325,7 +325,7 @@ std::string engine_unavailable(Dispatch d, Placement p, Budget b, Bounds bounds)
                        dispatch_name(d), placement_name(p), budget_name(b), budget_name(b), rows.empty() ? "none" : rows);
   }
   if (!e) return fmt::format("{} x {} is not in interpreter/include/dispatchlab/interpreter/engines.def", dispatch_name(d), placement_name(p));
-  if (!e->op_words()) {
+  if (!e->built()) {
     if (e->build == EngineBuild::kAll)
       return fmt::format("{} x {} is not built in this build: the one-function engines (switch, goto) beyond sp take "
                          "half a minute to minutes each to compile, so a default build leaves them out (configure with "

@@ -20,7 +20,8 @@ struct Engine {
   Placement placement;
   Budget budget;
   Bounds bounds;
-  const uint64_t* (*op_words)();
+  const uint64_t* (*op_words)();  // written on first use (tail engines): ask built() whether it exists
+  bool (*built)();
   void (*run)(DLW_HANDLER_PARAMS);
   bool (*register_ir)();
   std::string (*handler_signature)();
