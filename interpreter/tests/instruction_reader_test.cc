@@ -114,10 +114,10 @@ TEST(InstructionReader, Vectors) {
   std::vector<CatchImm> clauses;
   for_each_catch(in, [&](const CatchImm& c) { clauses.push_back(c); });
   ASSERT_EQ(clauses.size(), 2u);
-  EXPECT_EQ(clauses[0].kind, 0);
+  EXPECT_EQ(clauses[0].kind, CatchKind::kCatch);
   EXPECT_EQ(clauses[0].tag, 1u);
   EXPECT_EQ(clauses[0].label, 0u);
-  EXPECT_EQ(clauses[1].kind, 3);
+  EXPECT_EQ(clauses[1].kind, CatchKind::kCatchAllRef);
   EXPECT_EQ(clauses[1].label, 2u);
   // br_on_cast flags 1, label 0, any -> (ref 2)
   in = read({0xFB, 0x18, 0x01, 0x00, 0x6E, 0x02});

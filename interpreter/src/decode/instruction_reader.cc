@@ -49,8 +49,8 @@ void other_immediate(BinaryReader& r, ImmKind k, bool second, Instruction& in) {
       in.vec = r.position();
       for (uint32_t i = 0; i < in.count; ++i) {
         uint8_t kind = r.u8();
-        if (kind > 3) r.fail("malformed catch clause");
-        if (kind < 2) r.u32();  // catch, catch_ref: a tag
+        if (kind > static_cast<uint8_t>(CatchKind::kCatchAllRef)) r.fail("malformed catch clause");
+        if (catches_a_tag(static_cast<CatchKind>(kind))) r.u32();
         r.u32();                // the label
       }
       in.vec_bytes = static_cast<size_t>(r.position() - in.vec);

@@ -90,8 +90,14 @@ struct MemArg {
   bool short_flags = false;
 };
 
+// A try_table catch clause's kind, as encoded: whether it names a tag, and whether it also
+// pushes the exception reference.
+enum class CatchKind : uint8_t { kCatch = 0, kCatchRef = 1, kCatchAll = 2, kCatchAllRef = 3 };
+constexpr bool catches_a_tag(CatchKind k) { return k == CatchKind::kCatch || k == CatchKind::kCatchRef; }
+constexpr bool pushes_exnref(CatchKind k) { return k == CatchKind::kCatchRef || k == CatchKind::kCatchAllRef; }
+
 struct CatchImm {
-  uint8_t kind;  // 0 catch, 1 catch_ref, 2 catch_all, 3 catch_all_ref
+  CatchKind kind;
   uint32_t tag;  // catch, catch_ref
   uint32_t label;
 };
@@ -230,8 +236,8 @@ template <typename F>
 void for_each_catch(const Instruction& in, F f) {
   BinaryReader r(in.vec, in.vec_bytes);
   for (uint32_t i = 0; i < in.count; ++i) {
-    CatchImm c{r.u8(), 0, 0};
-    if (c.kind < 2) c.tag = r.u32();
+    CatchImm c{static_cast<CatchKind>(r.u8()), 0, 0};
+    if (catches_a_tag(c.kind)) c.tag = r.u32();
     c.label = r.u32();
     f(c);
   }

@@ -223,13 +223,15 @@ Module decode_module(const uint8_t* data, size_t size) {
           im.module = s.name();
           im.name = s.name();
           uint8_t kind = s.u8();
-          if (kind > 4) s.fail("malformed import kind");
+          if (kind > static_cast<uint8_t>(ExternKind::kTag)) s.fail("malformed import kind");
           im.kind = static_cast<ExternKind>(kind);
-          if (kind == 0) im.func_type = s.u32();
-          else if (kind == 4) im.func_type = tagtype(s);
-          else if (kind == 1) im.table = {reftype(s), limits(s)};
-          else if (kind == 2) im.memory = limits(s);
-          else im.global = globaltype(s);
+          switch (im.kind) {
+            case ExternKind::kFunc: im.func_type = s.u32(); break;
+            case ExternKind::kTag: im.func_type = tagtype(s); break;
+            case ExternKind::kTable: im.table = {reftype(s), limits(s)}; break;
+            case ExternKind::kMemory: im.memory = limits(s); break;
+            case ExternKind::kGlobal: im.global = globaltype(s); break;
+          }
           m.imports.push_back(std::move(im));
         }
         break;

@@ -109,8 +109,8 @@ void Lowerer::try_table(const Instruction& in) {
     for_each_catch(in, [&](const CatchImm& clause) {
       Ctl& l = ctls_[ctls_.size() - 1 - clause.label];
       CatchClause c;
-      c.tag = clause.kind < 2 ? inst_.tags.at(clause.tag) : nullptr;
-      c.ref = clause.kind & 1;
+      c.tag = catches_a_tag(clause.kind) ? inst_.tags.at(clause.tag) : nullptr;
+      c.ref = pushes_exnref(clause.kind);
       c.height = l.height_base;
       if (l.kind == CtlKind::kLoop) c.target = l.loop_pc;
       else l.catch_fixups.emplace_back(range, cr.clauses.size());

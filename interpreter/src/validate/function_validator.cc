@@ -268,9 +268,9 @@ class FunctionValidator {
         std::vector<T> values;
         for_each_catch(in, [&](const CatchImm& c) {
           values.clear();
-          if (c.kind < 2)
+          if (catches_a_tag(c.kind))
             for (auto p : type_at(c_, tag(c.tag)).params) values.push_back(static_cast<T>(p));
-          if (c.kind & 1) values.push_back(static_cast<T>(ref_type(false, kHeapExn)));  // catch_ref, catch_all_ref
+          if (pushes_exnref(c.kind)) values.push_back(static_cast<T>(ref_type(false, kHeapExn)));
           const auto& want = label_types(label(c.label));
           if (want.size() != values.size()) invalid("type mismatch");
           for (size_t k = 0; k < values.size(); ++k)
