@@ -13,21 +13,24 @@
 namespace dlab::wasm {
 namespace lowering_impl {
 
-void check_locals_limit(const FuncInst& f, const FunctionBody& body) {
+// A function's frame shape before any code: its parameter, local and result slots, its locals
+// within Runtime::kMaxLocals. Eager and lazy lowering both start from it.
+void set_frame_slots(FuncInst& f, const FunctionBody& body) {
   uint64_t declared = f.type.params.size();
   for (const auto& [n, t] : body.locals) declared += n;
   if (declared > Runtime::kMaxLocals)
     throw ImplementationLimit(fmt::format("a function declares {} locals; this interpreter's limit is {}", declared, Runtime::kMaxLocals));
+  f.param_slots = slots_of(f.type.params);
+  f.local_slots = 0;
+  for (const auto& [n, t] : body.locals) f.local_slots += n * slots_of(t);
+  f.result_slots = slots_of(f.type.results);
 }
 
 void Lowerer::run() {
-  check_locals_limit(f_, body_);
+  set_frame_slots(f_, body_);
   for (auto t : f_.type.params) add_local(t);
-  f_.param_slots = height_;
   for (const auto& [n, t] : body_.locals)
     for (uint32_t i = 0; i < n; ++i) add_local(t);
-  f_.local_slots = height_ - f_.param_slots;
-  f_.result_slots = slots_of(f_.type.results);
   max_height_ = height_;
   sp_at_ = height_;  // a call leaves the stack pointer above the callee's locals
   Ctl fn;
@@ -207,14 +210,8 @@ void prepare_late_lowering(Instance& inst, uint32_t defined_index) {
   size_t imported = inst.funcs.size() - inst.module.code.size();
   FuncInst& f = *inst.funcs.at(imported + defined_index);
   const FunctionBody& body = inst.module.code.at(defined_index);
-  lowering_impl::check_locals_limit(f, body);
-  uint32_t params = 0, locals = 0;
-  for (ValType t : f.type.params) params += slots_of(t);
-  for (const auto& [n, t] : body.locals) locals += n * slots_of(t);
-  f.param_slots = params;
-  f.local_slots = locals;
-  f.result_slots = lowering_impl::slots_of(f.type.results);
-  f.max_slots = params + locals;  // a lower bound: lower_on_call checks the lowered frame's again
+  lowering_impl::set_frame_slots(f, body);
+  f.max_slots = f.param_slots + f.local_slots;  // a lower bound: lower_on_call checks the lowered frame's again
   f.body = &body;
   const uint64_t* words = inst.late_lowering.op_words;
   f.code = {words[static_cast<size_t>(Op::lower_on_call)], reinterpret_cast<uint64_t>(&f)};

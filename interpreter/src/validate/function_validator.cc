@@ -553,9 +553,16 @@ class FunctionValidator {
 
   // The value type a declaration's signature letter stands for ('a': the address operand, of the
   // instruction's memory's address type).
-  static T letter_type(char c, T address) {
-    if (c == static_cast<char>(ContextLetter::kMemoryAddress)) return address;
-    return static_cast<T>(*fixed_letter_type(c));
+  // (and, for an instructions.def row, 't' and 'e': its table's address and element types).
+  static T letter_type(char c, T address, const TableType* table = nullptr) {
+    if (auto t = fixed_letter_type(c)) return static_cast<T>(*t);
+    switch (static_cast<ContextLetter>(c)) {
+      case ContextLetter::kMemoryAddress: return address;
+      case ContextLetter::kTableAddress: return table_at(*table);
+      case ContextLetter::kTableElement: return static_cast<T>(table->element);
+      case ContextLetter::kAnyRef: break;  // popped by pop_ref, never resolved
+    }
+    return kUnknown;  // not reached: instruction_reader.h's static_assert checks every row's letters
   }
 
   // An instruction with a declared effect: its immediates checked by their declared type (a
@@ -582,28 +589,19 @@ class FunctionValidator {
   // memory, table, data or elem segment exists), then its operands popped (last first) and its
   // results pushed, the context letters resolved from those immediates.
   void declared(const Instruction& in, const InstructionDecl& d) {
-    uint32_t memory = 0;
+    T address = I32;  // the named memory's address type (static_assert: 'a' only with a MEMORY immediate)
     const TableType* tbl = nullptr;
     for (int k = 0; k < 2; ++k) {
       const uint32_t index = k ? in.y : in.x;
       switch (d.imm[k]) {
-        case ImmKind::MEMORY: memory_needed(); memory = memory_index(index); break;
+        case ImmKind::MEMORY: memory_needed(); address = memory_at(memory_index(index)); break;
         case ImmKind::TABLE: tbl = &table(index); break;
         case ImmKind::DATA: data_segment(index); break;
         case ImmKind::ELEM: elem_segment(index); break;
         default: break;
       }
     }
-    auto type = [&](char letter) -> T {
-      if (auto t = fixed_letter_type(letter)) return static_cast<T>(*t);
-      switch (static_cast<ContextLetter>(letter)) {
-        case ContextLetter::kMemoryAddress: return memory_at(memory);
-        case ContextLetter::kTableAddress: return table_at(*tbl);
-        case ContextLetter::kTableElement: return static_cast<T>(tbl->element);
-        case ContextLetter::kAnyRef: break;
-      }
-      return kUnknown;  // not reached: instruction_reader.h's static_assert checks every row's letters
-    };
+    auto type = [&](char letter) { return letter_type(letter, address, tbl); };
     const StackEffect e = stack_effect(d.effect);
     for (size_t i = e.pops.size(); i-- > 0;) {
       if (e.pops[i] == static_cast<char>(ContextLetter::kAnyRef)) pop_ref();
