@@ -374,8 +374,8 @@ void run_valgrind_sweep(ModelsOptions& o) {
 
 // The simulation's grid, where not given: the K-copy series of the research's table (copies 1 to
 // 64 in tail dispatch, the three kinds) and the stack model at its configuration (171 handlers,
-// 64 statements) in every placement, plus sp in every dispatch mode. About 36 cases: lackey runs
-// each in seconds to a minute.
+// 64 statements) in every placement, plus sp in every dispatch mode. About 36 cases, each about a
+// second under dlabtrace.
 void predict_grid_defaults(GridOptions& g) {
   auto fill = [](std::string& field, const char* value) {
     if (field.empty()) field = value;
@@ -405,9 +405,7 @@ void run_predict_sweep(ModelsOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw CLI::ValidationError("--predict", e.what());
   }
-#if !defined(__x86_64__) || !defined(__linux__)
-  throw std::runtime_error("--predict runs on amd64 Linux only: it reads x86-64 disassembly and valgrind's amd64 load address");
-#endif
+  if (std::string why = pr::tracer_unavailable(); !why.empty()) throw std::runtime_error(why);
   // The ideal bound's CPU: llvm-mca's name for it (native resolved, so the result says which).
   std::string mcpu = o.ideal_mcpu == "native" ? models::llvm_mca_host_cpu() : o.ideal_mcpu;
   if (o.ideal_mcpu == "native" && mcpu.empty()) mcpu = "native";
@@ -418,8 +416,6 @@ void run_predict_sweep(ModelsOptions& o) {
   auto sites = models::load_dispatch_sites(sites_file());
   const auto& machine = this_machine();
   std::string exec = program_beside_dlab("dlab-model-exec");
-  if (run_process({"valgrind", "--version"}, {.quiet = true, .timeout_s = 30}).spawn_error.size())
-    throw std::runtime_error("valgrind is not installed: ./tools/bootstrap installs it (Debian's valgrind)");
   std::optional<RunDirectory> dir;
   if (!o.no_save) dir = o.out.resolve(machine, experiment_files("models_simulated"));
   const models::TracedBinary binary(exec);
@@ -427,11 +423,11 @@ void run_predict_sweep(ModelsOptions& o) {
   for (const auto& g : groups)
     for (const auto& c : g.cases) cases.push_back(c);
   // Two cases at once where there is a second core: the counts are the trace's, whatever runs
-  // beside it. A case takes 8 to 20 s under lackey on a 2-vCPU Zen 5 guest, most of it valgrind
-  // writing the process's start-up to the trace, a write per line.
+  // beside it. A case took 8 to 20 s under lackey on a 2-vCPU Zen 5 guest (lackey writes the whole
+  // process, a write per line); under dlabtrace, which traces the handlers only, about half a second.
   const size_t parallel = std::max(1u, std::min(2u, std::thread::hardware_concurrency()));
   constexpr double kCaseTimeoutS = 900;
-  fmt::print(stderr, "[models --predict] {} cases under valgrind lackey, {} at a time; predictors: {}\n", cases.size(), parallel, o.predict);
+  fmt::print(stderr, "[models --predict] {} cases under valgrind (dlabtrace), {} at a time; predictors: {}\n", cases.size(), parallel, o.predict);
   // Each case traced for about the same number of dispatches (whole repetitions of its program), so
   // that a predictor's learning takes the same share of every case's count.
   std::vector<uint64_t> reps;
@@ -452,11 +448,11 @@ void run_predict_sweep(ModelsOptions& o) {
     }
     for (size_t j = 0; j < running.size(); ++j) results[first + j] = running[j].get();
   }
-  RunResult r = single_count_result("lackey-trace-simulation", "not pinned: simulated counts depend on the binary, not on the CPU that ran it");
+  RunResult r = single_count_result("trace-simulation", "not pinned: simulated counts depend on the binary, not on the CPU that ran it");
   for (const auto& sc : results.front().counts) {
     bool memory = sc.quantity == "memory_order_flushes";
     r.metrics.push_back({fmt::format("simulated_{}[{}]", sc.quantity, sc.predictor), memory ? "flushes" : "mispredicts", "simulation",
-                         fmt::format("SIMULATED by {} ({}){}, on valgrind lackey's trace of the case's handlers (dlab-model-exec, "
+                         fmt::format("SIMULATED by {} ({}){}, on valgrind's trace (dlabtrace) of the case's handlers (dlab-model-exec, "
                                      "whole programs for about {} dispatches); not a counted event", sc.predictor, sc.configuration,
                                      memory ? fmt::format(", stores resolved after {} instructions", sc.window) : "", o.predict_dispatches),
                          true, Availability::yes("simulated"), ""});
@@ -475,7 +471,7 @@ void run_predict_sweep(ModelsOptions& o) {
     CaseSamples vs{cases[i].name(), {{}}};
     std::string flushes = "-", indirect = "-";
     for (const auto& sc : res.counts) {
-      vs.samples[0].push_back({static_cast<double>(sc.count), "", 1.0, "lackey trace"});
+      vs.samples[0].push_back({static_cast<double>(sc.count), "", 1.0, "dlabtrace trace"});
       double per_1k = 1000.0 * static_cast<double>(sc.count) / static_cast<double>(res.dispatches);
       if (sc.quantity == "memory_order_flushes" && flushes == "-") flushes = fmt::format("{:.2f} {}", per_1k, sc.predictor);
       if (sc.quantity == "indirect_mispredicts" && indirect == "-") indirect = fmt::format("{:.2f} {}", per_1k, sc.predictor);
@@ -500,7 +496,7 @@ void run_predict_sweep(ModelsOptions& o) {
   auto t = experiment_tables(dir->run_id(), "models_simulated", r, measured, machine);
   auto sidecar = sidecar_json(dir->run_id(), machine, &r, {"summary", "samples"});
   sidecar["simulation"] = {{"predictors", o.predict}, {"window_instructions", o.predict_window}, {"traced_dispatches_target", o.predict_dispatches}, {"ideal_mcpu", o.ideal_mcpu == "none" ? "" : mcpu},
-                           {"tracer", "valgrind --tool=lackey --trace-mem=yes"}, {"binary", exec},
+                           {"tracer", "valgrind --tool=dlabtrace (lackey's trace of the handlers' code range; predictors/valgrind_tool)"}, {"binary", exec},
                            {"note", "every metric is simulated (docs/predictors.md): counts of the predictor named in the metric, "
                                     "on the trace of the case's handler code; the CPU that ran valgrind does not enter them"}};
   write_experiment(*dir, "models_simulated", t, sidecar);
@@ -578,7 +574,7 @@ void add_models_command(CLI::App& app) {
                 "repetitions) and keep its JSON as models.gbench.json");
   cmd->add_option("--predict", o->predict,
                   "simulate memory-order flushes and branch mispredicts per case with these predictors (comma-separated "
-                  "names of docs/predictors.md's tables, or all) on valgrind lackey traces, into models_simulated.*; its own "
+                  "names of docs/predictors.md's tables, or all) on valgrind traces of the handlers (dlabtrace), into models_simulated.*; its own "
                   "grid where not given (K-copy u,o,p at copies 1-64 in tail; the stack model at 171 handlers)");
   cmd->add_option("--predict-window", o->predict_window,
                   "instructions after which a store's address is known to younger loads (the memory simulation's one timing "

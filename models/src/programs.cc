@@ -64,7 +64,7 @@ std::vector<DlInst> build_kcopy_program(const KCopyParams& p) {
   prog.reserve(2 * p.length + 2);
   // A kind's copies are consecutive opcodes (layout()): its first is looked up once, and its last
   // once, which checks that the model has that many copies. Per element, the lookup by name made
-  // most of dlab-model-exec's start-up, which lackey traces in full (`dlab models --predict`).
+  // most of dlab-model-exec's start-up, which lackey traced in full (`dlab models --predict` before dlabtrace).
   auto first = [&](const char* kind) {
     opcode(model, kind, static_cast<uint32_t>(p.copies - 1));
     return opcode(model, kind, 0);

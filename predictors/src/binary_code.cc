@@ -3,6 +3,8 @@
 #include <charconv>
 #include <optional>
 #include <sstream>
+#include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <string_view>
 
@@ -95,6 +97,75 @@ CodeRange symbol_code_range(std::istream& nm_output, const std::string& symbol, 
   }
   if (found) throw std::runtime_error(fmt::format("{}: no global symbol after {}: its code has no end", source, dlab::escape_input(symbol)));
   throw std::runtime_error(fmt::format("{}: no global function {}", source, dlab::escape_input(symbol)));
+}
+
+namespace {
+
+// One line of `readelf -sW`'s symbol tables ("  21924: 0000000000000000     0 FILE    LOCAL  DEFAULT  ABS x.cc").
+struct ElfSymbol {
+  uint64_t address = 0, size = 0;
+  std::string type, bind, name;
+};
+
+bool parse_elf_symbol(const std::string& line, ElfSymbol& s) {
+  std::istringstream in(line);
+  std::string number, value, size, visibility, section;
+  if (!(in >> number >> value >> size >> s.type >> s.bind >> visibility >> section) || number.empty() || number.back() != ':') return false;
+  std::getline(in >> std::ws, s.name);
+  try {
+    s.address = std::stoull(value, nullptr, 16);
+    s.size = size.starts_with("0x") ? std::stoull(size.substr(2), nullptr, 16) : std::stoull(size);
+  } catch (const std::exception&) {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+CodeRange elf_file_code_range(std::istream& readelf_output, const std::string& source_file, const std::string& global_symbol,
+                              const std::string& source) {
+  std::vector<ElfSymbol> functions;  // every function of .symtab
+  std::string line, file;
+  bool in_symtab = false, file_seen = false, global_seen = false;
+  CodeRange r{std::numeric_limits<uint64_t>::max(), 0};
+  std::vector<size_t> mine;  // indices into `functions`
+  while (std::getline(readelf_output, line)) {
+    if (line.starts_with("Symbol table ")) {
+      in_symtab = line.find("'.symtab'") != std::string::npos;  // not .dynsym, which has no FILE entries
+      continue;
+    }
+    ElfSymbol s;
+    if (!in_symtab || !parse_elf_symbol(line, s)) continue;
+    if (s.type == "FILE") {
+      file = s.name;
+      file_seen = file_seen || file == source_file;
+      continue;
+    }
+    if (s.type != "FUNC" || s.address == 0) continue;
+    // Local symbols come first, each file's after its FILE entry; the globals follow all of them.
+    const bool local_of_file = s.bind == "LOCAL" && file == source_file;
+    const bool entry = s.bind != "LOCAL" && s.name == global_symbol;
+    global_seen = global_seen || entry;
+    if (local_of_file || entry) {
+      mine.push_back(functions.size());
+      r.lo = std::min(r.lo, s.address);
+      r.hi = std::max(r.hi, s.address + s.size);
+    }
+    functions.push_back(std::move(s));
+  }
+  if (!file_seen) throw std::runtime_error(fmt::format("{}: no symbols of the source file {} (a stripped binary, or another build)", source, dlab::escape_input(source_file)));
+  if (!global_seen) throw std::runtime_error(fmt::format("{}: no global function {}", source, dlab::escape_input(global_symbol)));
+  for (size_t i = 0; i < functions.size(); ++i) {
+    const ElfSymbol& f = functions[i];
+    if (f.address < r.lo || f.address >= r.hi || std::find(mine.begin(), mine.end(), i) != mine.end()) continue;
+    bool alias = false;  // another name of one of the file's functions
+    for (size_t j : mine) alias = alias || (functions[j].address == f.address && functions[j].size == f.size);
+    if (!alias)
+      throw std::runtime_error(fmt::format("{}: the code of {} is not in one piece: {} lies inside it, at {:x}", source,
+                                           dlab::escape_input(source_file), dlab::escape_input(f.name), f.address));
+  }
+  return r;
 }
 
 }  // namespace dlab::predictors

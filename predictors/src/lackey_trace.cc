@@ -33,6 +33,15 @@ LackeyTotals read(std::istream& in, const std::string& source, const std::functi
     ++number;
     std::string_view v(line);
     if (v.empty() || v.starts_with("==") || v.starts_with("--")) continue;
+    if (v.starts_with("X ")) {  // dlabtrace: instructions run outside its range since the last instruction line
+      uint64_t count = 0;
+      auto c = std::from_chars(v.data() + 2, v.data() + v.size(), count, 10);
+      if (c.ec != std::errc() || c.ptr != v.data() + v.size() || count == 0)
+        throw std::runtime_error(fmt::format("{}:{}: expected 'X count': '{}'", source, number, printable(v)));
+      totals.instructions += count;
+      have_instruction = false;  // accesses after it would belong to none of the traced instructions
+      continue;
+    }
     if (v.size() < 4) throw std::runtime_error(fmt::format("{}:{}: not a lackey trace line: '{}'", source, number, printable(v)));
     char kind = v[0] == 'I' ? 'I' : v[1];
     uint64_t address;

@@ -38,8 +38,28 @@ TEST(LackeyTrace, AccessesCarryTheirInstructionsPcAndPosition) {
   EXPECT_EQ(got[3].address, 0x1000u);
 }
 
+// dlabtrace's "X count": instructions outside its range advance the instruction count (the window's
+// clock) with no line of their own, and are not handed on as instructions.
+TEST(LackeyTrace, SkippedInstructionsAdvanceTheCountOnly) {
+  std::istringstream in(
+      "I  0401ab70,3\n"
+      " S 1fff000528,8\n"
+      "X 1000\n"
+      "I  0401ab73,5\n"
+      " L 1fff000528,8\n");
+  std::vector<MemoryAccess> got;
+  std::vector<uint64_t> pcs;
+  LackeyTotals t = read_lackey_trace(in, "t.txt", [&](uint64_t pc, uint32_t) { pcs.push_back(pc); },
+                                     [&](const MemoryAccess& a) { got.push_back(a); });
+  EXPECT_EQ(t.instructions, 1002u);
+  EXPECT_EQ(pcs, (std::vector<uint64_t>{0x0401ab70u, 0x0401ab73u}));
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].instruction, 0u);
+  EXPECT_EQ(got[1].instruction, 1001u);  // 1 traced + 1000 skipped before it
+}
+
 TEST(LackeyTrace, AMalformedLineIsAnErrorWithItsLine) {
-  for (const char* bad : {"I  0401ab70\n", " X 1000,8\n", " L zz,8\n", " L 1000,0\n", "I\n"}) {
+  for (const char* bad : {"I  0401ab70\n", " X 1000,8\n", " L zz,8\n", " L 1000,0\n", "I\n", "X 0\n", "X 12a\n", "X\n"}) {
     std::istringstream in(std::string("I  0401ab70,3\n") + bad);
     try {
       read_lackey(in, "t.txt", [](const MemoryAccess&) {});

@@ -111,5 +111,46 @@ TEST(BinaryCode, AFunctionRunsToTheNextGlobalTextSymbol) {
   EXPECT_THROW(symbol_code_range(last, "dl_run_b", "nm"), std::runtime_error);  // no end
 }
 
+// readelf -sW of a binary with two engines' files: an engine is its file's local functions with its
+// global entry, wherever the linker put the entry; .dynsym (no FILE entries) is not read; code of
+// another file inside the range, or a missing file or entry, is an error naming what.
+const char* kReadelf =
+    "Symbol table '.dynsym' contains 2 entries:\n"
+    "   Num:    Value          Size Type    Bind   Vis      Ndx Name\n"
+    "     1: 0000000000009000    16 FUNC    GLOBAL DEFAULT   14 run_tail\n"
+    "\n"
+    "Symbol table '.symtab' contains 9 entries:\n"
+    "   Num:    Value          Size Type    Bind   Vis      Ndx Name\n"
+    "     1: 0000000000000000     0 FILE    LOCAL  DEFAULT  ABS dispatch_switch.cc\n"
+    "     2: 0000000000002000   100 FUNC    LOCAL  DEFAULT   14 helper\n"
+    "     3: 0000000000000000     0 FILE    LOCAL  DEFAULT  ABS dispatch_tail.cc\n"
+    "     4: 0000000000003010    32 FUNC    LOCAL  DEFAULT   14 h_add\n"
+    "     5: 0000000000003030 0x186a0 FUNC   LOCAL  DEFAULT   14 h_big\n"
+    "     6: 0000000000003040     8 OBJECT  LOCAL  DEFAULT   16 table\n"
+    "     7: 0000000000001000  4096 FUNC    GLOBAL DEFAULT   14 run_switch\n"
+    "     8: 0000000000003000    16 FUNC    GLOBAL DEFAULT   14 run_tail\n"
+    "     9: 0000000000003020    16 FUNC    GLOBAL DEFAULT   14 inside_tail\n";
+
+TEST(BinaryCode, AnEnginesCodeIsItsFilesFunctionsWithItsEntry) {
+  std::istringstream in(kReadelf);
+  CodeRange r = elf_file_code_range(in, "dispatch_switch.cc", "run_switch", "readelf");
+  EXPECT_EQ(r.lo, 0x1000u);  // the entry, before its file's helper
+  EXPECT_EQ(r.hi, 0x2064u);
+}
+
+TEST(BinaryCode, AnEnginesCodeMustBeOnePiece) {
+  std::istringstream in(kReadelf);
+  try {
+    elf_file_code_range(in, "dispatch_tail.cc", "run_tail", "readelf");
+    ADD_FAILURE() << "a range with another function inside was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("inside_tail lies inside it"), std::string::npos) << e.what();
+  }
+  std::istringstream no_file(kReadelf);
+  EXPECT_THROW(elf_file_code_range(no_file, "dispatch_goto.cc", "run_switch", "readelf"), std::runtime_error);
+  std::istringstream no_entry(kReadelf);
+  EXPECT_THROW(elf_file_code_range(no_entry, "dispatch_switch.cc", "run_goto", "readelf"), std::runtime_error);
+}
+
 }  // namespace
 }  // namespace dlab::predictors

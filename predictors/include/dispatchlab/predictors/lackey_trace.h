@@ -2,7 +2,9 @@
 // Valgrind lackey's memory trace (`valgrind --tool=lackey --trace-mem=yes`), read as a stream:
 // "I  addr,size" an instruction, " L addr,size" a load, " S addr,size" a store and " M addr,size" a
 // modify (a load and a store of one instruction), each data access belonging to the instruction
-// before it. Lines of valgrind's own ("==pid== ...") are skipped. Nothing is stored: each access is
+// before it. Lines of valgrind's own ("==pid== ...") are skipped. dlabtrace (traced_run.h) writes the
+// same lines for its code range and "X count" for `count` instructions run outside it: they count
+// toward the instructions (the memory-order window's clock), with no line of their own. Nothing is stored: each access is
 // handed on as it is read.
 #include <cstdint>
 #include <functional>
