@@ -29,6 +29,7 @@
 #include "../bench/cachegrind_cases.h"
 #include "../bench/call_path.h"
 #include "../bench/dbinop.h"
+#include "../bench/engine_simulation.h"
 #include "engine_choices.h"
 #include "../bench/bench_engine.h"
 #include "../workloads/corpus_suite.h"
@@ -125,6 +126,33 @@ uint32_t call_workload(const Prepared& p, wasm::FuncInst* f, const std::string& 
                                        size, engine, call, what));
 }
 
+// `dlab wasm run --invoke` of a workload in an engine, as cachegrind's and the simulation's cases
+// run it: `calls_flag` is --repeat (one run of `calls` calls) or --cachegrind-pair (N and 2N, forked).
+std::vector<std::string> workload_run_argv(const std::string& self, const Engine& e, const Workload& w, const std::string& module,
+                                           const std::string& clock, uint64_t heap_limit, const char* calls_flag, uint64_t calls) {
+  std::vector<std::string> argv{self, "wasm", "run"}, engine = e.config.argv();
+  argv.insert(argv.end(), engine.begin(), engine.end());
+  argv.insert(argv.end(), {"--clock", clock, "--heap-limit", std::to_string(heap_limit), "--invoke", w.name, calls_flag,
+                           std::to_string(calls), module, std::to_string(w.size)});
+  return argv;
+}
+
+// The rows' params of a workload in an engine.
+std::map<std::string, std::string> workload_case_params(const Engine& e, const Workload& w, const std::string& module, const std::string& clock,
+                                                        uint64_t heap_limit) {
+  return bench::engine_params(e.config, {{"workload", w.name}, {"size", std::to_string(w.size)},
+                                         {"binop_pairs", w.pairs >= 0 ? std::to_string(w.pairs) : ""},
+                                         {"corpus_role", workloads::corpus_role(w.name)},
+                                         {"clock", clock},
+                                         {"heap_limit", heap_limit ? std::to_string(heap_limit) : ""},
+                                         {"module", std::filesystem::path(module).filename().string()}});
+}
+
+std::string self_path() {
+  std::error_code ec;
+  return std::filesystem::read_symlink("/proc/self/exe", ec).string();
+}
+
 // Each case under cachegrind: `dlab wasm run --invoke` with N and with 2N calls, the difference
 // kept (cachegrind_cases.h).
 // A peer is counted the same way, as a whole process making N and 2N calls of the workload in the
@@ -133,28 +161,14 @@ uint32_t call_workload(const Prepared& p, wasm::FuncInst* f, const std::string& 
 void run_valgrind(const std::string& module, const std::string& clock, uint64_t heap_limit, const std::vector<Workload>& workloads,
                   const std::vector<Engine>& modes, uint64_t n, const std::optional<RunDirectory>& dir, const std::string& experiment,
                   const bench::CachegrindOptions& options, const std::vector<bench::Peer>& peers, const std::string& command_module) {
-  std::error_code ec;
-  std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  const std::string self = self_path();
   std::vector<bench::CachegrindCase> cases;
   for (const auto& w : workloads)
     for (const auto& e : modes) {
-      // `calls_flag` is --repeat (one run of N or 2N calls) or --cachegrind-pair (both, forked).
       auto run_argv = [self, e, w, module, clock, heap_limit](const char* calls_flag) {
-        return [=](uint64_t calls) {
-          std::vector<std::string> argv{self, "wasm", "run"}, engine = e.config.argv();
-          argv.insert(argv.end(), engine.begin(), engine.end());
-          argv.insert(argv.end(), {"--clock", clock, "--heap-limit", std::to_string(heap_limit), "--invoke", w.name, calls_flag,
-                                   std::to_string(calls), module, std::to_string(w.size)});
-          return argv;
-        };
+        return [=](uint64_t calls) { return workload_run_argv(self, e, w, module, clock, heap_limit, calls_flag, calls); };
       };
-      cases.push_back({fmt::format("{}/{}", w.name, e.name), run_argv("--repeat"),
-                       bench::engine_params(e.config, {{"workload", w.name}, {"size", std::to_string(w.size)},
-                                                {"binop_pairs", w.pairs >= 0 ? std::to_string(w.pairs) : ""},
-                                                {"corpus_role", workloads::corpus_role(w.name)},
-                                                {"clock", clock},
-                                                {"heap_limit", heap_limit ? std::to_string(heap_limit) : ""},
-                                                {"module", std::filesystem::path(module).filename().string()}}),
+      cases.push_back({fmt::format("{}/{}", w.name, e.name), run_argv("--repeat"), workload_case_params(e, w, module, clock, heap_limit),
                        "call",
                        e.baseline.empty() ? std::string() : fmt::format("{}/{}", w.name, e.baseline), n});
       // The deadline engines' clock is a thread, which a forked child would not have.
@@ -174,6 +188,23 @@ void run_valgrind(const std::string& module, const std::string& clock, uint64_t 
                        "call", fmt::format("{}/{}", w.name, modes.front().name), n});
     }
   run_cachegrind_cases(cases, dir, experiment, options);
+}
+
+// Each case simulated (engine_simulation.h): one call of the workload at its quick size in
+// `dlab wasm run --invoke`, traced in the engine's code.
+void run_predict(const std::string& module, const std::string& clock, uint64_t heap_limit, const std::vector<Workload>& workloads,
+                 const std::vector<Engine>& engines, const bench::EngineSimulationOptions& options, const std::optional<RunDirectory>& dir,
+                 const std::string& experiment) {
+  const std::string self = self_path();
+  std::vector<bench::SimulatedCase> cases;
+  for (const auto& w : workloads)
+    for (const auto& e : engines) {
+      auto params = workload_case_params(e, w, module, clock, heap_limit);
+      params["traced_calls"] = "1";
+      cases.push_back({fmt::format("{}/{}", w.name, e.name), workload_run_argv(self, e, w, module, clock, heap_limit, "--repeat", 1), e.config,
+                       params});
+    }
+  bench::run_simulated_cases(cases, options, dir, experiment);
 }
 
 // The bench's options, as parsed.
@@ -196,6 +227,7 @@ struct BenchOptions {
   uint32_t calls_child_n = 0;
   uint64_t valgrind_calls = 1;
   bool valgrind_functions = false;
+  bench::EngineSimulationOptions predict;  // --predict: predictors empty when not asked
   bench::CachegrindOptions valgrind_options;
   RunProtocol protocol;
   RunDirectoryOptions out;
@@ -226,6 +258,19 @@ std::vector<bench::Peer> check_bench_options(const BenchOptions& o, const CLI::A
                             "--no-native"})
       if (given(opt))
         throw CLI::ValidationError(opt, "does not apply with --valgrind (cachegrind counts dlab's engines once each, at quick sizes)");
+  if (given("--predict")) {
+    for (const char* opt : {"--valgrind", "--calls", "--peer", "--peer-calls", "--peer-timeout", "--samples", "--max-samples",
+                            "--stop-half-width", "--warmup", "--pin", "--quick", "--no-native"})
+      if (given(opt))
+        throw CLI::ValidationError(opt, "does not apply with --predict (it simulates dlab's engines once each, one call at quick sizes)");
+    try {
+      bench::check_engine_simulation(o.predict);
+    } catch (const std::invalid_argument& e) {
+      throw CLI::ValidationError("--predict", e.what());
+    }
+  } else if (given("--predict-window")) {
+    throw CLI::ValidationError("--predict-window", "applies only with --predict");
+  }
   if (!o.valgrind && given("--valgrind-calls")) throw CLI::ValidationError("--valgrind-calls", "applies only with --valgrind");
   if (!o.valgrind && given("--valgrind-reuse")) throw CLI::ValidationError("--valgrind-reuse", "applies only with --valgrind");
   if (given("--valgrind-functions")) {
@@ -374,7 +419,7 @@ void plan_bench(BenchOptions& o, const CLI::App& cmd, BenchPlan& plan) {
   // scratch folder, a generated module): a refused command line leaves nothing behind.
   plan.peers = check_bench_options(o, cmd);
   if (o.quick) apply_quick_protocol(&cmd, o.protocol);
-  const bool small = o.quick || o.valgrind;  // cachegrind runs ~50x slower
+  const bool small = o.quick || o.valgrind || !o.predict.predictors.empty();  // cachegrind runs ~50x slower, a trace more
   if (cmd.count("--dbinop")) plan_dbinop(o, plan, small);
   const workloads::WorkloadSuite& suite = workloads::workload_suite(o.suite);
   suite.require_built();
@@ -401,7 +446,7 @@ std::vector<std::unique_ptr<Prepared>> prepare_engines(const BenchOptions& o, co
   std::vector<std::unique_ptr<Prepared>> prepared;
   for (const auto& e : plan.engines) {
     prepared.push_back(prepare(o.module, plan.module, e, wasm::parse_clock(o.clock), o.heap_limit));
-    if (o.valgrind) break;  // cachegrind runs `dlab wasm run`; one instance checks the exports
+    if (o.valgrind || !o.predict.predictors.empty()) break;  // they run `dlab wasm run`; one instance checks the exports
   }
   // One call each, too: a workload that traps is found before a run directory exists. Its
   // checksum is the one every engine must then return (workload_cases does not call it again).
@@ -772,6 +817,16 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
                 "<name>_valgrind.functions.csv (with --calls <name>_calls_valgrind.functions.csv), each of dlab's "
                 "handlers with its family (control, numeric, ...: its "
                 "handlers/ file); the tail-call engines have a function per handler, switch and goto one for all");
+  cmd->add_option("--predict", o->predict.predictors,
+                  "instead of timing: memory-order flushes and branch mispredicts SIMULATED per engine and workload with these "
+                  "predictors (comma-separated names of docs/predictors.md's tables, or all), each case one call at its quick "
+                  "size in `dlab wasm run` under valgrind, traced in the engine's code (dlabtrace), into <name>_simulated.*; per "
+                  "1,000 dispatches (indirect jumps run in the engine's code)");
+  cmd->add_option("--predict-window", o->predict.window,
+                  "with --predict: instructions after which a store's address is known to younger loads (the memory "
+                  "simulation's one timing parameter, docs/predictors.md)")
+      ->check(CLI::Range(1u, 1u << 20))
+      ->capture_default_str();
   cmd->add_flag("--calls", o->calls,
                 "instead of the kernels: the call path in every chosen engine (host-to-wasm nop and i32x4 calls, wasm-to-host, "
                 "wasm-to-wasm call, call_indirect, call_ref, a call into another instance, instantiation; and each instance's "
@@ -829,6 +884,13 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
     // first of them, before a run directory exists: a module that cannot be benched leaves no
     // empty run behind.
     std::vector<std::unique_ptr<Prepared>> prepared = prepare_engines(*o, plan);
+    if (!o->predict.predictors.empty()) {
+      prepared.clear();
+      std::optional<RunDirectory> dir;
+      if (!o->no_save) dir = o->out.resolve(this_machine(), experiment_files(o->name + "_simulated"));
+      run_predict(o->module, o->clock, o->heap_limit, plan.workloads, plan.engines, o->predict, dir, o->name + "_simulated");
+      return;
+    }
     if (o->valgrind) {
       prepared.clear();
       std::optional<RunDirectory> dir;

@@ -449,14 +449,9 @@ void run_predict_sweep(ModelsOptions& o) {
     for (size_t j = 0; j < running.size(); ++j) results[first + j] = running[j].get();
   }
   RunResult r = single_count_result("trace-simulation", "not pinned: simulated counts depend on the binary, not on the CPU that ran it");
-  for (const auto& sc : results.front().counts) {
-    bool memory = sc.quantity == "memory_order_flushes";
-    r.metrics.push_back({fmt::format("simulated_{}[{}]", sc.quantity, sc.predictor), memory ? "flushes" : "mispredicts", "simulation",
-                         fmt::format("SIMULATED by {} ({}){}, on valgrind's trace (dlabtrace) of the case's handlers (dlab-model-exec, "
-                                     "whole programs for about {} dispatches); not a counted event", sc.predictor, sc.configuration,
-                                     memory ? fmt::format(", stores resolved after {} instructions", sc.window) : "", o.predict_dispatches),
-                         true, Availability::yes("simulated"), ""});
-  }
+  r.metrics = pr::simulated_metrics(results.front().counts,
+                                    fmt::format("on valgrind's trace (dlabtrace) of the case's handlers (dlab-model-exec, whole programs for "
+                                                "about {} dispatches)", o.predict_dispatches));
   if (o.ideal_mcpu != "none")
     r.metrics.push_back({fmt::format("ideal_cycles[llvm-mca-19 {}]", mcpu), "cycles", "llvm-mca",
                          fmt::format("ESTIMATED: each handler's machine code through llvm-mca-19 -mcpu={} ({} iterations; no "

@@ -145,7 +145,7 @@ CodeRange elf_file_code_range(std::istream& readelf_output, const std::string& s
     if (s.type != "FUNC" || s.address == 0) continue;
     // Local symbols come first, each file's after its FILE entry; the globals follow all of them.
     const bool local_of_file = s.bind == "LOCAL" && file == source_file;
-    const bool entry = s.bind != "LOCAL" && s.name == global_symbol;
+    const bool entry = s.bind != "LOCAL" && (s.name == global_symbol || (global_symbol.ends_with('E') && s.name.starts_with(global_symbol)));
     global_seen = global_seen || entry;
     if (local_of_file || entry) {
       mine.push_back(functions.size());

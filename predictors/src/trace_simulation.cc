@@ -64,9 +64,10 @@ void TraceSimulation::on_branch(const BranchEvent& b) {
 }
 
 LackeyTotals TraceSimulation::run(std::istream& in, const std::string& source) {
-  // Instructions go to the branch stream only when some branch row listens: the stream's map
-  // lookup per instruction is most of a memory-only run's time otherwise.
-  const bool branches = !branches_.empty();
+  // Instructions go to the branch stream only when there are sites (for a branch row, or for the
+  // counts of branch_counts()): the stream's map lookup per instruction is most of a memory-only
+  // run's time otherwise.
+  const bool branches = !sites_.empty();
   LackeyTotals totals = read_lackey_trace(
       in, source,
       [&](uint64_t pc, uint32_t size) {
@@ -86,7 +87,7 @@ LackeyTotals TraceSimulation::run(std::istream& in, const std::string& source) {
                                                source, totals.instructions, pc_lo_, pc_hi_));
   uint64_t seen = 0;
   for (uint64_t n : branch_counts_) seen += n;
-  if (branches && seen == 0)
+  if (!branches_.empty() && seen == 0)
     throw std::runtime_error(fmt::format("no instruction of the trace '{}' ({} instructions) is at one of the {} branch sites: "
                                          "check the sites against the traced binary's load address", source, totals.instructions, sites_.size()));
   return totals;

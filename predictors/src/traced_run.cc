@@ -16,7 +16,9 @@
 
 #include <fmt/format.h>
 
+#include "dispatchlab/harness/files.h"
 #include "dispatchlab/harness/process.h"
+#include "dispatchlab/harness/temp_dir.h"
 #include "dispatchlab/harness/quote.h"
 
 namespace dlab::predictors {
@@ -135,9 +137,13 @@ TracedRun run_traced(const std::vector<std::string>& argv, CodeRange range, Trac
   int trace_pipe[2];
   if (::pipe2(trace_pipe, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category(), "pipe");
   ::fcntl(trace_pipe[1], F_SETPIPE_SZ, 1 << 20);  // best effort: dlabtrace writes a megabyte at a time
+  // valgrind's and the program's standard error in a file, quoted when the run fails: valgrind
+  // 3.19 says "unhandled dwarf2 abbrev form" for each of clang-19's DWARF 5 forms it meets.
+  TempDir scratch("dlabtrace");
   ProcessOptions o;
   o.capture_stdout = true;
   o.max_output = 1 << 20;
+  o.stderr_file = scratch.file("stderr").string();
   o.timeout_s = timeout_s;
   o.own_process_group = true;
   o.pass_fd = trace_pipe[1];  // the trace on the program's descriptor 3
@@ -161,11 +167,31 @@ TracedRun run_traced(const std::vector<std::string>& argv, CodeRange range, Trac
   // A trace the simulation refused ends valgrind by SIGPIPE when the read end closes: the trace's
   // error is the cause then. Any other failure of the program is its own, said first.
   const bool stopped_by_us = !trace_error.empty() && r.signal == SIGPIPE;
-  if (!r.ok() && !stopped_by_us)
-    throw std::runtime_error(fmt::format("{} under valgrind: {}{}", what, r.describe("valgrind"),
-                                         trace_error.empty() ? "" : " (and the trace: " + trace_error + ")"));
+  if (!r.ok() && !stopped_by_us) {
+    std::string err;
+    try {
+      err = read_text_file(o.stderr_file);
+    } catch (const std::exception&) {
+    }
+    if (err.size() > 800) err = "..." + err.substr(err.size() - 800);
+    throw std::runtime_error(fmt::format("{} under valgrind: {}{}{}", what, r.describe("valgrind"),
+                                         trace_error.empty() ? "" : " (and the trace: " + trace_error + ")",
+                                         err.empty() ? "" : "; its standard error ends: " + dlab::escape_input(err)));
+  }
   if (!trace_error.empty()) throw std::runtime_error(trace_error);
   out.output = std::move(r.output);
+  return out;
+}
+
+std::vector<MeteredMetric> simulated_metrics(const std::vector<SimulatedCount>& counts, const std::string& traced) {
+  std::vector<MeteredMetric> out;
+  for (const auto& sc : counts) {
+    const bool memory = sc.quantity == "memory_order_flushes";
+    out.push_back({fmt::format("simulated_{}[{}]", sc.quantity, sc.predictor), memory ? "flushes" : "mispredicts", "simulation",
+                   fmt::format("SIMULATED by {} ({}){}, {}; not a counted event", sc.predictor, sc.configuration,
+                               memory ? fmt::format(", stores resolved after {} instructions", sc.window) : "", traced),
+                   true, Availability::yes("simulated"), ""});
+  }
   return out;
 }
 

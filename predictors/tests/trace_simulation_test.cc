@@ -134,6 +134,10 @@ const char* kReadelf =
 TEST(BinaryCode, AnEnginesCodeIsItsFilesFunctionsWithItsEntry) {
   std::istringstream in(kReadelf);
   CodeRange r = elf_file_code_range(in, "dispatch_switch.cc", "run_switch", "readelf");
+  std::istringstream mangled("Symbol table '.symtab' contains 2 entries:\n"
+                             "     1: 0000000000000000     0 FILE    LOCAL  DEFAULT  ABS dispatch_tail.cc\n"
+                             "     2: 0000000000003000    16 FUNC    GLOBAL DEFAULT   14 _ZN4dlab4wasm8run_tailEPKm\n");
+  EXPECT_EQ(elf_file_code_range(mangled, "dispatch_tail.cc", "_ZN4dlab4wasm8run_tailE", "readelf").lo, 0x3000u);  // a mangled name's start
   EXPECT_EQ(r.lo, 0x1000u);  // the entry, before its file's helper
   EXPECT_EQ(r.hi, 0x2064u);
 }

@@ -4,6 +4,8 @@ checksum in every engine, the D-binop family and its knee, peers as processes an
 counting engine's profile, and the names and options the bench checks. No machine-specific number
 is asserted."""
 import json
+import platform
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -163,6 +165,34 @@ def test_profile_counts_ops_and_pairs_in_the_counting_engine(dlab_bin, tmp_path)
     # every dispatch but the invocation's first pairs with the one before it
     assert sum(x["count"] for x in p["pairs"]) == p["dispatches"] - 1
     assert 1 <= p["pairs_covering"]["50%"] <= p["pairs_covering"]["90%"] <= p["pairs_covering"]["99%"] <= p["distinct_pairs"]
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64" or shutil.which("valgrind") is None,
+                    reason="--predict traces amd64 binaries under valgrind")
+def test_predict_simulates_the_engines_per_dispatch(dlab_bin, tmp_path):
+    """`wasm bench --predict` (issue 46, item 3): fib at its quick size in switch and tail, traced in
+    each engine's code. A dispatch is an indirect jump run there: as many as the counting engine's
+    dispatches (the entry's jump into the first handler aside) and the same in both engines. The
+    last-target table misses every dispatch of the switch's one jump (fib's loop never repeats an op)
+    and almost none of tail's per-handler jumps; every metric is simulated, per dispatch."""
+    run_dir = subprocess.run([dlab_bin, "new-run", "--results", tmp_path], check=True, capture_output=True, text=True).stdout.strip()
+    out = subprocess.run([dlab_bin, "wasm", "bench", "--predict", "btb_512x1,store_sets", "--workloads", "fib", "--dispatch", "switch,tail",
+                          "--bounds", "check", "--run-dir", run_dir], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    s = with_params(load_run(run_dir).experiments["wasm_simulated"].summary)
+    assert set(s["metric"]) == {"simulated_indirect_mispredicts[btb_512x1]", "simulated_memory_order_flushes[store_sets]"}
+    assert (s["backend"] == "simulation").all() and (s["estimated"] == 1).all() and (s["unit"].str.endswith("/dispatch")).all()
+    module = Path(dlab_bin).parent / "interpreter" / "workloads" / "kernels.wasm"
+    size = s["size"].iloc[0]
+    profile = subprocess.run([dlab_bin, "wasm", "profile", str(module), "--invoke", "fib", "--json", str(tmp_path / "p.json"), "--", size],
+                             capture_output=True, text=True, timeout=120)
+    assert profile.returncode == 0, profile.stderr
+    counted = json.loads((tmp_path / "p.json").read_text())["dispatches"]
+    traced = {int(d) for d in s["dispatches"]}
+    assert len(traced) == 1 and counted <= traced.pop() <= counted + 4, (traced, counted)
+    btb = s[s["metric"] == "simulated_indirect_mispredicts[btb_512x1]"].set_index("dispatch")["median"]
+    assert btb["switch"] > 0.99 and btb["tail"] < 0.01
+    assert "SIMULATED by store_sets" in s[s["metric"] == "simulated_memory_order_flushes[store_sets]"].iloc[0]["native_event"]
 
 
 def test_placement_is_the_option_name_and_variant_its_old_alias(dlab_bin, tmp_path):

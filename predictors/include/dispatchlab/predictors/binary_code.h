@@ -44,9 +44,11 @@ CodeRange symbol_code_range(std::istream& nm_output, const std::string& symbol, 
 // The code of one source file's functions in a linked binary, from `readelf -sW` output of its
 // .symtab: the FUNC symbols after the FILE entry `source_file` (its local functions: an engine's
 // handlers), with the global function `global_symbol` (the engine's entry) beside them, from the
-// lowest start to the highest end. std::runtime_error naming `source` when the file or the symbol
-// is not there, or when another function's code lies inside the range (the file's code is not one
-// piece, and a range would take in code that is not its).
+// lowest start to the highest end. `global_symbol` is a name, or the start of a C++ mangled name up
+// to its parameters ("_ZN4dlab4wasm8run_tailE": any dlab::wasm::run_tail(...)).
+// std::runtime_error naming `source` when the file or the symbol is not there, or when another
+// function's code lies inside the range (the file's code is not one piece, and a range would take
+// in code that is not its).
 CodeRange elf_file_code_range(std::istream& readelf_output, const std::string& source_file, const std::string& global_symbol,
                               const std::string& source);
 

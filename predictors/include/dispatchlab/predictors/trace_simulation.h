@@ -66,6 +66,7 @@ class TraceSimulation {
 
   const std::vector<MemorySimulation>& memory() const { return memory_; }
   const std::vector<BranchSimulation>& branches() const { return branches_; }
+  // Branches met at the sites given, by kind (whether or not a branch row was asked for).
   const std::array<uint64_t, kBranchKinds>& branch_counts() const { return branch_counts_; }
   // One entry per memory row and window, then one per branch row.
   std::vector<SimulatedCount> counts() const;

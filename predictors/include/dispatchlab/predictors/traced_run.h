@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "dispatchlab/harness/meter.h"
 #include "dispatchlab/predictors/binary_code.h"
 #include "dispatchlab/predictors/trace_simulation.h"
 
@@ -61,5 +62,11 @@ struct TracedRun {
 // program or the trace fails.
 TracedRun run_traced(const std::vector<std::string>& argv, CodeRange range, TraceSimulation& sim, double timeout_s,
                      const std::string& what);
+
+// The result metrics of a simulation's counts, one per entry of `counts` (a case's, all cases having
+// the same rows): simulated_<quantity>[<predictor>], backend "simulation", estimated, the predictor's
+// configuration and `traced` (what was traced, how) in the native_event column; never in a counted
+// metric's place (docs/results-schema.md).
+std::vector<MeteredMetric> simulated_metrics(const std::vector<SimulatedCount>& counts, const std::string& traced);
 
 }  // namespace dlab::predictors

@@ -1,0 +1,149 @@
+#include "engine_simulation.h"
+
+#include <algorithm>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "dispatchlab/harness/result_rows.h"
+#include "dispatchlab/predictors/traced_run.h"
+
+namespace dlab::bench {
+namespace {
+
+namespace pr = predictors;
+
+// An engine's code in the dlab binary: the local functions of its generated dispatch file
+// (dispatch_<engine>.cc: the handlers of a tail engine, a switch or goto engine's helpers) and its
+// entry dlab::wasm::run_<engine> (the switch or goto loop itself). Mangled: the entry's name with
+// its length, up to its parameters.
+pr::CodeRange engine_code(const pr::TracedBinary& binary, const std::string& engine) {
+  const std::string entry = "run_" + engine;
+  return binary.code_of_source("dispatch_" + engine + ".cc", fmt::format("_ZN4dlab4wasm{}{}E", entry.size(), entry));
+}
+
+struct CaseResult {
+  std::vector<pr::SimulatedCount> counts;
+  uint64_t dispatches = 0;  // indirect jumps executed in the engine's code
+  uint64_t trace_instructions = 0;
+  uint64_t indirect_calls = 0, conditionals = 0;
+  pr::CodeRange code;
+  size_t branch_sites = 0, dispatch_sites = 0;
+};
+
+// A workload in one engine as `dlab wasm run --invoke` makes it: a quick size, one call, under a
+// minute on a 2-vCPU Zen 5 guest; killed (with its process group) past this.
+constexpr double kCaseTimeoutS = 1800;
+
+CaseResult simulate(const SimulatedCase& c, const pr::TracedBinary& binary, const pr::PredictorSelection& rows, uint32_t window) {
+  CaseResult out;
+  out.code = engine_code(binary, c.engine.engine_name());
+  pr::BranchSites sites = binary.sites_in(out.code);  // always: the indirect jumps are the dispatches
+  out.branch_sites = sites.size();
+  for (const auto& [pc, kind] : sites) out.dispatch_sites += kind == pr::BranchKind::kIndirectJump;
+  std::vector<uint32_t> windows;
+  if (!rows.memory.empty()) windows.push_back(window);
+  pr::TraceSimulation sim(rows, windows, std::move(sites), out.code.lo, out.code.hi);
+  out.trace_instructions = pr::run_traced(c.argv, out.code, sim, kCaseTimeoutS, c.name).trace_instructions;
+  const auto& met = sim.branch_counts();
+  out.dispatches = met[static_cast<size_t>(pr::BranchKind::kIndirectJump)];
+  out.indirect_calls = met[static_cast<size_t>(pr::BranchKind::kIndirectCall)];
+  out.conditionals = met[static_cast<size_t>(pr::BranchKind::kConditional)];
+  if (out.dispatches == 0)
+    throw std::runtime_error(fmt::format("{}: no indirect jump ran in the engine's code ({:x}-{:x}): no dispatch to count per", c.name,
+                                         out.code.lo, out.code.hi));
+  out.counts = sim.counts();
+  return out;
+}
+
+}  // namespace
+
+void check_engine_simulation(const EngineSimulationOptions& options) {
+  pr::select_any_predictors(options.predictors);
+  if (std::string why = pr::tracer_unavailable(); !why.empty()) throw std::runtime_error(why);
+}
+
+void run_simulated_cases(const std::vector<SimulatedCase>& cases, const EngineSimulationOptions& options,
+                         const std::optional<RunDirectory>& dir, const std::string& experiment) {
+  const pr::PredictorSelection rows = pr::select_any_predictors(options.predictors);
+  if (cases.empty()) throw std::invalid_argument("no case to simulate");
+  const pr::TracedBinary binary(cases.front().argv.front());
+  // Two cases at once where there is a second core: the counts are the trace's, whatever runs beside it.
+  const size_t workers = std::max<size_t>(1, std::min<size_t>({2, std::max(1u, std::thread::hardware_concurrency()), cases.size()}));
+  fmt::print(stderr, "[wasm bench --predict] {} cases under valgrind (dlabtrace), {} at a time; predictors: {}\n", cases.size(), workers,
+             options.predictors);
+  std::vector<CaseResult> results(cases.size());
+  std::mutex lock;
+  size_t next = 0, done = 0;
+  std::exception_ptr failure;
+  auto worker = [&] {
+    for (;;) {
+      size_t i;
+      {
+        std::lock_guard<std::mutex> g(lock);
+        if (failure || next == cases.size()) return;
+        i = next++;
+      }
+      try {
+        CaseResult r = simulate(cases[i], binary, rows, options.window);
+        std::lock_guard<std::mutex> g(lock);
+        results[i] = std::move(r);
+        fmt::print(stderr, "[wasm bench --predict] {}/{} {}: {} dispatches\n", ++done, cases.size(), cases[i].name, results[i].dispatches);
+      } catch (...) {
+        std::lock_guard<std::mutex> g(lock);
+        if (!failure) failure = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t w = 1; w < workers; ++w) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+
+  RunResult r = single_count_result("trace-simulation", "not pinned: simulated counts depend on the binary, not on the CPU that ran it");
+  r.metrics = pr::simulated_metrics(results.front().counts,
+                                    "on valgrind's trace (dlabtrace) of the engine's code (its dispatch file's functions and its "
+                                    "run function) in `dlab wasm run --invoke`; per dispatch = per indirect jump run in that code");
+  std::vector<MeasuredCase> measured;
+  fmt::print("{:<34} {:>11}", "case", "dispatches");
+  for (const auto& sc : results.front().counts) fmt::print(" {:>26}", fmt::format("{}[{}]", sc.quantity.substr(0, sc.quantity.find('_')), sc.predictor));
+  fmt::print("   (per 1,000 dispatches, SIMULATED)\n");
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const CaseResult& res = results[i];
+    CaseSamples vs{cases[i].name, {{}}};
+    fmt::print("{:<34} {:>11}", cases[i].name, res.dispatches);
+    for (const auto& sc : res.counts) {
+      vs.samples[0].push_back({static_cast<double>(sc.count), "", 1.0, "dlabtrace trace"});
+      fmt::print(" {:>26.2f}", 1000.0 * static_cast<double>(sc.count) / static_cast<double>(res.dispatches));
+    }
+    fmt::print("\n");
+    r.cases.push_back(std::move(vs));
+    auto params = cases[i].params;
+    params["dispatches"] = std::to_string(res.dispatches);
+    params["engine_code"] = fmt::format("{:x}-{:x}", res.code.lo, res.code.hi);
+    params["branch_sites"] = std::to_string(res.branch_sites);
+    params["indirect_jump_sites"] = std::to_string(res.dispatch_sites);
+    params["indirect_calls"] = std::to_string(res.indirect_calls);
+    params["conditional_branches"] = std::to_string(res.conditionals);
+    params["trace_instructions"] = std::to_string(res.trace_instructions);
+    measured.push_back({cases[i].name, nullptr, static_cast<double>(res.dispatches), "dispatch", params});
+  }
+  if (!dir) return;
+  auto t = experiment_tables(dir->run_id(), experiment, r, measured, cli::this_machine());
+  auto sidecar = sidecar_json(dir->run_id(), cli::this_machine(), &r, {"summary", "samples"});
+  sidecar["simulation"] = {{"predictors", options.predictors}, {"window_instructions", options.window},
+                           {"tracer", "valgrind --tool=dlabtrace (lackey's trace of the engine's code range; predictors/valgrind_tool)"},
+                           {"binary", binary.path()},
+                           {"dispatches", "indirect jumps run in the engine's code (every tail and goto handler ends in one; the switch loop has one)"},
+                           {"note", "every metric is simulated (docs/predictors.md): counts of the predictor named in the metric, on the "
+                                    "trace of the engine's code; the CPU that ran valgrind does not enter them"}};
+  write_experiment(*dir, experiment, t, sidecar);
+  fmt::print(stderr, "wrote {}/{}.summary.csv\n", dir->path().string(), experiment);
+}
+
+}  // namespace dlab::bench

@@ -1,0 +1,43 @@
+// Memory-order flushes and branch mispredicts of the interpreter's engines on real programs,
+// SIMULATED (`dlab wasm bench --predict`): each case, a workload in one engine, runs as `dlab wasm
+// run --invoke` under valgrind's dlabtrace, traced in the engine's own code only (its dispatch
+// file's handlers with its entry run_<engine>: predictors::elf_file_code_range), its trace streamed
+// through the predictors asked for (predictors/traced_run.h). Never timed: the counts are the
+// trace's, whatever CPU ran it. amd64 Linux only.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dispatchlab/harness/result_writer.h"
+#include "dispatchlab/interpreter/engine_config.h"
+
+namespace dlab::bench {
+
+struct SimulatedCase {
+  std::string name;
+  std::vector<std::string> argv;  // the dlab command line; argv[0] is the binary traced
+  wasm::EngineConfig engine;
+  std::map<std::string, std::string> params;  // written into the case's rows
+};
+
+struct EngineSimulationOptions {
+  std::string predictors;     // names of docs/predictors.md's tables, comma-separated, or all
+  uint32_t window = 64;       // instructions after which a store's address is known (memory rows)
+};
+
+// The predictor list checked (std::invalid_argument naming both tables' rows) and the tracer's
+// availability (std::runtime_error saying what to install), before anything runs.
+void check_engine_simulation(const EngineSimulationOptions& options);
+
+// Runs every case (two at a time where there are two cores), prints each one's counts per 1,000
+// dispatches and, with a run directory, writes <experiment>.summary.csv / .samples.csv / .json:
+// metrics simulated_<quantity>[<predictor>] per dispatch. A dispatch is an indirect jump executed
+// in the engine's code: every tail and goto handler ends in its own, the switch loop has one.
+void run_simulated_cases(const std::vector<SimulatedCase>& cases, const EngineSimulationOptions& options,
+                         const std::optional<RunDirectory>& dir, const std::string& experiment);
+
+}  // namespace dlab::bench
