@@ -42,11 +42,10 @@ void GlobalHistory::push(bool bit) {
   for (Fold& f : folds_) {
     // Every bit ages by one: rotate left within the width, put the new bit at 0, take out the bit
     // that has just become `length` old (it sits at length mod width).
-    uint32_t v = ((f.value << 1) | (f.value >> (f.width - 1))) & f.mask;
+    uint32_t v = ((f.value << 1) | (f.value >> f.rotate_from)) & f.mask;
     v ^= bit ? 1u : 0u;
-    if (f.length > 0 && pushed_ > f.length && bits_[(pushed_ - 1 - f.length) % kRing]) v ^= 1u << (f.length % f.width);
-    if (f.length == 0) v = 0;
-    f.value = v;
+    if (pushed_ > f.length && bits_[(pushed_ - 1 - f.length) % kRing]) v ^= f.leaving;
+    f.value = f.length == 0 ? 0 : v;
   }
 }
 
@@ -65,7 +64,9 @@ uint32_t GlobalHistory::fold_slowly(uint32_t length, uint32_t width) const {
 uint32_t GlobalHistory::add_fold(uint32_t length, uint32_t width) {
   if (length > kMaxLength) throw std::invalid_argument(fmt::format("a history of {} bits is longer than the {} kept", length, kMaxLength));
   if (width < 1 || width > 31) throw std::invalid_argument(fmt::format("a fold's width must be 1 to 31, not {}", width));
-  folds_.push_back({length, width, (1u << width) - 1, fold_slowly(length, width)});
+  for (uint32_t h = 0; h < folds_.size(); ++h)
+    if (folds_[h].length == length && folds_[h].width == width) return h;
+  folds_.push_back({length, width, (1u << width) - 1, fold_slowly(length, width), width - 1, length == 0 ? 0u : 1u << (length % width)});
   return static_cast<uint32_t>(folds_.size() - 1);
 }
 

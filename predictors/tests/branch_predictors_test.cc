@@ -78,6 +78,19 @@ TEST(GlobalHistory, KeptFoldsEqualFoldsComputedFromScratch) {
   EXPECT_EQ(h.pushed(), 9100u);
 }
 
+TEST(GlobalHistory, OneFoldPerShape) {
+  // Predictors of one simulation share a history; a shape asked twice is kept once (every push
+  // updates every fold) and both askers read the same, correct value.
+  GlobalHistory h(10);
+  uint32_t a = h.add_fold(63, 11), b = h.add_fold(63, 10), c = h.add_fold(63, 11);
+  EXPECT_EQ(a, c);
+  EXPECT_NE(a, b);
+  std::mt19937_64 random(49);
+  for (int i = 0; i < 500; ++i) h.push(random() & 1);
+  EXPECT_EQ(h.fold(c), h.fold_slowly(63, 11));
+  EXPECT_EQ(h.fold(b), h.fold_slowly(63, 10));
+}
+
 TEST(GlobalHistory, ConditionalsAddABitIndirectsTheirPathBitsOthersNothing) {
   GlobalHistory h(10);
   h.record({0x10, BranchKind::kConditional, true, 0x40});

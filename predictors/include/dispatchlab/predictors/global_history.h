@@ -28,7 +28,9 @@ class GlobalHistory {
   uint32_t path_bits() const { return path_bits_; }
 
   // A fold of the last `length` bits (0..kMaxLength) into `width` bits (1..31); computed now from
-  // the bits already pushed, then kept up to date. Returns its handle.
+  // the bits already pushed, then kept up to date. Returns its handle: the same one for the same
+  // length and width (predictors of one simulation share their folds; each push updates every
+  // fold, most of a branch simulation's time).
   uint32_t add_fold(uint32_t length, uint32_t width);
   uint32_t fold(uint32_t handle) const { return folds_[handle].value; }
   // The same fold, computed from scratch (for tests).
@@ -37,6 +39,8 @@ class GlobalHistory {
  private:
   struct Fold {
     uint32_t length, width, mask, value;
+    uint32_t rotate_from;  // width - 1: the bit that rotates round to bit 0
+    uint32_t leaving;      // 1 << (length mod width): where the bit `length` old sits; 0 for length 0
   };
   uint32_t path_bits_;
   std::vector<uint8_t> bits_;  // a ring of kMaxLength + 1 bits, indexed by push number
