@@ -140,14 +140,18 @@ plots RUN="": build
     echo "== notebook"
     DLAB_BIN="$PWD/{{dlab}}" DLAB_RUN="$PWD/$run" {{python}} -m nbconvert --to notebook --execute analysis/notebooks/run_overview.ipynb --output-dir "$run/notebooks"
 
-# simulated memory-order flushes and branch mispredicts of the models in a new run directory with its report and figures: `dlab models --predict all` (every predictor of docs/predictors.md on valgrind lackey traces of the handlers; 36 cases, about 5 minutes on 2 cores), ARGS to it (e.g. --model kcopy --kinds p --copies 1,64 --orders random --dispatch switch,tail)
+# simulated memory-order flushes and branch mispredicts in a new run directory with its report and figures, every column simulated (docs/predictors.md): without ARGS the `flushes` steps of tools/experiments.toml (`dlab models --predict all`, 36 cases; `dlab wasm bench --predict all` on the twelve kernels in switch, goto and tail, 36 cases; about 6 minutes on 2 cores); with ARGS, `dlab models --predict all ARGS` alone (e.g. --model kcopy --kinds p --copies 1,64 --orders random --dispatch switch,tail)
 [positional-arguments]
-flushes *ARGS: build
+flushes *ARGS: build-compared
     #!/usr/bin/env bash
     set -euo pipefail
     run=$({{new_run}})
     echo "== run directory: $run"
-    DLAB_RECIPE=flushes DLAB_RECIPE_STEP=models_simulated {{dlab}} models --predict all "$@" --run-dir "$run"
+    if [ $# -eq 0 ]; then
+        {{python}} -m dispatchlab_analysis.experiments flushes "$run" --dlab {{dlab}} --build-dir {{build_dir}}
+    else
+        DLAB_RECIPE=flushes DLAB_RECIPE_STEP=models_simulated {{dlab}} models --predict all "$@" --run-dir "$run"
+    fi
     DLAB_BIN="$PWD/{{dlab}}" {{python}} -m dispatchlab_analysis.report "$run"
 
 # fuzz the WebAssembly decoder, validator, instantiation and execution (under fuel) for SECONDS (default 60), seeded with the WebAssembly 3.0 suite's modules; `just fuzz SECONDS differential [--seed N ...]`: instead, random modules (binaryen's wasm-opt -ttf) in every engine configuration of the release build against binaryen's interpreter and each other, a disagreement reduced into build/fuzz-differential/ (tools/fuzz_differential.py)

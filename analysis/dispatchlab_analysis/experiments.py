@@ -1,4 +1,4 @@
-"""The registry of experiments (tools/experiments.toml) and the runner of `just rfc` / `just models` / `just pace`.
+"""The registry of experiments (tools/experiments.toml) and the runner of `just rfc` / `just models` / `just pace` / `just flushes`.
 
     python -m dispatchlab_analysis.experiments rfc RUN_DIR [--dlab build/release/dlab] [--build-dir build/release]
     python -m dispatchlab_analysis.experiments models RUN_DIR --dry-run     (the plan only)
@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Callable, TextIO
 
 REGISTRY = Path(__file__).resolve().parents[2] / "tools" / "experiments.toml"
-RECIPES = ("rfc", "models", "pace")
+RECIPES = ("rfc", "models", "pace", "flushes")
 PLACEHOLDERS = ("{dlab}", "{run}", "{build_dir}", "{scratch}")
 
 

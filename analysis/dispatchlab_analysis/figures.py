@@ -77,7 +77,7 @@ def flushes_vs_copies(run: Run, out_dir: Path) -> Path | None:
     simulated = simulated_flushes(run)
     if simulated is not None:
         sidecar = run.experiments["models_simulated"].sidecar.get("simulation", {})
-        notes.append(f"dashed: SIMULATED memory-order flushes (predictors/ on valgrind lackey traces of the handlers, stores "
+        notes.append(f"dashed: SIMULATED memory-order flushes (predictors/ on valgrind traces of the handlers (dlabtrace), stores "
                      f"resolved after {sidecar.get('window_instructions', '?')} instructions; docs/predictors.md), never counted")
         simulated = simulated[["model", "order", "copies", "median", "ci95_lo", "ci95_hi", "n", "predictor"]].assign(source="simulated")
     parts = [d for d in (counted, simulated) if d is not None and not d.empty]

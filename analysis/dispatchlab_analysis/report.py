@@ -94,6 +94,21 @@ def experiment_markdown(exp) -> str:
         return "\n".join(parts)
     if exp.name.startswith("wasm") and exp.name.endswith("_calls"):
         return calls_markdown(exp)
+    if exp.name == "models_simulated":
+        sim = exp.sidecar.get("simulation", {})
+        return simulated_markdown(exp.summary, (
+            "SIMULATED, not counted: each case run in dlab-model-exec under valgrind (dlabtrace: lackey's trace of the "
+            f"case's handlers; whole programs for at least {sim.get('traced_dispatches_target', '?')} dispatches), its "
+            "trace streamed through the predictors of docs/predictors.md; stores resolved after "
+            f"{sim.get('window_instructions', '?')} instructions. The counts depend on the binary, not on this CPU.\n"))
+    if exp.name.startswith("wasm") and exp.name.endswith("_simulated"):
+        sim = exp.sidecar.get("simulation", {})
+        return simulated_markdown(exp.summary, (
+            "SIMULATED, not counted: each workload's export called once at its quick size in `dlab wasm run` under "
+            "valgrind (dlabtrace: lackey's trace of the engine's own code, its dispatch file and run function), the trace "
+            "streamed through the predictors of docs/predictors.md; a dispatch is an indirect jump run in that code "
+            "(one shared jump in `switch`, one per handler in `goto` and `tail`); stores resolved after "
+            f"{sim.get('window_instructions', '?')} instructions. The counts depend on the binary, not on this CPU.\n"))
     if exp.name.startswith("wasm") and not exp.name.endswith("_valgrind"):
         parts = []
         pace = []  # (workload, peer, dlab ms per call, the peer's ms per call after its start-up, its start-up ms, its peak MiB)
@@ -155,13 +170,6 @@ def experiment_markdown(exp) -> str:
         return ("Per call of the workload's export, from cachegrind runs of N and 2N calls (deterministic; decoding, "
                 "lowering and start-up cancel out; mispredicts are cachegrind's simulated predictor, not this CPU's).\n\n"
                 + wide_markdown(exp.summary, None, WASM_VALGRIND_COLUMNS))
-    if exp.name == "models_simulated":
-        sim = exp.sidecar.get("simulation", {})
-        return simulated_markdown(exp.summary, (
-            "SIMULATED, not counted: each case run in dlab-model-exec under valgrind's lackey (whole programs for at "
-            f"least {sim.get('traced_dispatches_target', '?')} dispatches), its trace streamed through the predictors of "
-            "docs/predictors.md, restricted to the case's handlers; stores resolved after "
-            f"{sim.get('window_instructions', '?')} instructions. The counts depend on the binary, not on this CPU.\n"))
     if exp.name == "models_valgrind":
         return ("Per dispatch, from cachegrind runs of N and 2N repetitions (deterministic; mispredicts are "
                 "cachegrind's simulated predictor, not this CPU's).\n\n" + wide_markdown(exp.summary, None, VALGRIND_COLUMNS))

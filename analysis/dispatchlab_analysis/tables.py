@@ -251,7 +251,7 @@ def rfc_change_table(runs, copies: int | None = None, statements: int | None = N
         columns += sim_columns
         if sim_columns:
             notes.append("simulated flushes/1k: SIMULATED memory-order flushes per 1,000 dispatches of each placement's "
-                         "handlers (models_simulated of this run; predictors/ on valgrind lackey traces, docs/predictors.md): "
+                         "handlers (models_simulated of this run; predictors/ on their dlabtrace traces, docs/predictors.md): "
                          "they depend on the binary, not on a CPU, so one column serves every CPU; never counted")
     rows = [[p] + [cells.get((p, c), "") for c in columns] for p in placements]
     table = markdown_table(["placement"] + columns, rows)

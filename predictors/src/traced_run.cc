@@ -72,7 +72,7 @@ CodeRange TracedBinary::code_of(const std::string& symbol) const {
 }
 
 CodeRange TracedBinary::code_of_source(const std::string& source_file, const std::string& global_symbol) const {
-  if (elf_symbols_.empty()) elf_symbols_ = tool_output({"readelf", "-sW", exec_}, "binutils");
+  std::call_once(elf_symbols_read_, [&] { elf_symbols_ = tool_output({"readelf", "-sW", exec_}, "binutils"); });
   std::istringstream in(elf_symbols_);
   CodeRange r = elf_file_code_range(in, source_file, global_symbol, "readelf -sW " + exec_);
   return {r.lo + offset_, r.hi + offset_};

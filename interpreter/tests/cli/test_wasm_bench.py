@@ -193,6 +193,13 @@ def test_predict_simulates_the_engines_per_dispatch(dlab_bin, tmp_path):
     btb = s[s["metric"] == "simulated_indirect_mispredicts[btb_512x1]"].set_index("dispatch")["median"]
     assert btb["switch"] > 0.99 and btb["tail"] < 0.01
     assert "SIMULATED by store_sets" in s[s["metric"] == "simulated_memory_order_flushes[store_sets]"].iloc[0]["native_event"]
+    # The report's section says what was traced and keeps each quantity in its own simulated table.
+    from dispatchlab_analysis import report
+    text = report.render(report.load_run(run_dir))
+    section = text[text.index("## Experiment `wasm_simulated`"):]
+    assert "SIMULATED, not counted" in section and "a dispatch is an indirect jump run in that code" in section
+    assert "Simulated indirect-branch mispredicts (the dispatch) per 1,000 dispatches" in section
+    assert "| fib/switch |" in section and "| btb_512x1 |" in section, section[:2000]
 
 
 def test_placement_is_the_option_name_and_variant_its_old_alias(dlab_bin, tmp_path):

@@ -7,6 +7,7 @@
 // under a second under dlabtrace. amd64 Linux only: the load address of a position-independent
 // executable under valgrind is amd64's.
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -46,7 +47,10 @@ class TracedBinary {
   std::string exec_;
   uint64_t offset_ = 0;         // trace address minus binary address
   std::string symbols_;         // nm -n --defined-only
-  mutable std::string elf_symbols_;  // readelf -sW, read on first use
+  // readelf -sW, read on first use: once, whichever of the threads simulating cases side by side
+  // (dlab wasm bench --predict) asks first; the others wait for it.
+  mutable std::once_flag elf_symbols_read_;
+  mutable std::string elf_symbols_;
 };
 
 // "" when this build has dlabtrace and valgrind runs, else what to do.
