@@ -59,3 +59,37 @@ def test_the_report_has_the_cycle_model_and_none_without_a_penalty(run_dir):
     sidecar["mispredict_penalty"] = {"unavailable_reason": "no cycle metric here", "metric": ""}
     (run_dir / "calibrate.json").write_text(json.dumps(sidecar))
     assert cycle_model_markdown(load_run(run_dir)) is None
+
+
+def test_the_flush_penalty_fit_recovers_a_known_slope(run_dir, monkeypatch):
+    """residual = 2 + 30 x flushes exactly for one row: F = 30 with a zero-width interval and R2 1;
+    a row whose flushes never change is said to have nothing to fit; stack cases are left out."""
+    import pandas as pd
+    from dispatchlab_analysis import cycle_model as cm
+    flushes = [0.0, 0.001, 0.01, 0.5]
+    table = pd.DataFrame({"case": [f"k{i}" for i in range(4)] + ["s"], "model": ["kcopy_u", "kcopy_u", "kcopy_o", "kcopy_o", "stack"],
+                          "predicted": [3.0] * 5, "measured": [3.0 + 2 + 30 * f for f in flushes] + [100.0],
+                          "simulated_memory_order_flushes[store_sets]": flushes + [9.0],
+                          "simulated_memory_order_flushes[never_speculate]": [0.0] * 5})
+    monkeypatch.setattr(cm, "cycle_model", lambda run: (table, []))
+    fits, notes = cm.flush_penalty_fits(load_run(run_dir))
+    s = fits.set_index("row")
+    assert s.loc["store_sets", "cases"] == 4
+    assert s.loc["store_sets", "penalty"] == pytest.approx(30)
+    assert s.loc["store_sets", "intercept"] == pytest.approx(2)
+    assert s.loc["store_sets", "r2"] == pytest.approx(1)
+    assert s.loc["store_sets", "ci95_hi"] - s.loc["store_sets", "ci95_lo"] == pytest.approx(0, abs=1e-9)
+    assert s.loc["store_sets", "vs_mispredict"] == pytest.approx(30 / 20.0)  # the fixture's calibrate penalty
+    assert "nothing to fit" in s.loc["never_speculate", "why"]
+    assert any(n.startswith("FITTED, not measured") for n in notes)
+    # noise widens the interval: Student's t with n - 2 degrees of freedom
+    table.loc[1, "measured"] += 0.5
+    fits, _ = cm.flush_penalty_fits(load_run(run_dir))
+    lo, hi = fits.set_index("row").loc["store_sets", ["ci95_lo", "ci95_hi"]]
+    assert lo < 30 < hi
+
+
+def test_the_report_has_the_flush_penalty_fit(run_dir):
+    text = report.analysis_markdown(load_run(run_dir))
+    assert "## Flush penalty, fitted on the K-copy series" in text
+    assert "| always_speculate |" in text[text.index("## Flush penalty"):]
