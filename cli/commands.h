@@ -56,6 +56,8 @@ void discard_created_run_directories_without_results();
 
 // "a,b,,c" -> {"a", "b", "c"}: the comma-separated lists of every command's options.
 std::vector<std::string> split_commas(const std::string& s);
+// This dlab's own path (/proc/self/exe): what a command starts again as a child, or traces.
+std::string self_executable();
 // "node  run.mjs {module}" -> {"node", "run.mjs", "{module}"}: a command given as one option, split
 // on blanks into an argument vector (no shell, no quoting).
 std::vector<std::string> split_blanks(const std::string& s);

@@ -153,6 +153,11 @@ std::vector<std::string> split_blanks(const std::string& s) {
   return out;
 }
 
+std::string self_executable() {
+  std::error_code ec;
+  return std::filesystem::read_symlink("/proc/self/exe", ec).string();
+}
+
 std::vector<std::string> split_commas(const std::string& s) {
   std::vector<std::string> out;
   size_t b = 0;

@@ -33,13 +33,15 @@ struct CaseResult {
   uint64_t indirect_calls = 0, conditionals = 0;
   pr::CodeRange code;
   size_t branch_sites = 0, dispatch_sites = 0;
+  uint64_t dropped_at_gaps = 0;  // branches whose target fell in a sampled trace's gap
 };
 
 // A workload in one engine as `dlab wasm run --invoke` makes it: a quick size, one call, under a
 // minute on a 2-vCPU Zen 5 guest; killed (with its process group) past this.
 constexpr double kCaseTimeoutS = 1800;
 
-CaseResult simulate(const SimulatedCase& c, const pr::TracedBinary& binary, const pr::PredictorSelection& rows, uint32_t window) {
+CaseResult simulate(const SimulatedCase& c, const pr::TracedBinary& binary, const pr::PredictorSelection& rows, uint32_t window,
+                    pr::TraceSample sample) {
   CaseResult out;
   out.code = engine_code(binary, c.engine.engine_name());
   pr::BranchSites sites = binary.sites_in(out.code);  // always: the indirect jumps are the dispatches
@@ -48,7 +50,8 @@ CaseResult simulate(const SimulatedCase& c, const pr::TracedBinary& binary, cons
   std::vector<uint32_t> windows;
   if (!rows.memory.empty()) windows.push_back(window);
   pr::TraceSimulation sim(rows, windows, std::move(sites), out.code.lo, out.code.hi);
-  out.trace_instructions = pr::run_traced(c.argv, out.code, sim, kCaseTimeoutS, c.name).trace_instructions;
+  out.trace_instructions = pr::run_traced(c.argv, out.code, sim, kCaseTimeoutS, c.name, sample).trace_instructions;
+  out.dropped_at_gaps = sim.branches_dropped_at_gaps();
   const auto& met = sim.branch_counts();
   out.dispatches = met[static_cast<size_t>(pr::BranchKind::kIndirectJump)];
   out.indirect_calls = met[static_cast<size_t>(pr::BranchKind::kIndirectCall)];
@@ -67,14 +70,25 @@ void check_engine_simulation(const EngineSimulationOptions& options) {
   if (std::string why = pr::tracer_unavailable(); !why.empty()) throw std::runtime_error(why);
 }
 
-void run_simulated_cases(const std::vector<SimulatedCase>& cases, const EngineSimulationOptions& options,
-                         const std::optional<RunDirectory>& dir, const std::string& experiment) {
+// How a case was traced, for the metrics' provenance and the sidecar.
+std::string traced_how(const pr::TraceSample& sample) {
+  std::string how = "on valgrind's trace (dlabtrace) of the engine's code (its dispatch file's functions and its run function) in "
+                    "`dlab wasm run`; per dispatch = per indirect jump run in that code";
+  if (sample.sampled())
+    how += fmt::format("; SAMPLED: the first {} of every {} instructions of the process traced, the predictors' state and history "
+                       "carried across the gaps (not warmed), a branch whose target fell in a gap dropped",
+                       sample.on, sample.period);
+  return how;
+}
+
+nlohmann::json run_simulated_cases(const std::vector<SimulatedCase>& cases, const EngineSimulationOptions& options,
+                                   const std::optional<RunDirectory>& dir, const std::string& experiment) {
   const pr::PredictorSelection rows = pr::select_any_predictors(options.predictors);
   if (cases.empty()) throw std::invalid_argument("no case to simulate");
   const pr::TracedBinary binary(cases.front().argv.front());
   // Two cases at once where there is a second core: the counts are the trace's, whatever runs beside it.
   const size_t workers = std::max<size_t>(1, std::min<size_t>({2, std::max(1u, std::thread::hardware_concurrency()), cases.size()}));
-  fmt::print(stderr, "[wasm bench --predict] {} cases under valgrind (dlabtrace), {} at a time; predictors: {}\n", cases.size(), workers,
+  fmt::print(stderr, "[{}] {} cases under valgrind (dlabtrace), {} at a time; predictors: {}\n", options.progress, cases.size(), workers,
              options.predictors);
   std::vector<CaseResult> results(cases.size());
   std::mutex lock;
@@ -89,10 +103,10 @@ void run_simulated_cases(const std::vector<SimulatedCase>& cases, const EngineSi
         i = next++;
       }
       try {
-        CaseResult r = simulate(cases[i], binary, rows, options.window);
+        CaseResult r = simulate(cases[i], binary, rows, options.window, options.sample);
         std::lock_guard<std::mutex> g(lock);
         results[i] = std::move(r);
-        fmt::print(stderr, "[wasm bench --predict] {}/{} {}: {} dispatches\n", ++done, cases.size(), cases[i].name, results[i].dispatches);
+        fmt::print(stderr, "[{}] {}/{} {}: {} dispatches\n", options.progress, ++done, cases.size(), cases[i].name, results[i].dispatches);
       } catch (...) {
         std::lock_guard<std::mutex> g(lock);
         if (!failure) failure = std::current_exception();
@@ -106,22 +120,30 @@ void run_simulated_cases(const std::vector<SimulatedCase>& cases, const EngineSi
   if (failure) std::rethrow_exception(failure);
 
   RunResult r = single_count_result("trace-simulation", "not pinned: simulated counts depend on the binary, not on the CPU that ran it");
-  r.metrics = pr::simulated_metrics(results.front().counts,
-                                    "on valgrind's trace (dlabtrace) of the engine's code (its dispatch file's functions and its "
-                                    "run function) in `dlab wasm run --invoke`; per dispatch = per indirect jump run in that code");
+  const std::string how = traced_how(options.sample);
+  r.metrics = pr::simulated_metrics(results.front().counts, how);
   std::vector<MeasuredCase> measured;
-  fmt::print("{:<34} {:>11}", "case", "dispatches");
-  for (const auto& sc : results.front().counts) fmt::print(" {:>26}", fmt::format("{}[{}]", sc.quantity.substr(0, sc.quantity.find('_')), sc.predictor));
-  fmt::print("   (per 1,000 dispatches, SIMULATED)\n");
+  std::FILE* table = options.table_on_stderr ? stderr : stdout;
+  fmt::print(table, "{:<34} {:>11}", "case", "dispatches");
+  for (const auto& sc : results.front().counts)
+    fmt::print(table, " {:>26}", fmt::format("{}[{}]", sc.quantity.substr(0, sc.quantity.find('_')), sc.predictor));
+  fmt::print(table, "   (per 1,000 dispatches, SIMULATED{})\n", options.sample.sampled() ? ", SAMPLED" : "");
+  nlohmann::json out = {{"predictors", options.predictors}, {"window_instructions", options.window}, {"traced", how},
+                        {"cases", nlohmann::json::array()}};
+  if (options.sample.sampled()) out["sample"] = {{"on", options.sample.on}, {"period", options.sample.period}};
   for (size_t i = 0; i < cases.size(); ++i) {
     const CaseResult& res = results[i];
     CaseSamples vs{cases[i].name, {{}}};
-    fmt::print("{:<34} {:>11}", cases[i].name, res.dispatches);
+    fmt::print(table, "{:<34} {:>11}", cases[i].name, res.dispatches);
+    nlohmann::json counts = nlohmann::json::array();
     for (const auto& sc : res.counts) {
       vs.samples[0].push_back({static_cast<double>(sc.count), "", 1.0, "dlabtrace trace"});
-      fmt::print(" {:>26.2f}", 1000.0 * static_cast<double>(sc.count) / static_cast<double>(res.dispatches));
+      const double per_1k = 1000.0 * static_cast<double>(sc.count) / static_cast<double>(res.dispatches);
+      fmt::print(table, " {:>26.2f}", per_1k);
+      counts.push_back({{"metric", fmt::format("simulated_{}[{}]", sc.quantity, sc.predictor)}, {"count", sc.count},
+                        {"per_1k_dispatches", per_1k}, {"configuration", sc.configuration}});
     }
-    fmt::print("\n");
+    fmt::print(table, "\n");
     r.cases.push_back(std::move(vs));
     auto params = cases[i].params;
     params["dispatches"] = std::to_string(res.dispatches);
@@ -131,9 +153,14 @@ void run_simulated_cases(const std::vector<SimulatedCase>& cases, const EngineSi
     params["indirect_calls"] = std::to_string(res.indirect_calls);
     params["conditional_branches"] = std::to_string(res.conditionals);
     params["trace_instructions"] = std::to_string(res.trace_instructions);
+    if (options.sample.sampled()) {
+      params["sampled"] = fmt::format("{}/{}", options.sample.on, options.sample.period);
+      params["branches_dropped_at_gaps"] = std::to_string(res.dropped_at_gaps);
+    }
+    out["cases"].push_back({{"case", cases[i].name}, {"params", params}, {"counts", counts}});
     measured.push_back({cases[i].name, nullptr, static_cast<double>(res.dispatches), "dispatch", params});
   }
-  if (!dir) return;
+  if (!dir) return out;
   auto t = experiment_tables(dir->run_id(), experiment, r, measured, cli::this_machine());
   auto sidecar = sidecar_json(dir->run_id(), cli::this_machine(), &r, {"summary", "samples"});
   sidecar["simulation"] = {{"predictors", options.predictors}, {"window_instructions", options.window},
@@ -142,8 +169,10 @@ void run_simulated_cases(const std::vector<SimulatedCase>& cases, const EngineSi
                            {"dispatches", "indirect jumps run in the engine's code (every tail and goto handler ends in one; the switch loop has one)"},
                            {"note", "every metric is simulated (docs/predictors.md): counts of the predictor named in the metric, on the "
                                     "trace of the engine's code; the CPU that ran valgrind does not enter them"}};
+  if (options.sample.sampled()) sidecar["simulation"]["sample"] = out["sample"];
   write_experiment(*dir, experiment, t, sidecar);
   fmt::print(stderr, "wrote {}/{}.summary.csv\n", dir->path().string(), experiment);
+  return out;
 }
 
 }  // namespace dlab::bench

@@ -12,8 +12,11 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "dispatchlab/harness/result_writer.h"
 #include "dispatchlab/interpreter/engine_config.h"
+#include "dispatchlab/predictors/traced_run.h"
 
 namespace dlab::bench {
 
@@ -27,6 +30,9 @@ struct SimulatedCase {
 struct EngineSimulationOptions {
   std::string predictors;     // names of docs/predictors.md's tables, comma-separated, or all
   uint32_t window = 64;       // instructions after which a store's address is known (memory rows)
+  predictors::TraceSample sample;  // traced windows of a long run (dlab wasm profile --predict-sample); default all
+  bool table_on_stderr = false;    // the per-case table on stderr (dlab wasm profile's report goes there), else stdout
+  std::string progress = "wasm bench --predict";  // the progress lines' prefix: the command
 };
 
 // The predictor list checked (std::invalid_argument naming both tables' rows) and the tracer's
@@ -37,7 +43,8 @@ void check_engine_simulation(const EngineSimulationOptions& options);
 // dispatches and, with a run directory, writes <experiment>.summary.csv / .samples.csv / .json:
 // metrics simulated_<quantity>[<predictor>] per dispatch. A dispatch is an indirect jump executed
 // in the engine's code: every tail and goto handler ends in its own, the switch loop has one.
-void run_simulated_cases(const std::vector<SimulatedCase>& cases, const EngineSimulationOptions& options,
-                         const std::optional<RunDirectory>& dir, const std::string& experiment);
+// Returns the same as JSON (each case's parameters and counts, and how it was traced).
+nlohmann::json run_simulated_cases(const std::vector<SimulatedCase>& cases, const EngineSimulationOptions& options,
+                                   const std::optional<RunDirectory>& dir, const std::string& experiment);
 
 }  // namespace dlab::bench

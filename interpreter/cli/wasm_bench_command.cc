@@ -148,10 +148,6 @@ std::map<std::string, std::string> workload_case_params(const Engine& e, const W
                                          {"module", std::filesystem::path(module).filename().string()}});
 }
 
-std::string self_path() {
-  std::error_code ec;
-  return std::filesystem::read_symlink("/proc/self/exe", ec).string();
-}
 
 // Each case under cachegrind: `dlab wasm run --invoke` with N and with 2N calls, the difference
 // kept (cachegrind_cases.h).
@@ -161,7 +157,7 @@ std::string self_path() {
 void run_valgrind(const std::string& module, const std::string& clock, uint64_t heap_limit, const std::vector<Workload>& workloads,
                   const std::vector<Engine>& modes, uint64_t n, const std::optional<RunDirectory>& dir, const std::string& experiment,
                   const bench::CachegrindOptions& options, const std::vector<bench::Peer>& peers, const std::string& command_module) {
-  const std::string self = self_path();
+  const std::string self = self_executable();
   std::vector<bench::CachegrindCase> cases;
   for (const auto& w : workloads)
     for (const auto& e : modes) {
@@ -195,7 +191,7 @@ void run_valgrind(const std::string& module, const std::string& clock, uint64_t 
 void run_predict(const std::string& module, const std::string& clock, uint64_t heap_limit, const std::vector<Workload>& workloads,
                  const std::vector<Engine>& engines, const bench::EngineSimulationOptions& options, const std::optional<RunDirectory>& dir,
                  const std::string& experiment) {
-  const std::string self = self_path();
+  const std::string self = self_executable();
   std::vector<bench::SimulatedCase> cases;
   for (const auto& w : workloads)
     for (const auto& e : engines) {
@@ -849,8 +845,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
       }
       if (o->valgrind) {
         // Instructions per call: each kind in each engine, as a child making N and 2N calls.
-        std::error_code ec;
-        std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+        std::string self = self_executable();
         std::vector<bench::CachegrindCase> cases;
         for (const auto& kind : bench::call_path_kinds())
           for (const auto& e : engines) {

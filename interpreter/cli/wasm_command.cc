@@ -29,6 +29,8 @@
 #include "dispatchlab/interpreter/validator.h"
 #include "dispatchlab/interpreter/wasi.h"
 #include "wasi_dirs.h"
+#include "../bench/bench_engine.h"
+#include "../bench/engine_simulation.h"
 #include "dispatchlab/harness/cachegrind.h"
 #include "dispatchlab/harness/emulation.h"
 
@@ -121,7 +123,8 @@ size_t pairs_covering(std::vector<uint64_t> counts, uint64_t total, double share
 }
 
 // The counting engine's findings: the input for superinstructions and for the handler-pair knee.
-void report_profile(const wasm::Profile& p, uint64_t code_words, size_t top, const std::string& json_path, bool replace) {
+// Printed on stderr; returned as the --json file's contents.
+nlohmann::json report_profile(const wasm::Profile& p, uint64_t code_words, size_t top) {
   std::vector<size_t> ops;
   for (size_t i = 0; i < p.op_counts.size(); ++i)
     if (p.op_counts[i]) ops.push_back(i);
@@ -165,7 +168,6 @@ void report_profile(const wasm::Profile& p, uint64_t code_words, size_t top, con
   for (size_t i = 0; i < std::min(top, pairs.size()); ++i)
     fmt::print(stderr, "  {:>12} {:6.2f}%  {} -> {}\n", pairs[i].second, pct(pairs[i].second), p.op_names[pairs[i].first.first],
                p.op_names[pairs[i].first.second]);
-  if (json_path.empty()) return;
   nlohmann::json j = {{"dispatches", p.dispatches}, {"distinct_ops", ops.size()}, {"distinct_pairs", pairs.size()},
                       {"pairs_covering", {{"50%", p50}, {"90%", p90}, {"99%", p99}}},
                       {"code_words", code_words}};
@@ -179,6 +181,11 @@ void report_profile(const wasm::Profile& p, uint64_t code_words, size_t top, con
   j["families"] = by_family;
   j["ops"] = jo;
   j["pairs"] = jp;
+  return j;
+}
+
+void write_profile_json(const nlohmann::json& j, const std::string& json_path, bool replace) {
+  if (json_path.empty()) return;
   write_output_file(json_path, j.dump(2) + "\n", replace ? ExistingFile::kReplace : ExistingFile::kRefuse, "--force");
   fmt::print(stderr, "wrote {}\n", json_path);
 }
@@ -208,12 +215,41 @@ void add_run_command(CLI::App& cmd, bool profile) {
     uint64_t heap_limit = 0;
     bool gc_stats = false;
     WasiDirs dirs;
+    // profile --predict: the same program in real engines under dlabtrace (engine_simulation.h).
+    std::string predict_dispatch, predict_sample;
+    bench::EngineSimulationOptions predict;
   };
   auto o = std::make_shared<Options>();
   if (profile) {
     run->add_option("--json", o->json, "also write every op's and pair's count to this JSON file (a new file unless --force)");
     run->add_flag("--force", o->force, "let --json replace an existing file");
     run->add_option("--top", o->top, "ops and pairs listed (1..1000)")->check(CLI::Range(size_t{1}, size_t{1000}))->capture_default_str();
+    run->add_option("--predict", o->predict.predictors,
+                    "after the profile: the same program (the same arguments, lowering and IR) in real engines under valgrind, "
+                    "traced in each engine's code (dlabtrace), its memory-order flushes and branch mispredicts SIMULATED by these "
+                    "predictors (comma-separated names of docs/predictors.md's tables, or all), per 1,000 dispatches (indirect "
+                    "jumps run in that code); on stderr, and in --json under \"simulated\"");
+    run->add_option("--predict-dispatch", o->predict_dispatch,
+                    "with --predict: the dispatch modes to trace, comma-separated (default: " +
+                        std::string(wasm::dispatch_name(run_default_dispatch())) + ", `dlab wasm run`'s); sp placement, no budget, "
+                        "bounds checked");
+    run->add_option("--predict-sample", o->predict_sample,
+                    "with --predict: ON/PERIOD, trace the first ON of every PERIOD instructions of the process only (a long "
+                    "program in a fraction of the time; the predictors' state is carried across the gaps, not warmed, and the "
+                    "result says it was sampled); default: every instruction")
+        ->check(CLI::Validator(
+            [](std::string& v) {
+              unsigned long long on = 0, period = 0;
+              char tail = 0;
+              if (std::sscanf(v.c_str(), "%llu/%llu%c", &on, &period, &tail) != 2 || on == 0 || on >= period)
+                return std::string("'" + v + "' is not ON/PERIOD with 0 < ON < PERIOD (e.g. 1000000/10000000)");
+              return std::string();
+            },
+            "ON/PERIOD"));
+    run->add_option("--predict-window", o->predict.window,
+                    "with --predict: instructions after which a store's address is known to younger loads (docs/predictors.md)")
+        ->check(CLI::Range(1u, 1u << 20))
+        ->capture_default_str();
   }
   run->add_option("module", o->file, "module.wasm")->required()->check(CLI::ExistingFile);
   run->add_option("args", o->args, "the program's arguments (WASI argv[1..]), or the export's arguments with --invoke");
@@ -295,6 +331,36 @@ void add_run_command(CLI::App& cmd, bool profile) {
     if (profile && run->count("--json") && o->json.empty()) throw CLI::ValidationError("--json", "needs a file name");
     if (profile && o->force && o->json.empty())
       throw CLI::ValidationError("--force", "applies only with --json (it lets --json replace an existing file)");
+    std::vector<wasm::EngineConfig> predict_engines;
+    if (profile && o->predict.predictors.empty()) {
+      for (const char* opt : {"--predict-dispatch", "--predict-sample", "--predict-window"})
+        if (run->count(opt)) throw CLI::ValidationError(opt, "applies only with --predict");
+    } else if (profile) {
+      try {
+        bench::check_engine_simulation(o->predict);
+      } catch (const std::invalid_argument& e) {
+        throw CLI::ValidationError("--predict", e.what());
+      }
+      if (!o->predict_sample.empty()) {
+        unsigned long long on = 0, period = 0;
+        std::sscanf(o->predict_sample.c_str(), "%llu/%llu", &on, &period);  // checked by its validator
+        o->predict.sample = {on, period};
+      }
+      o->predict.table_on_stderr = true;
+      o->predict.progress = "wasm profile --predict";
+      const std::string modes = o->predict_dispatch.empty() ? std::string(wasm::dispatch_name(run_default_dispatch())) : o->predict_dispatch;
+      for (const std::string& name : split_commas(modes)) {
+        auto mode = wasm::parse_dispatch(name);
+        if (!mode) throw CLI::ValidationError("--predict-dispatch", fmt::format("'{}' is not a dispatch mode ({})", name, join(dispatch_choices())));
+        wasm::EngineConfig e{*mode, wasm::EngineConfig{}.placement, wasm::Budget::kNone, wasm::Bounds::kCheck, *wasm::parse_lowering(o->lowering)};
+        e.lowering.ir = *wasm::parse_ir(o->ir);
+        if (std::string why = wasm::engine_unavailable(e.dispatch, e.placement, e.budget, e.bounds); !why.empty())
+          throw CLI::ValidationError("--predict-dispatch", why);
+        if (std::string why = wasm::ir_unavailable(e.lowering.ir, e.dispatch, e.placement, e.budget, e.bounds); !why.empty())
+          throw CLI::ValidationError("--ir", fmt::format("with --predict-dispatch {}: {}", name, why));
+        predict_engines.push_back(e);
+      }
+    }
     // Under an emulator or binary translator nothing this run takes (the guest's clocks, --gc-stats'
     // times) is a core's: said once, before the program runs, on stderr (its stdout stays the guest's).
     // Not under valgrind: that is how the cachegrind cases run every engine (they count
@@ -446,18 +512,18 @@ void add_run_command(CLI::App& cmd, bool profile) {
       std::string payload;
       for (uint64_t w : exn->payload) payload += (payload.empty() ? "" : " ") + fmt::format("{:#x}", w);
       // The profile of what ran, as after a trap or an exit.
-      if (profile) report_profile(rt.profile(), wasm::lowered_code_words(rt), o->top, o->json, o->force);
+      if (profile) write_profile_json(report_profile(rt.profile(), wasm::lowered_code_words(rt), o->top), o->json, o->force);
       throw std::runtime_error(fmt::format("{}: uncaught exception of {} (payload{}{})", o->file, tag, payload.empty() ? "" : " ",
                                            payload.empty() ? " empty" : payload));
     } catch (const wasm::Suspended& e) {
       std::fflush(stdout);
-      if (profile) report_profile(rt.profile(), wasm::lowered_code_words(rt), o->top, o->json, o->force);
+      if (profile) write_profile_json(report_profile(rt.profile(), wasm::lowered_code_words(rt), o->top), o->json, o->force);
       throw std::runtime_error(fmt::format("{}: trap: {} (the {} budget: {}{})", o->file, e.what(), wasm::budget_name(budget),
                                            o->fuel ? fmt::format("--fuel {}", o->fuel) : fmt::format("--deadline {}", o->deadline_ms),
                                            o->refills ? fmt::format(", refilled {} times", o->refills) : ""));
     } catch (const wasm::Trap& e) {
       std::fflush(stdout);
-      if (profile) report_profile(rt.profile(), wasm::lowered_code_words(rt), o->top, o->json, o->force);
+      if (profile) write_profile_json(report_profile(rt.profile(), wasm::lowered_code_words(rt), o->top), o->json, o->force);
       throw std::runtime_error(fmt::format("{}: trap: {}", o->file, e.what()));
     } catch (const wasm::LinkError& e) {
       throw std::runtime_error(fmt::format("{}: cannot link: {}", o->file, e.what()));
@@ -467,7 +533,31 @@ void add_run_command(CLI::App& cmd, bool profile) {
       throw std::runtime_error(fmt::format("{}: cannot run: implementation limit: {}", o->file, e.what()));
     }
     std::fflush(stdout);
-    if (profile) report_profile(rt.profile(), wasm::lowered_code_words(rt), o->top, o->json, o->force);
+    if (profile) {
+      nlohmann::json j = report_profile(rt.profile(), wasm::lowered_code_words(rt), o->top);
+      if (!predict_engines.empty()) {
+        // The same command line, as `dlab wasm run` in each engine (its own stdout discarded: the
+        // program's output was this run's).
+        std::vector<bench::SimulatedCase> cases;
+        for (const auto& e : predict_engines) {
+          std::vector<std::string> argv{self_executable(), "wasm", "run"}, flags = e.argv();
+          argv.insert(argv.end(), flags.begin(), flags.end());
+          argv.insert(argv.end(), {"--clock", o->clock, "--heap-limit", std::to_string(o->heap_limit), "--repeat", std::to_string(o->repeat)});
+          if (!o->invoke.empty()) argv.insert(argv.end(), {"--invoke", o->invoke});
+          for (const auto& kv : o->env) argv.insert(argv.end(), {"--env", kv});
+          for (const auto& d : o->dirs.read_only) argv.insert(argv.end(), {"--dir", d});
+          for (const auto& d : o->dirs.writable) argv.insert(argv.end(), {"--dir-rw", d});
+          argv.push_back(o->file);
+          argv.push_back("--");
+          argv.insert(argv.end(), o->args.begin(), o->args.end());
+          cases.push_back({fmt::format("{}/{}", std::filesystem::path(o->file).filename().string(), wasm::dispatch_name(e.dispatch)), argv, e,
+                           bench::engine_params(e, {{"module", std::filesystem::path(o->file).filename().string()}})});
+        }
+        fmt::print(stderr, "\nsimulated (--predict):\n");
+        j["simulated"] = bench::run_simulated_cases(cases, o->predict, std::nullopt, "");
+      }
+      write_profile_json(j, o->json, o->force);
+    }
     std::fflush(stderr);
     // Through main, not std::exit: main still checks that standard output was written.
     if (exit_code) throw ExitStatus{exit_code};

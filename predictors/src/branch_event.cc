@@ -77,6 +77,12 @@ void BranchEventStream::instruction(uint64_t pc, uint32_t size) {
   pending_kind_ = it->second;
 }
 
+bool BranchEventStream::gap() {
+  bool dropped = pending_;
+  pending_ = false;
+  return dropped;
+}
+
 bool BranchEventStream::finish() {
   bool dropped = pending_;
   pending_ = false;

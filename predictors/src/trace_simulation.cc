@@ -1,5 +1,6 @@
 #include "dispatchlab/predictors/trace_simulation.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -68,6 +69,10 @@ LackeyTotals TraceSimulation::run(std::istream& in, const std::string& source) {
   // counts of branch_counts()): the stream's map lookup per instruction is most of a memory-only
   // run's time otherwise.
   const bool branches = !sites_.empty();
+  // A sampled trace's gap moves the memory rows' clock past every window (all its stores resolved)
+  // and no further: their periodic clearing runs on traced instructions.
+  uint64_t gap_clock = 1;
+  for (const auto& s : memory_) gap_clock = std::max<uint64_t>(gap_clock, s.window->window() + 1);
   LackeyTotals totals = read_lackey_trace(
       in, source,
       [&](uint64_t pc, uint32_t size) {
@@ -76,7 +81,11 @@ LackeyTotals TraceSimulation::run(std::istream& in, const std::string& source) {
       [&](const MemoryAccess& a) {
         if (a.pc < pc_lo_ || a.pc >= pc_hi_) return;
         for (auto& s : memory_) s.window->access(a);
-      });
+      },
+      [&] {
+        if (branches) dropped_at_gaps_ += stream_.gap();
+      },
+      gap_clock);
   if (in.bad()) throw std::runtime_error(fmt::format("reading the trace '{}' failed", source));
   stream_.finish();  // a branch that was the trace's last instruction has no target: not counted
   if (!memory_.empty() && memory_.front().window->counts().loads + memory_.front().window->counts().stores == 0)

@@ -128,11 +128,17 @@ std::string tracer_unavailable() {
 #endif
 }
 
-TracedRun run_traced(const std::vector<std::string>& argv, CodeRange range, TraceSimulation& sim, double timeout_s, const std::string& what) {
+TracedRun run_traced(const std::vector<std::string>& argv, CodeRange range, TraceSimulation& sim, double timeout_s, const std::string& what,
+                     TraceSample sample) {
   if (std::string why = tracer_unavailable(); !why.empty()) throw std::runtime_error(why);
   // env sets VALGRIND_LIB, where valgrind looks for its tools: an argument vector, no shell.
   std::vector<std::string> command = {"env", "VALGRIND_LIB=" + tracer_folder(), "valgrind", "--tool=dlabtrace",
                                       fmt::format("--range={:x}-{:x}", range.lo, range.hi), "--trace-fd=3"};
+  if (sample.sampled()) {
+    if (sample.on == 0 || sample.on >= sample.period)
+      throw std::invalid_argument(fmt::format("a trace sample of {} in every {} instructions: need 0 < on < period", sample.on, sample.period));
+    command.push_back(fmt::format("--sample={}/{}", sample.on, sample.period));
+  }
   command.insert(command.end(), argv.begin(), argv.end());
   int trace_pipe[2];
   if (::pipe2(trace_pipe, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category(), "pipe");

@@ -59,6 +59,34 @@ TEST(BranchEvents, AStreamEndingOffABranchDropsNothing) {
   EXPECT_EQ(n, 1);
 }
 
+// A sampled trace (dlabtrace --sample): the jump at 0x20 is the last instruction before a gap, so
+// what follows the "X" line is not its target; it is dropped, never predicted against 0x90. The
+// jump before the gap's first-after instruction (0x20 -> 0x40) is kept: 0x40 is its real target.
+TEST(BranchEvents, ABranchBeforeASampledGapIsDropped) {
+  std::istringstream trace(
+      "I  00000020,2\n"   // indirect jump to 0x40
+      "I  00000040,2\n"   // indirect jump: its successor ran untraced
+      "X 5000\n"
+      "I  00000090,2\n"
+      "I  00000020,2\n"   // indirect jump to 0x40
+      "I  00000040,2\n");
+  BranchSites sites{{0x20, BranchKind::kIndirectJump}, {0x40, BranchKind::kIndirectJump}};
+  std::vector<BranchEvent> got;
+  BranchEventStream stream(sites, [&](const BranchEvent& b) { got.push_back(b); });
+  uint64_t dropped = 0;
+  LackeyTotals t = read_lackey_trace(
+      trace, "t", [&](uint64_t pc, uint32_t size) { stream.instruction(pc, size); }, [](const MemoryAccess&) {},
+      [&] { dropped += stream.gap(); });
+  EXPECT_EQ(t.instructions, 5005u);
+  EXPECT_EQ(dropped, 1u);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].pc, 0x20u);
+  EXPECT_EQ(got[0].target, 0x40u);
+  EXPECT_EQ(got[1].pc, 0x20u);
+  EXPECT_EQ(got[1].target, 0x40u);
+  EXPECT_TRUE(stream.finish());  // the last jump at 0x40 has no target either
+}
+
 TEST(BranchSitesFile, ReadsPcsAndKinds) {
   std::istringstream in("# objdump's branches\n\n0x401000 indirect_jump\n401002\tconditional\n  401010 return  \n401020 indirect_call\n401030 direct\n");
   BranchSites s = read_branch_sites(in, "s");

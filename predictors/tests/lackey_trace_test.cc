@@ -58,8 +58,32 @@ TEST(LackeyTrace, SkippedInstructionsAdvanceTheCountOnly) {
   EXPECT_EQ(got[1].instruction, 1001u);  // 1 traced + 1000 skipped before it
 }
 
+// A sampled trace's gap ("G count") counts its instructions but moves the accesses' clock by at
+// most gap_clock: past the window, not past a clearing period's worth of untraced instructions.
+TEST(LackeyTrace, ASampledGapMovesTheClockByAtMostGapClock) {
+  std::istringstream in(
+      "I  0401ab70,3\n"
+      " S 1fff000528,8\n"
+      "G 1000000\n"
+      "I  0401ab73,5\n"
+      " L 1fff000528,8\n"
+      "X 10\n"
+      "I  0401ab78,5\n"
+      " L 1fff000528,8\n");
+  std::vector<MemoryAccess> got;
+  int gaps = 0;
+  LackeyTotals t = read_lackey_trace(in, "t.txt", [](uint64_t, uint32_t) {}, [&](const MemoryAccess& a) { got.push_back(a); },
+                                     [&] { ++gaps; }, 65);
+  EXPECT_EQ(t.instructions, 1000013u);
+  EXPECT_EQ(t.clock, 78u);  // 1 + 65 + 1 + 10 + 1
+  EXPECT_EQ(gaps, 2);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[1].instruction, 66u);
+  EXPECT_EQ(got[2].instruction, 77u);  // an X count moves the clock by all of it
+}
+
 TEST(LackeyTrace, AMalformedLineIsAnErrorWithItsLine) {
-  for (const char* bad : {"I  0401ab70\n", " X 1000,8\n", " L zz,8\n", " L 1000,0\n", "I\n", "X 0\n", "X 12a\n", "X\n"}) {
+  for (const char* bad : {"I  0401ab70\n", " X 1000,8\n", " L zz,8\n", " L 1000,0\n", "I\n", "X 0\n", "X 12a\n", "X\n", "G 0\n", "G -3\n"}) {
     std::istringstream in(std::string("I  0401ab70,3\n") + bad);
     try {
       read_lackey(in, "t.txt", [](const MemoryAccess&) {});

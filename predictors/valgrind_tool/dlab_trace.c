@@ -12,13 +12,20 @@
  *   " L addr,size"   a load of an instruction inside the range (" S" a store; a modify is a load
  *                    line then a store line)
  *   "X count"        `count` instructions ran outside the range since the last I line
+ *   "G count"        `count` instructions ran in a sampled trace's gap (--sample)
  *
  * Accesses are written in program order after their instruction (lackey's order, without its
  * merging of a load and store of one address into " M"). Reading: predictors/lackey_trace.h.
  *
  * A forked child writes nothing (the trace is the process valgrind started).
  * Options: --range=LO-HI (hexadecimal, [LO, HI) in the trace's addresses, i.e. where valgrind
- * loaded the program), --trace-fd=N (the descriptor the trace goes to; default 3).
+ * loaded the program), --trace-fd=N (the descriptor the trace goes to; default 3), --sample=ON/PERIOD
+ * (decimal: of every PERIOD instructions the process runs, the first ON are traced, the rest are
+ * a gap, written as "G count": untraced, inside the range or not. The first instruction after a
+ * traced one is still written, a branch's target; a reader drops a branch still waiting for its
+ * target at a G line, and may let a gap advance its clock by less than its length, so that what
+ * happens per instruction (a table cleared every N) happens per traced instruction: dlab's does,
+ * lackey_trace.h).
  * Built against Debian's valgrind (its pub_tool headers and libcoregrind/libvex), as valgrind's own
  * tools are: see predictors/CMakeLists.txt. */
 #include "pub_tool_basics.h"
@@ -34,6 +41,22 @@
 static ULong range_lo = 0, range_hi = 0;
 static Long trace_fd = 3;
 static const HChar* range_text = NULL;
+static const HChar* sample_text = NULL;
+static ULong sample_on = 0, sample_period = 0; /* 0: every instruction of the range is traced */
+static ULong phase_left = 0;                    /* instructions left in the current phase */
+static Bool phase_traced = True;
+static Bool current_traced = False;             /* the last instruction's accesses are written */
+
+/* One instruction of the process has run: whether it falls in a traced phase. */
+static inline Bool sample_tick(void) {
+  if (!sample_period) return True;
+  if (phase_left == 0) {
+    phase_traced = !phase_traced;
+    phase_left = phase_traced ? sample_on : sample_period - sample_on;
+  }
+  --phase_left;
+  return phase_traced;
+}
 
 static HChar out[1 << 20];
 static Int out_used = 0;
@@ -82,17 +105,21 @@ static inline void reserve(void) {
 }
 
 static ULong outside = 0;          /* instructions outside the range since the last I line */
+static ULong gapped = 0;           /* instructions in a sampling gap since the last I line */
 static Bool last_was_inside = False;
 
+static inline void put_count(HChar kind, ULong n) {
+  reserve();
+  out[out_used++] = kind;
+  out[out_used++] = ' ';
+  put_dec(n);
+  out[out_used++] = '\n';
+}
+
 static inline void put_skipped(void) {
-  if (outside) {
-    reserve();
-    out[out_used++] = 'X';
-    out[out_used++] = ' ';
-    put_dec(outside);
-    out[out_used++] = '\n';
-    outside = 0;
-  }
+  if (outside) put_count('X', outside);
+  if (gapped) put_count('G', gapped);
+  outside = gapped = 0;
 }
 
 static inline void put_instruction(Addr a, UWord size) {
@@ -107,15 +134,30 @@ static inline void put_instruction(Addr a, UWord size) {
   out[out_used++] = '\n';
 }
 
+static void untraced_instruction(Addr a, UWord size, Bool in_gap);
+
 static VG_REGPARM(2) void on_inside(Addr a, UWord size) {
+  if (!sample_tick()) {
+    current_traced = False;
+    untraced_instruction(a, size, True);
+    return;
+  }
+  current_traced = True;
   put_instruction(a, size);
   last_was_inside = True;
 }
 
 static VG_REGPARM(2) void on_outside(Addr a, UWord size) {
+  Bool traced_phase = sample_tick();
+  untraced_instruction(a, size, !traced_phase);
+}
+
+static void untraced_instruction(Addr a, UWord size, Bool in_gap) {
   if (last_was_inside) {
     put_instruction(a, size);
     last_was_inside = False;
+  } else if (in_gap) {
+    ++gapped;
   } else {
     ++outside;
   }
@@ -132,11 +174,16 @@ static inline void put_access(HChar kind, Addr a, UWord size) {
   out[out_used++] = '\n';
 }
 
-static VG_REGPARM(2) void on_load(Addr a, UWord size) { put_access('L', a, size); }
-static VG_REGPARM(2) void on_store(Addr a, UWord size) { put_access('S', a, size); }
+static VG_REGPARM(2) void on_load(Addr a, UWord size) {
+  if (current_traced) put_access('L', a, size);
+}
+static VG_REGPARM(2) void on_store(Addr a, UWord size) {
+  if (current_traced) put_access('S', a, size);
+}
 
 static Bool process_option(const HChar* arg) {
   if VG_STR_CLO(arg, "--range", range_text) {
+  } else if VG_STR_CLO(arg, "--sample", sample_text) {
   } else if VG_BINT_CLO(arg, "--trace-fd", trace_fd, 0, 1023) {
   } else {
     return False;
@@ -146,7 +193,8 @@ static Bool process_option(const HChar* arg) {
 
 static void print_usage(void) {
   VG_(printf)("    --range=LO-HI     trace the code in [LO, HI) (hexadecimal addresses) [required]\n"
-              "    --trace-fd=N      write the trace to descriptor N [3]\n");
+              "    --trace-fd=N      write the trace to descriptor N [3]\n"
+              "    --sample=ON/PERIOD  trace the first ON of every PERIOD instructions (decimal, 0 < ON < PERIOD) [all]\n");
 }
 
 static void print_debug_usage(void) { VG_(printf)("    (none)\n"); }
@@ -168,6 +216,19 @@ static Bool parse_hex(const HChar** s, ULong* v) {
   return n > 0;
 }
 
+static Bool parse_dec(const HChar** s, ULong* v) {
+  const HChar* p = *s;
+  ULong x = 0;
+  Int n = 0;
+  for (; *p >= '0' && *p <= '9'; ++p, ++n) {
+    if (n >= 18) return False;
+    x = x * 10 + (ULong)(*p - '0');
+  }
+  *s = p;
+  *v = x;
+  return n > 0;
+}
+
 static void on_fork_child(ThreadId tid) {
   (void)tid;
   is_forked_child = True;
@@ -179,6 +240,14 @@ static void post_clo_init(void) {
   const HChar* s = range_text;
   if (!s || !parse_hex(&s, &range_lo) || *s++ != '-' || !parse_hex(&s, &range_hi) || *s != '\0' || range_lo >= range_hi)
     VG_(fmsg_bad_option)(range_text ? range_text : "(none)", "dlabtrace needs --range=LO-HI, hexadecimal, LO < HI\n");
+  if (sample_text) {
+    const HChar* t = sample_text;
+    if (!parse_dec(&t, &sample_on) || *t++ != '/' || !parse_dec(&t, &sample_period) || *t != '\0' || sample_on == 0 ||
+        sample_on >= sample_period)
+      VG_(fmsg_bad_option)(sample_text, "dlabtrace's --sample is ON/PERIOD, decimal, 0 < ON < PERIOD\n");
+    phase_traced = True;
+    phase_left = sample_on;
+  }
 }
 
 static void add_call(IRSB* sb, const HChar* name, void* fn, IRExpr* address, Int size, IRExpr* guard) {

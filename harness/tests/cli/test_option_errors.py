@@ -46,6 +46,13 @@ USAGE_ERRORS = [
     (["models", "--predict", "all", "--predict-window", "0", "--no-save"], 2, "--predict-window"),
     (["models", "--predict", "all", "--predict-dispatches", "0", "--no-save"], 2, "--predict-dispatches"),
     (["wasm", "bench", "--predict", "nope", "--no-save"], 2, "unknown predictor 'nope' (memory dependence: always_speculate,"),
+    # `wasm profile --predict`: the same names; its options only with it, checked before anything runs
+    (["wasm", "profile", __file__, "--predict", "nope"], 2, "unknown predictor 'nope' (memory dependence: always_speculate,"),
+    (["wasm", "profile", __file__, "--predict-window", "32"], 2, "--predict-window: applies only with --predict"),
+    (["wasm", "profile", __file__, "--predict-sample", "1/10"], 2, "--predict-sample: applies only with --predict"),
+    (["wasm", "profile", __file__, "--predict", "btb_512x1", "--predict-sample", "10/10"], 2, "is not ON/PERIOD with 0 < ON < PERIOD"),
+    (["wasm", "profile", __file__, "--predict", "btb_512x1", "--predict-sample", "x"], 2, "is not ON/PERIOD with 0 < ON < PERIOD"),
+    (["wasm", "profile", __file__, "--predict", "btb_512x1", "--predict-dispatch", "jit"], 2, "'jit' is not a dispatch mode"),
     (["wasm", "bench", "--predict", "all", "--valgrind", "--no-save"], 2, "--valgrind: does not apply with --predict"),
     (["wasm", "bench", "--predict", "all", "--quick", "--no-save"], 2, "--quick: does not apply with --predict"),
     (["wasm", "bench", "--predict-window", "32", "--no-save"], 2, "applies only with --predict"),

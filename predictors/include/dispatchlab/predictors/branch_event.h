@@ -39,6 +39,10 @@ class BranchEventStream {
  public:
   BranchEventStream(const BranchSites& sites, std::function<void(const BranchEvent&)> on_branch);
   void instruction(uint64_t pc, uint32_t size);
+  // Instructions ran that the stream does not see (a sampled trace's gap): a branch still waiting
+  // for its target would take the first instruction after the gap for it, so it is dropped.
+  // Returns whether there was one.
+  bool gap();
   // The stream ended. A branch that was the last instruction has no target: it is dropped, and
   // finish() says whether there was one.
   bool finish();

@@ -68,6 +68,9 @@ class TraceSimulation {
   const std::vector<BranchSimulation>& branches() const { return branches_; }
   // Branches met at the sites given, by kind (whether or not a branch row was asked for).
   const std::array<uint64_t, kBranchKinds>& branch_counts() const { return branch_counts_; }
+  // Branches whose target fell in a sampled trace's gap (dlabtrace --sample): neither counted nor
+  // predicted.
+  uint64_t branches_dropped_at_gaps() const { return dropped_at_gaps_; }
   // One entry per memory row and window, then one per branch row.
   std::vector<SimulatedCount> counts() const;
 
@@ -77,6 +80,7 @@ class TraceSimulation {
   std::vector<MemorySimulation> memory_;
   std::vector<BranchSimulation> branches_;
   BranchSites sites_;
+  uint64_t dropped_at_gaps_ = 0;
   GlobalHistory history_{kPathBitsPerIndirect};
   BranchEventStream stream_;
   std::array<uint64_t, kBranchKinds> branch_counts_{};

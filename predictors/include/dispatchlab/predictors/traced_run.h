@@ -64,8 +64,13 @@ struct TracedRun {
 // Runs `argv` (argv[0] the traced binary) under valgrind's dlabtrace, tracing `range`, into `sim`;
 // killed (its process group) after `timeout_s`. std::runtime_error naming `what` when valgrind, the
 // program or the trace fails.
+// `sample`: trace the first `on` of every `period` instructions only (dlabtrace --sample; 0 0: all).
+struct TraceSample {
+  uint64_t on = 0, period = 0;
+  bool sampled() const { return period != 0; }
+};
 TracedRun run_traced(const std::vector<std::string>& argv, CodeRange range, TraceSimulation& sim, double timeout_s,
-                     const std::string& what);
+                     const std::string& what, TraceSample sample = {});
 
 // The result metrics of a simulation's counts, one per entry of `counts` (a case's, all cases having
 // the same rows): simulated_<quantity>[<predictor>], backend "simulation", estimated, the predictor's
