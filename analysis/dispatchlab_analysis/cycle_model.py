@@ -6,16 +6,37 @@ measured (it is not yet), so their share is left out and said to be. Every term 
 cycles is an estimate; the table says which."""
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pandas as pd
 
 from .results import Run, pick_cycles, with_params
 
-# The rows whose simulated mispredicts the model charges: the Zen-sized ITTAGE row for the
-# dispatch (the indirect jumps) and TAGE for the conditionals. Assumed closest to the Zen guests
-# this was written on (docs/predictors.md: their organisation is assumed); a CPU row naming its
-# predictors would replace this choice.
-INDIRECT_ROW = "ittage_zen4"
+# The rows whose simulated mispredicts the model charges: for the dispatch (the indirect jumps), the
+# row the CPU table names for the run's CPU (harness/catalog/cpus.json's `predictors`, from a
+# published size: Zen 3's 1,536 and Zen 4/5's 3,072 indirect-target entries), else the CBP-3
+# ITTAGE, the paper's own; for the conditionals TAGE, no CPU publishing its direction predictor.
+FALLBACK_INDIRECT_ROW = "ittage_64kb"
 CONDITIONAL_ROW = "tage_62kbit"
+CPU_TABLE = Path(__file__).resolve().parents[2] / "harness" / "catalog" / "cpus.json"
+
+
+def indirect_row(run: Run) -> tuple[str, str]:
+    """The indirect predictor row the cycle model charges on this run's CPU, and why: the row its
+    fingerprint names, or (a fingerprint from before CPUs named rows) the CPU table's row of its key."""
+    micro = run.machine.get("microarchitecture", {})
+    named = micro.get("predictors") or {}
+    source = "its fingerprint"
+    if not named and micro.get("key") and CPU_TABLE.exists():
+        for entry in json.loads(CPU_TABLE.read_text()).get("cpus", []):
+            if entry.get("key") == micro["key"]:
+                named, source = entry.get("predictors", {}), "the CPU table's row of its key (harness/catalog/cpus.json)"
+    name = micro.get("name") or "this CPU"
+    if named.get("indirect"):
+        return named["indirect"], f"the row {name} is closest to by {source}: {named.get('why', '')}"
+    return FALLBACK_INDIRECT_ROW, (f"no CPU row names an indirect predictor for {name} (no published size): the CBP-3 ITTAGE, "
+                                   "the paper's configuration")
 FLUSHES = "simulated_memory_order_flushes["
 
 # Student's t, two-sided 95% (the 0.975 quantile), by degrees of freedom: for the fitted penalty's
@@ -57,7 +78,8 @@ def cycle_model(run: Run) -> tuple[pd.DataFrame, list[str]] | None:
         wide.setdefault(key(r), {})[r["metric"]] = r["median"]
         names[key(r)] = r["case"]
     ideal_col = next((c for c in dict.fromkeys(sim["metric"]) if c.startswith("ideal_cycles[")), None)
-    indirect, conditional = f"simulated_indirect_mispredicts[{INDIRECT_ROW}]", f"simulated_conditional_mispredicts[{CONDITIONAL_ROW}]"
+    row, why_row = indirect_row(run)
+    indirect, conditional = f"simulated_indirect_mispredicts[{row}]", f"simulated_conditional_mispredicts[{CONDITIONAL_ROW}]"
     # Both mispredict terms or no model: a missing row is not zero mispredicts.
     if ideal_col is None or not {indirect, conditional} <= set(sim["metric"]):
         return None
@@ -80,7 +102,7 @@ def cycle_model(run: Run) -> tuple[pd.DataFrame, list[str]] | None:
     notes = notes + [
         f"measured: `{metric}` per dispatch (the models experiment's median)",
         f"ideal: `{ideal_col}`, ESTIMATED by llvm-mca",
-        f"mispredicts: SIMULATED, `{indirect}` + `{conditional}` per dispatch",
+        f"mispredicts: SIMULATED, `{indirect}` + `{conditional}` per dispatch; the indirect row is {why_row}",
         f"penalty: {penalty['cycles_per_mispredict']:.1f} cycles per mispredict (`dlab calibrate`, {penalty['metric']}; its rate assumed)",
         "memory-order flushes: not in the model yet (their penalty is not measured); their cycles are in the error",
     ]

@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 
 from dispatchlab_analysis import report
-from dispatchlab_analysis.cycle_model import CONDITIONAL_ROW, INDIRECT_ROW, cycle_model, cycle_model_markdown
+from dispatchlab_analysis.cycle_model import CONDITIONAL_ROW, FALLBACK_INDIRECT_ROW, cycle_model, cycle_model_markdown, indirect_row
 from dispatchlab_analysis.results import load_run, with_params
 
 FIXTURES = Path(__file__).parent / "fixtures"
+INDIRECT_ROW = "ittage_zen4"  # the fixture's Zen 4 row (run_dir)
 
 
 @pytest.fixture
@@ -24,6 +25,11 @@ def run_dir(tmp_path):
     sidecar["mispredict_penalty"] = {"cycles_per_mispredict": 20.0, "ci95_lo": 19.0, "ci95_hi": 21.0,
                                      "metric": "cycles_tsc_estimate", "assumed_mispredicts_per_call": 15 / 16}
     (dst / "calibrate.json").write_text(json.dumps(sidecar))
+    # A Zen 4 fingerprint of before CPUs named their predictor rows: the CPU table's row of its key
+    # (ittage_zen4, which the fixture's simulation has) is the one charged.
+    machine = json.loads((dst / "machine.json").read_text())
+    machine["microarchitecture"].update({"key": "zen4", "name": "Zen 4"})
+    (dst / "machine.json").write_text(json.dumps(machine))
     return dst
 
 
@@ -93,3 +99,19 @@ def test_the_report_has_the_flush_penalty_fit(run_dir):
     text = report.analysis_markdown(load_run(run_dir))
     assert "## Flush penalty, fitted on the K-copy series" in text
     assert "| always_speculate |" in text[text.index("## Flush penalty"):]
+
+
+def test_the_indirect_row_is_the_cpus_named_one_or_the_papers(run_dir):
+    """The CPU table names ittage_zen3 for Zen 3 and ittage_zen4 for Zen 4 and 5 (published sizes);
+    a fingerprint's own `predictors` wins; a CPU with no published size gets the CBP-3 row, said so."""
+    run = load_run(run_dir)
+    assert indirect_row(run)[0] == "ittage_zen4" and "CPU table" in indirect_row(run)[1]
+    run.machine["microarchitecture"] = {"key": "zen3", "name": "Zen 3"}
+    assert indirect_row(run)[0] == "ittage_zen3"
+    run.machine["microarchitecture"] = {"key": "zen5", "name": "Zen 5", "predictors": {"indirect": "btb_512x1", "why": "a test"}}
+    assert indirect_row(run) == ("btb_512x1", "the row Zen 5 is closest to by its fingerprint: a test")
+    run.machine["microarchitecture"] = {"key": "icx", "name": "Ice Lake-SP"}
+    row, why = indirect_row(run)
+    assert row == FALLBACK_INDIRECT_ROW == "ittage_64kb" and "no published size" in why
+    # The fixture's simulation has no ittage_64kb: no model rather than a wrong one.
+    assert cycle_model(run) is None

@@ -243,6 +243,16 @@ CpuTable::Entry parse_entry(const nlohmann::json& j, const std::string& where, c
   e.requires_features = j.value("requires", std::vector<std::string>{});
   if (j.contains("latency"))
     for (const auto& [chain, cycles] : j.at("latency").items()) e.latency[chain] = cycles.get<double>();
+  if (j.contains("predictors")) {
+    if (!j.at("predictors").is_object()) throw std::runtime_error(here + ": 'predictors' must be an object {role: predictor row, \"why\": ...}");
+    for (const auto& [role, row] : j.at("predictors").items()) {
+      if (!row.is_string() || row.get<std::string>().empty())
+        throw std::runtime_error(fmt::format("{}: predictors.{} must be a predictor row's name", here, quote_input(role)));
+      e.predictors[role] = row.get<std::string>();
+    }
+    if (!e.predictors.count("why") || e.predictors.size() < 2)
+      throw std::runtime_error(here + ": 'predictors' names a row and says why (\"why\": where its size is published)");
+  }
   return e;
 }
 
@@ -302,6 +312,7 @@ CpuIdentity CpuTable::identify(const CpuFacts& f, const MetricCatalog& catalog) 
     id.name = e.name;
     id.cores = e.cores;
     id.systems = e.systems;
+    id.predictors = e.predictors;
     id.catalog_source = e.source;
     if (auto it = e.source_by_os.find(f.os); it != e.source_by_os.end()) id.catalog_source = it->second;
     id.matched_by = std::move(matched_by);

@@ -145,6 +145,7 @@ nlohmann::json MachineFingerprint::to_json() const {
         {"cores", identity.cores},
         {"core_kinds", core_kinds_json(identity)},
         {"systems", identity.systems},
+        {"predictors", identity.predictors},
         {"matched_by", identity.matched_by},
         {"note", identity.note},
         {"catalog_source", identity.catalog_source},

@@ -78,6 +78,9 @@ struct CpuIdentity {
   // arm64 (from MIDR): each kind of core with its CPUs, performance cores first; empty on x86.
   std::vector<CoreKind> core_kinds;
   std::vector<std::string> systems;  // machines built on this CPU ("AWS Graviton4", "Google Axion"), for the reader
+  // The simulated predictor rows (docs/predictors.md) this CPU is closest to, by role ("indirect"),
+  // and why ("why"): by a published size only; empty where nothing is published.
+  std::map<std::string, std::string> predictors;
 
   // The CPUs a measurement should run on: the performance kind's where the chip has kinds; empty
   // means any CPU.
@@ -130,6 +133,7 @@ struct CpuTable::Entry {
   std::vector<unsigned> parts;
   std::vector<std::string> lacks, requires_features;
   std::map<std::string, double> latency;
+  std::map<std::string, std::string> predictors;  // role -> predictor row, and "why"
 };
 
 // The identity of this machine (computed once).
