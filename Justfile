@@ -137,8 +137,10 @@ plots RUN="": build
     [ -n "$run" ] || run=$(ls -d results/*/*/ | grep -v '^results/probes' | sort -t/ -k3 | tail -n1)
     echo "== figures for $run"
     DLAB_BIN="$PWD/{{dlab}}" {{python}} -c "import sys; from pathlib import Path; from dispatchlab_analysis.results import load_run; from dispatchlab_analysis.figures import all_figures; run = load_run(sys.argv[1]); [print(p) for p in all_figures(run, run.path / 'figures', Path('results/probes/register_budget.csv'))]" "$run"
-    echo "== notebook"
-    DLAB_BIN="$PWD/{{dlab}}" DLAB_RUN="$PWD/$run" {{python}} -m nbconvert --to notebook --execute analysis/notebooks/run_overview.ipynb --output-dir "$run/notebooks"
+    echo "== notebooks"
+    for nb in run_overview simulated; do
+        DLAB_BIN="$PWD/{{dlab}}" DLAB_RUN="$PWD/$run" {{python}} -m nbconvert --to notebook --execute analysis/notebooks/$nb.ipynb --output-dir "$run/notebooks"
+    done
 
 # simulated memory-order flushes and branch mispredicts in a new run directory with its report and figures, every column simulated (docs/predictors.md): without ARGS the `flushes` steps of tools/experiments.toml (`dlab models --predict all`, 36 cases; `dlab wasm bench --predict all` on the twelve kernels in switch, goto and tail, 36 cases; about 4 minutes on 2 cores); with ARGS, `dlab models --predict all ARGS` alone (e.g. --model kcopy --kinds p --copies 1,64 --orders random --dispatch switch,tail)
 [positional-arguments]

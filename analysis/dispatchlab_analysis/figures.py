@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from .compare import interpreter_changes, model_change_by_dispatch  # noqa: E402
+from .cycle_model import cycle_model  # noqa: E402
 from .results import (Run, nearest, pick_common_cycles, pick_cycles, research_stack_config, rows_whose_baseline,  # noqa: E402
                       with_params)
 
@@ -345,9 +346,80 @@ def dbinop_cycles(run: Run, out_dir: Path) -> Path | None:
     return save(fig, data, out_dir, "dbinop_cycles", notes)
 
 
+SIMULATED_INDIRECT = "simulated_indirect_mispredicts["
+
+
+def mispredicts_by_dispatch(run: Run, out_dir: Path) -> Path | None:
+    """The interpreter's dispatch modes on the kernels (wasm_simulated): SIMULATED indirect
+    mispredicts per 1k dispatches, a panel per indirect predictor row, a bar per mode within each
+    kernel: switch's one jump against threaded and tail code's jump per handler (CGO 2015's question)."""
+    exp = next((e for name, e in run.experiments.items() if name.startswith("wasm") and name.endswith("_simulated")), None)
+    if exp is None:
+        return None
+    df = with_params(exp.summary)
+    df = df[df["metric"].str.startswith(SIMULATED_INDIRECT) & (df["n"] > 0)].copy()
+    if df.empty:
+        return None
+    df["predictor"] = df["metric"].str.slice(len(SIMULATED_INDIRECT), -1)
+    df["per_1k"] = df["median"] * 1000
+    data = df[["workload", "dispatch", "predictor", "per_1k", "dispatches"]].reset_index(drop=True)
+    predictors = list(dict.fromkeys(data["predictor"]))
+    workloads = list(dict.fromkeys(data["workload"]))
+    modes = list(dict.fromkeys(data["dispatch"]))
+    fig, axes = plt.subplots(len(predictors), 1, figsize=(max(7, 0.7 * len(workloads) * len(modes) / 2), 2.6 * len(predictors)),
+                             squeeze=False, sharex=True)
+    width = 0.8 / len(modes)
+    for ax, predictor in zip(axes[:, 0], predictors):
+        here = data[data["predictor"] == predictor].set_index(["workload", "dispatch"])["per_1k"]
+        for i, mode in enumerate(modes):
+            ys = [here.get((w, mode), float("nan")) for w in workloads]
+            ax.bar([x + (i - (len(modes) - 1) / 2) * width for x in range(len(workloads))], ys, width, label=mode, **{"color": style(i)["color"]})
+        ax.set_yscale("symlog", linthresh=1)  # 0.01 to 1,000 per 1k: the threaded cells and the switch's 1,000 both readable
+        ax.set_ylim(bottom=0)
+        ax.set_ylabel("per 1k dispatches", fontsize=8)
+        ax.set_title(f"{predictor}", fontsize=9, loc="left")
+        ax.legend(fontsize=7, ncol=len(modes), loc="upper right")
+    axes[-1, 0].set_xticks(list(range(len(workloads))))
+    axes[-1, 0].set_xticklabels(workloads, rotation=30, ha="right", fontsize=8)
+    fig.suptitle("Indirect (dispatch) mispredicts by dispatch mode, SIMULATED", fontsize=11)
+    fig.tight_layout()
+    notes = [f"SIMULATED ({exp.name}): each kernel one call at its quick size under valgrind (dlabtrace), the engine's own code "
+             "traced; a dispatch is an indirect jump run there; docs/predictors.md says each row's sizes and how far to trust them "
+             "(the core-sized rows' cells move with the code's layout: docs/findings.md)"]
+    return save(fig, data, out_dir, "mispredicts_by_dispatch", notes)
+
+
+def cycle_model_check(run: Run, out_dir: Path) -> Path | None:
+    """Cycles per dispatch, measured (the models experiment) against the cycle model's prediction
+    (ESTIMATED: the llvm-mca bound + SIMULATED mispredicts x the measured penalty), a bar per term
+    and the measured cycles as a marker, per case."""
+    found = cycle_model(run)
+    if found is None:
+        return None
+    table, notes = found
+    data = table[["case", "measured", "ideal", "mispredict_cycles", "predicted", "error"]].reset_index(drop=True)
+    # Labels without the parts every case shares (the dispatch mode, say): the notes need the room.
+    common = set.intersection(*(set(c.split("/")) for c in data["case"]))
+    labels = ["/".join(p for p in c.split("/") if p not in common) for c in data["case"]]
+    fig, ax = plt.subplots(figsize=(max(7, 0.5 * len(data)), 7))
+    xs = list(range(len(data)))
+    ax.bar(xs, data["ideal"], 0.6, label="ideal (llvm-mca, ESTIMATED)", color="#9ecae1")
+    ax.bar(xs, data["mispredict_cycles"], 0.6, bottom=data["ideal"], label="mispredicts x penalty (SIMULATED x measured)", color="#fdae6b")
+    ax.plot(xs, data["measured"], "kD", label="measured")
+    ax.set_yscale("log")
+    ax.set_xticks(xs)
+    ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=7)
+    ax.set_ylabel("cycles per dispatch")
+    ax.set_title("Cycle model against measured cycles per dispatch" + (f" ({'/'.join(sorted(common))})" if common else ""), fontsize=11)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return save(fig, data, out_dir, "cycle_model_check", notes)
+
+
 def all_figures(run: Run, out_dir: Path, probes_csv: Path | None = None) -> list[Path]:
     made = [f(run, out_dir) for f in (flushes_vs_copies, cycles_vs_handlers, backend_vs_handlers, cycles_vs_statements,
-                                      valgrind_counts, model_vs_interpreter, placements_model_vs_interpreter, dbinop_cycles)]
+                                      valgrind_counts, model_vs_interpreter, placements_model_vs_interpreter, dbinop_cycles,
+                                      mispredicts_by_dispatch, cycle_model_check)]
     if probes_csv is not None:
         made.append(register_budget(probes_csv, out_dir))
     return [m for m in made if m is not None]
