@@ -104,7 +104,8 @@ def cycle_model(run: Run) -> tuple[pd.DataFrame, list[str]] | None:
         f"ideal: `{ideal_col}`, ESTIMATED by llvm-mca",
         f"mispredicts: SIMULATED, `{indirect}` + `{conditional}` per dispatch; the indirect row is {why_row}",
         f"penalty: {penalty['cycles_per_mispredict']:.1f} cycles per mispredict (`dlab calibrate`, {penalty['metric']}; its rate assumed)",
-        "memory-order flushes: not in the model yet (their penalty is not measured); their cycles are in the error",
+        "memory-order flushes: not in the model (no chain measures their penalty; the fit below is drawn from this model's "
+        "error, so it cannot be a term of it); their cycles are in the error",
     ]
     return table, notes
 
