@@ -397,7 +397,7 @@ def cycle_model_check(run: Run, out_dir: Path) -> Path | None:
     if found is None:
         return None
     table, notes = found
-    data = table[["case", "measured", "ideal", "mispredict_cycles", "predicted", "error"]].reset_index(drop=True)
+    data = table[["case", "measured", "ideal", "mispredict_cycles", "predicted", "error", "predicted_ordered"]].reset_index(drop=True)
     # Labels without the parts every case shares (the dispatch mode, say): the notes need the room.
     common = set.intersection(*(set(c.split("/")) for c in data["case"]))
     labels = ["/".join(p for p in c.split("/") if p not in common) for c in data["case"]]
@@ -405,6 +405,9 @@ def cycle_model_check(run: Run, out_dir: Path) -> Path | None:
     xs = list(range(len(data)))
     ax.bar(xs, data["ideal"], 0.6, label="ideal (llvm-mca, ESTIMATED)", color="#9ecae1")
     ax.bar(xs, data["mispredict_cycles"], 0.6, bottom=data["ideal"], label="mispredicts x penalty (SIMULATED x measured)", color="#fdae6b")
+    if data["predicted_ordered"].notna().any():
+        ax.plot(xs, data["predicted_ordered"], "_", markersize=18, color="#08519c",
+                label="the same, loads after older stores (llvm-mca -noalias=false): its upper end")
     ax.plot(xs, data["measured"], "kD", label="measured")
     ax.set_yscale("log")
     ax.set_xticks(xs)

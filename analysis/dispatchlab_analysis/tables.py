@@ -130,10 +130,12 @@ def simulated_markdown(summary: pd.DataFrame, note: str) -> str:
         columns = simulated_columns(summary, quantity)
         if columns:
             parts += [f"\n{what} per 1,000 dispatches, a column per predictor:\n", wide_markdown(summary, None, columns)]
-    ideal = [(m, m[len("ideal_cycles["):-1], 1) for m in dict.fromkeys(summary["metric"]) if m.startswith("ideal_cycles[")]
+    ideal = [(m, ("ordered, " if m.startswith("ideal_cycles_ordered[") else "") + m[m.index("[") + 1:-1], 1)
+             for m in dict.fromkeys(summary["metric"]) if m.startswith("ideal_cycles[") or m.startswith("ideal_cycles_ordered[")]
     if ideal:
         parts += ["\nIdeal cycles per dispatch, ESTIMATED: each handler's code through llvm-mca, weighted by the program's "
-                  "dispatches to it (no mispredicts, flushes or cache misses; empty in the one-function modes):\n",
+                  "dispatches to it (no mispredicts, flushes or cache misses; empty in the one-function modes); `ordered`: "
+                  "the same with every load after every older store (-noalias=false), the store-to-load round trips' upper end:\n",
                   wide_markdown(summary, None, ideal)]
     return "\n".join(parts)
 

@@ -103,43 +103,54 @@ IdealBound ideal_bound(const ModelCase& c, const TracedBinary& binary, const std
   }
   TempDir dir("ideal");
   std::string file = dir.write("handlers.s", input).string();
-  ProcessOptions o;
-  o.capture_stdout = true;
-  o.timeout_s = 120;
-  o.max_output = size_t{64} << 20;
-  o.stderr_file = dir.file("stderr").string();
-  ProcessResult r = run_process({"llvm-mca-19", "-mcpu=" + mcpu, "-iterations=" + std::to_string(kMcaIterations), "-all-views=false",
-                                 "-summary-view", file}, o);
-  if (!r.ok()) {
-    std::ifstream err(o.stderr_file);
-    std::string first;
-    std::getline(err, first);
-    out.reason = fmt::format("llvm-mca-19 -mcpu={}: {}{}", mcpu, r.describe("llvm-mca-19"), first.empty() ? "" : ": " + first);
-    return out;
-  }
-  // Each region's summary: "[n] Code Region - NAME" then "Iterations:" and "Total Cycles:".
-  std::map<std::string, double> cycles;
-  std::istringstream in(r.output);
-  std::string line, region;
-  uint64_t iterations = 0;
-  while (std::getline(in, line)) {
-    if (size_t at = line.find("Code Region - "); at != std::string::npos) region = line.substr(at + 14);
-    else if (line.starts_with("Iterations:")) iterations = std::stoull(line.substr(11));
-    else if (line.starts_with("Total Cycles:") && !region.empty() && iterations)
-      cycles[region] = std::stod(line.substr(13)) / static_cast<double>(iterations);
-  }
-  double total = 0, weighted = 0;
-  for (const auto& [name, n] : dispatches) {
-    auto it = cycles.find(name);
-    if (it == cycles.end()) {
-      out.reason = fmt::format("llvm-mca-19 gave no cycles for {}", name);
-      return out;
+  // Twice: as LLVM's scheduling model assumes by default (every load independent of every store),
+  // then with -noalias=false (a load waits for every older store): a handler repeated alone then
+  // carries its store-to-load round trips through memory, the term the first run cannot see.
+  auto weighted_cycles = [&](bool loads_after_stores) -> std::optional<double> {
+    ProcessOptions o;
+    o.capture_stdout = true;
+    o.timeout_s = 120;
+    o.max_output = size_t{64} << 20;
+    o.stderr_file = dir.file("stderr").string();
+    std::vector<std::string> argv{"llvm-mca-19", "-mcpu=" + mcpu, "-iterations=" + std::to_string(kMcaIterations), "-all-views=false",
+                                  "-summary-view"};
+    if (loads_after_stores) argv.push_back("-noalias=false");
+    argv.push_back(file);
+    ProcessResult r = run_process(argv, o);
+    if (!r.ok()) {
+      std::ifstream err(o.stderr_file);
+      std::string first;
+      std::getline(err, first);
+      out.reason = fmt::format("llvm-mca-19 -mcpu={}: {}{}", mcpu, r.describe("llvm-mca-19"), first.empty() ? "" : ": " + first);
+      return std::nullopt;
     }
-    total += static_cast<double>(n);
-    weighted += static_cast<double>(n) * it->second;
-  }
+    // Each region's summary: "[n] Code Region - NAME" then "Iterations:" and "Total Cycles:".
+    std::map<std::string, double> cycles;
+    std::istringstream in(r.output);
+    std::string line, region;
+    uint64_t iterations = 0;
+    while (std::getline(in, line)) {
+      if (size_t at = line.find("Code Region - "); at != std::string::npos) region = line.substr(at + 14);
+      else if (line.starts_with("Iterations:")) iterations = std::stoull(line.substr(11));
+      else if (line.starts_with("Total Cycles:") && !region.empty() && iterations)
+        cycles[region] = std::stod(line.substr(13)) / static_cast<double>(iterations);
+    }
+    double total = 0, weighted = 0;
+    for (const auto& [name, n] : dispatches) {
+      auto it = cycles.find(name);
+      if (it == cycles.end()) {
+        out.reason = fmt::format("llvm-mca-19 gave no cycles for {}", name);
+        return std::nullopt;
+      }
+      total += static_cast<double>(n);
+      weighted += static_cast<double>(n) * it->second;
+    }
+    return weighted / total;
+  };
+  out.cycles_per_dispatch = weighted_cycles(false);
+  if (!out.cycles_per_dispatch) return out;
+  out.ordered_cycles_per_dispatch = weighted_cycles(true);
   out.handlers = dispatches.size();
-  out.cycles_per_dispatch = weighted / total;
   return out;
 }
 

@@ -20,6 +20,12 @@ inline constexpr uint64_t kMcaIterations = 100;
 
 struct IdealBound {
   std::optional<double> cycles_per_dispatch;
+  // The same with every load ordered after every older store (llvm-mca -noalias=false): each
+  // handler, repeated alone, carries its store-to-load round trips through memory. An upper bound
+  // on what the memory dependences add (a handler's own slot is then a chain even where the
+  // program interleaves copies whose slots differ); the measured time lies between the two where
+  // mispredicts and flushes do not add to it.
+  std::optional<double> ordered_cycles_per_dispatch;
   std::string reason;  // why there is none
   size_t handlers = 0;  // distinct handlers the program dispatches to, each one llvm-mca region
 };
