@@ -108,7 +108,10 @@ def experiment_markdown(exp) -> str:
             "valgrind (dlabtrace: lackey's trace of the engine's own code, its dispatch file and run function), the trace "
             "streamed through the predictors of docs/predictors.md; a dispatch is an indirect jump run in that code "
             "(one shared jump in `switch`, one per handler in `goto` and `tail`); stores resolved after "
-            f"{sim.get('window_instructions', '?')} instructions. The counts depend on the binary, not on this CPU.\n"))
+            f"{sim.get('window_instructions', '?')} instructions. The counts depend on the binary, not on this CPU."
+            + (f" The branch rows ran with the binary at {len(sim['code_shifts'])} load addresses (whole pages apart, as ASLR "
+               "moves it), each a sample: the median is shown, the summary's interval spans them."
+               if len(sim.get("code_shifts", [])) > 1 else "") + "\n"))
     if exp.name.startswith("wasm") and not exp.name.endswith("_valgrind"):
         parts = []
         pace = []  # (workload, peer, dlab ms per call, the peer's ms per call after its start-up, its start-up ms, its peak MiB)

@@ -27,7 +27,8 @@ pr::CodeRange engine_code(const pr::TracedBinary& binary, const std::string& eng
 }
 
 struct CaseResult {
-  std::vector<pr::SimulatedCount> counts;
+  std::vector<pr::SimulatedCount> counts;               // at the trace's own addresses
+  std::vector<std::vector<pr::SimulatedCount>> layouts;  // at each load address (the first is `counts`)
   uint64_t dispatches = 0;  // indirect jumps executed in the engine's code
   uint64_t trace_instructions = 0;
   uint64_t indirect_calls = 0, conditionals = 0;
@@ -41,7 +42,7 @@ struct CaseResult {
 constexpr double kCaseTimeoutS = 1800;
 
 CaseResult simulate(const SimulatedCase& c, const pr::TracedBinary& binary, const pr::PredictorSelection& rows, uint32_t window,
-                    pr::TraceSample sample) {
+                    pr::TraceSample sample, uint32_t load_addresses) {
   CaseResult out;
   out.code = engine_code(binary, c.engine.engine_name());
   pr::BranchSites sites = binary.sites_in(out.code);  // always: the indirect jumps are the dispatches
@@ -49,7 +50,7 @@ CaseResult simulate(const SimulatedCase& c, const pr::TracedBinary& binary, cons
   for (const auto& [pc, kind] : sites) out.dispatch_sites += kind == pr::BranchKind::kIndirectJump;
   std::vector<uint32_t> windows;
   if (!rows.memory.empty()) windows.push_back(window);
-  pr::TraceSimulation sim(rows, windows, std::move(sites), out.code.lo, out.code.hi);
+  pr::TraceSimulation sim(rows, windows, std::move(sites), out.code.lo, out.code.hi, code_shifts(load_addresses));
   out.trace_instructions = pr::run_traced(c.argv, out.code, sim, kCaseTimeoutS, c.name, sample).trace_instructions;
   out.dropped_at_gaps = sim.branches_dropped_at_gaps();
   const auto& met = sim.branch_counts();
@@ -60,12 +61,22 @@ CaseResult simulate(const SimulatedCase& c, const pr::TracedBinary& binary, cons
     throw std::runtime_error(fmt::format("{}: no indirect jump ran in the engine's code ({:x}-{:x}): no dispatch to count per", c.name,
                                          out.code.lo, out.code.hi));
   out.counts = sim.counts();
+  for (size_t i = 0; i < sim.layouts(); ++i) out.layouts.push_back(sim.counts(i));
   return out;
 }
 
 }  // namespace
 
+std::vector<uint64_t> code_shifts(uint32_t n) {
+  if (n < 1 || n > 64) throw std::invalid_argument(fmt::format("load addresses: 1 to 64, not {}", n));
+  std::vector<uint64_t> out;
+  // A page multiple by a large odd step through 2^18 pages (1 GiB): distinct for every n <= 64.
+  for (uint64_t i = 0; i < n; ++i) out.push_back(((i * 0x9e37u) % (uint64_t{1} << 18)) << 12);
+  return out;
+}
+
 void check_engine_simulation(const EngineSimulationOptions& options) {
+  (void)code_shifts(options.load_addresses);
   pr::select_any_predictors(options.predictors);
   if (std::string why = pr::tracer_unavailable(); !why.empty()) throw std::runtime_error(why);
 }
@@ -103,7 +114,7 @@ nlohmann::json run_simulated_cases(const std::vector<SimulatedCase>& cases, cons
         i = next++;
       }
       try {
-        CaseResult r = simulate(cases[i], binary, rows, options.window, options.sample);
+        CaseResult r = simulate(cases[i], binary, rows, options.window, options.sample, options.load_addresses);
         std::lock_guard<std::mutex> g(lock);
         results[i] = std::move(r);
         fmt::print(stderr, "[{}] {}/{} {}: {} dispatches\n", options.progress, ++done, cases.size(), cases[i].name, results[i].dispatches);
@@ -120,6 +131,7 @@ nlohmann::json run_simulated_cases(const std::vector<SimulatedCase>& cases, cons
   if (failure) std::rethrow_exception(failure);
 
   RunResult r = single_count_result("trace-simulation", "not pinned: simulated counts depend on the binary, not on the CPU that ran it");
+  r.protocol.samples = r.rounds = static_cast<int>(options.load_addresses);  // a sample per load address
   const std::string how = traced_how(options.sample);
   r.metrics = pr::simulated_metrics(results.front().counts, how);
   std::vector<MeasuredCase> measured;
@@ -127,21 +139,32 @@ nlohmann::json run_simulated_cases(const std::vector<SimulatedCase>& cases, cons
   fmt::print(table, "{:<34} {:>11}", "case", "dispatches");
   for (const auto& sc : results.front().counts)
     fmt::print(table, " {:>26}", fmt::format("{}[{}]", sc.quantity.substr(0, sc.quantity.find('_')), sc.predictor));
-  fmt::print(table, "   (per 1,000 dispatches, SIMULATED{})\n", options.sample.sampled() ? ", SAMPLED" : "");
+  fmt::print(table, "   (per 1,000 dispatches, SIMULATED{}{})\n", options.sample.sampled() ? ", SAMPLED" : "",
+             options.load_addresses > 1 ? fmt::format("; median (min-max) over {} load addresses", options.load_addresses) : "");
   nlohmann::json out = {{"predictors", options.predictors}, {"window_instructions", options.window}, {"traced", how},
                         {"cases", nlohmann::json::array()}};
   if (options.sample.sampled()) out["sample"] = {{"on", options.sample.on}, {"period", options.sample.period}};
   for (size_t i = 0; i < cases.size(); ++i) {
     const CaseResult& res = results[i];
-    CaseSamples vs{cases[i].name, {{}}};
+    // A sample per load address: the summary's median and interval are over the layouts.
+    CaseSamples vs{cases[i].name, {}};
+    for (const auto& layout : res.layouts) {
+      vs.samples.emplace_back();
+      for (const auto& sc : layout) vs.samples.back().push_back({static_cast<double>(sc.count), "", 1.0, "dlabtrace trace"});
+    }
     fmt::print(table, "{:<34} {:>11}", cases[i].name, res.dispatches);
     nlohmann::json counts = nlohmann::json::array();
-    for (const auto& sc : res.counts) {
-      vs.samples[0].push_back({static_cast<double>(sc.count), "", 1.0, "dlabtrace trace"});
-      const double per_1k = 1000.0 * static_cast<double>(sc.count) / static_cast<double>(res.dispatches);
-      fmt::print(table, " {:>26.2f}", per_1k);
+    for (size_t m = 0; m < res.counts.size(); ++m) {
+      const auto& sc = res.counts[m];
+      auto per_1k = [&](uint64_t n) { return 1000.0 * static_cast<double>(n) / static_cast<double>(res.dispatches); };
+      std::vector<double> at;
+      for (const auto& layout : res.layouts) at.push_back(per_1k(layout[m].count));
+      std::sort(at.begin(), at.end());
+      const std::string lo = fmt::format("{:.2f}", at.front()), hi = fmt::format("{:.2f}", at.back());
+      fmt::print(table, " {:>26}", lo == hi ? lo : fmt::format("{:.2f} ({}-{})", at[at.size() / 2], lo, hi));
       counts.push_back({{"metric", fmt::format("simulated_{}[{}]", sc.quantity, sc.predictor)}, {"count", sc.count},
-                        {"per_1k_dispatches", per_1k}, {"configuration", sc.configuration}});
+                        {"per_1k_dispatches", per_1k(sc.count)}, {"configuration", sc.configuration}});
+      if (at.size() > 1) counts.back()["per_1k_dispatches_over_load_addresses"] = at;
     }
     fmt::print(table, "\n");
     r.cases.push_back(std::move(vs));
@@ -153,6 +176,7 @@ nlohmann::json run_simulated_cases(const std::vector<SimulatedCase>& cases, cons
     params["indirect_calls"] = std::to_string(res.indirect_calls);
     params["conditional_branches"] = std::to_string(res.conditionals);
     params["trace_instructions"] = std::to_string(res.trace_instructions);
+    if (options.load_addresses > 1) params["load_addresses"] = std::to_string(options.load_addresses);
     if (options.sample.sampled()) {
       params["sampled"] = fmt::format("{}/{}", options.sample.on, options.sample.period);
       params["branches_dropped_at_gaps"] = std::to_string(res.dropped_at_gaps);
@@ -170,6 +194,7 @@ nlohmann::json run_simulated_cases(const std::vector<SimulatedCase>& cases, cons
                            {"note", "every metric is simulated (docs/predictors.md): counts of the predictor named in the metric, on the "
                                     "trace of the engine's code; the CPU that ran valgrind does not enter them"}};
   if (options.sample.sampled()) sidecar["simulation"]["sample"] = out["sample"];
+  sidecar["simulation"]["code_shifts"] = code_shifts(options.load_addresses);
   write_experiment(*dir, experiment, t, sidecar);
   fmt::print(stderr, "wrote {}/{}.summary.csv\n", dir->path().string(), experiment);
   return out;

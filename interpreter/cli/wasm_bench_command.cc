@@ -264,8 +264,9 @@ std::vector<bench::Peer> check_bench_options(const BenchOptions& o, const CLI::A
     } catch (const std::invalid_argument& e) {
       throw CLI::ValidationError("--predict", e.what());
     }
-  } else if (given("--predict-window")) {
-    throw CLI::ValidationError("--predict-window", "applies only with --predict");
+  } else {
+    for (const char* opt : {"--predict-window", "--predict-load-addresses"})
+      if (given(opt)) throw CLI::ValidationError(opt, "applies only with --predict");
   }
   if (!o.valgrind && given("--valgrind-calls")) throw CLI::ValidationError("--valgrind-calls", "applies only with --valgrind");
   if (!o.valgrind && given("--valgrind-reuse")) throw CLI::ValidationError("--valgrind-reuse", "applies only with --valgrind");
@@ -818,6 +819,12 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
                   "predictors (comma-separated names of docs/predictors.md's tables, or all), each case one call at its quick "
                   "size in `dlab wasm run` under valgrind, traced in the engine's code (dlabtrace), into <name>_simulated.*; per "
                   "1,000 dispatches (indirect jumps run in the engine's code)");
+  cmd->add_option("--predict-load-addresses", o->predict.load_addresses,
+                  "with --predict: simulate the branch rows with the binary at N load addresses (the trace's own, then whole "
+                  "pages apart, as ASLR moves it from run to run): the tables are indexed by a hash of the address, so a cell "
+                  "of a small row changes with it; each address is a sample, the result the median and interval over them")
+      ->check(CLI::Range(1u, 64u))
+      ->capture_default_str();
   cmd->add_option("--predict-window", o->predict.window,
                   "with --predict: instructions after which a store's address is known to younger loads (the memory "
                   "simulation's one timing parameter, docs/predictors.md)")

@@ -33,7 +33,7 @@ PredictorSelection select_any_predictors(const std::string& list) {
 }
 
 TraceSimulation::TraceSimulation(const PredictorSelection& rows, const std::vector<uint32_t>& windows, BranchSites sites,
-                                 uint64_t pc_lo, uint64_t pc_hi)
+                                 uint64_t pc_lo, uint64_t pc_hi, std::vector<uint64_t> code_shifts)
     : sites_(std::move(sites)), stream_(sites_, [this](const BranchEvent& b) { on_branch(b); }), pc_lo_(pc_lo), pc_hi_(pc_hi) {
   if (pc_lo >= pc_hi) throw std::invalid_argument("the code range is empty: its start must be below its end");
   if (!rows.memory.empty() && windows.empty()) throw std::invalid_argument("a memory-dependence predictor needs at least one window");
@@ -45,23 +45,35 @@ TraceSimulation::TraceSimulation(const PredictorSelection& rows, const std::vect
       s.window = std::make_unique<MemoryOrderWindow>(*s.predictor, w);
       memory_.push_back(std::move(s));
     }
-  for (const BranchPredictorRow* row : rows.branch)
-    branches_.push_back({row, row->make_indirect ? row->make_indirect() : nullptr, row->make_direction ? row->make_direction() : nullptr, {}});
+  if (code_shifts.empty()) throw std::invalid_argument("at least one code shift (0: the trace's own addresses)");
+  for (uint64_t shift : code_shifts) {
+    auto layout = std::make_unique<Layout>();
+    layout->shift = shift;
+    for (const BranchPredictorRow* row : rows.branch)
+      layout->branches.push_back(
+          {row, row->make_indirect ? row->make_indirect() : nullptr, row->make_direction ? row->make_direction() : nullptr, {}});
+    layouts_.push_back(std::move(layout));
+  }
 }
 
-void TraceSimulation::on_branch(const BranchEvent& b) {
-  const auto k = static_cast<size_t>(b.kind);
+void TraceSimulation::on_branch(const BranchEvent& event) {
+  const auto k = static_cast<size_t>(event.kind);
   ++branch_counts_[k];
-  for (auto& s : branches_) {
-    if (s.indirect && (b.kind == BranchKind::kIndirectJump || b.kind == BranchKind::kIndirectCall)) {
-      if (s.indirect->predict(b.pc, history_) != b.target) ++s.mispredicts[k];
-      s.indirect->update(b.pc, history_, b.target);
-    } else if (s.direction && b.kind == BranchKind::kConditional) {
-      if (s.direction->predict(b.pc, history_) != b.taken) ++s.mispredicts[k];
-      s.direction->update(b.pc, history_, b.taken);
+  for (auto& layout : layouts_) {
+    BranchEvent b = event;
+    b.pc += layout->shift;
+    b.target += layout->shift;
+    for (auto& s : layout->branches) {
+      if (s.indirect && (b.kind == BranchKind::kIndirectJump || b.kind == BranchKind::kIndirectCall)) {
+        if (s.indirect->predict(b.pc, layout->history) != b.target) ++s.mispredicts[k];
+        s.indirect->update(b.pc, layout->history, b.target);
+      } else if (s.direction && b.kind == BranchKind::kConditional) {
+        if (s.direction->predict(b.pc, layout->history) != b.taken) ++s.mispredicts[k];
+        s.direction->update(b.pc, layout->history, b.taken);
+      }
     }
+    layout->history.record(b);
   }
-  history_.record(b);
 }
 
 LackeyTotals TraceSimulation::run(std::istream& in, const std::string& source) {
@@ -96,17 +108,17 @@ LackeyTotals TraceSimulation::run(std::istream& in, const std::string& source) {
                                                source, totals.instructions, pc_lo_, pc_hi_));
   uint64_t seen = 0;
   for (uint64_t n : branch_counts_) seen += n;
-  if (!branches_.empty() && seen == 0)
+  if (!layouts_.front()->branches.empty() && seen == 0)
     throw std::runtime_error(fmt::format("no instruction of the trace '{}' ({} instructions) is at one of the {} branch sites: "
                                          "check the sites against the traced binary's load address", source, totals.instructions, sites_.size()));
   return totals;
 }
 
-std::vector<SimulatedCount> TraceSimulation::counts() const {
+std::vector<SimulatedCount> TraceSimulation::counts(size_t layout) const {
   std::vector<SimulatedCount> out;
   for (const auto& s : memory_)
     out.push_back({s.row->name, "memory_order_flushes", s.window->window(), s.window->counts().flushes, s.predictor->name()});
-  for (const auto& s : branches_) {
+  for (const auto& s : layouts_.at(layout)->branches) {
     if (s.indirect)
       out.push_back({s.row->name, "indirect_mispredicts", 0,
                      s.mispredicts[static_cast<size_t>(BranchKind::kIndirectJump)] + s.mispredicts[static_cast<size_t>(BranchKind::kIndirectCall)],

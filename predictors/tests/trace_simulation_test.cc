@@ -43,6 +43,27 @@ TEST(TraceSimulation, MemoryAndBranchRowsSeeOnePass) {
   EXPECT_EQ(sim.branch_counts()[static_cast<size_t>(BranchKind::kIndirectJump)], 2u);
 }
 
+// The branch rows once per code shift (the binary at other load addresses), each with its own
+// history; the memory rows once. A last-target table indexed by the address's low bits is the same
+// at any shift that keeps them (a page's), so its counts repeat; an empty shift list is refused.
+TEST(TraceSimulation, BranchRowsRunOncePerCodeShift) {
+  PredictorSelection rows = select_any_predictors("store_sets,btb_512x1,ittage_zen4");
+  TraceSimulation sim(rows, {64}, {{0x1008, BranchKind::kIndirectJump}}, 0x1000, 0x1008, {0, 0x7000});
+  std::istringstream in(kTrace);
+  sim.run(in, "trace");
+  ASSERT_EQ(sim.layouts(), 2u);
+  auto at0 = sim.counts(0), at1 = sim.counts(1);
+  ASSERT_EQ(at0.size(), 3u);
+  ASSERT_EQ(at1.size(), 3u);
+  EXPECT_EQ(at0[0].count, at1[0].count);  // store_sets: one simulation for every shift
+  EXPECT_EQ(at0[1].predictor, "btb_512x1");
+  EXPECT_EQ(at0[1].count, 2u);
+  EXPECT_EQ(at1[1].count, 2u);
+  EXPECT_EQ(sim.counts()[2].count, at0[2].count);
+  EXPECT_EQ(sim.branch_counts()[static_cast<size_t>(BranchKind::kIndirectJump)], 2u);  // branches counted once
+  EXPECT_THROW(TraceSimulation(rows, {64}, {{0x1008, BranchKind::kIndirectJump}}, 0x1000, 0x1008, {}), std::invalid_argument);
+}
+
 TEST(TraceSimulation, AllIsEveryRowOfBothTables) {
   PredictorSelection rows = select_any_predictors("all");
   EXPECT_EQ(rows.memory.size(), memory_dependence_predictors().size());

@@ -57,6 +57,8 @@ USAGE_ERRORS = [
     (["wasm", "bench", "--predict", "all", "--quick", "--no-save"], 2, "--quick: does not apply with --predict"),
     (["wasm", "bench", "--predict-window", "32", "--no-save"], 2, "applies only with --predict"),
     (["wasm", "bench", "--predict", "all", "--predict-window", "0", "--no-save"], 2, "--predict-window"),
+    (["wasm", "bench", "--predict-load-addresses", "4", "--no-save"], 2, "--predict-load-addresses: applies only with --predict"),
+    (["wasm", "bench", "--predict", "all", "--predict-load-addresses", "65", "--no-save"], 2, "--predict-load-addresses"),
     (["probes", "--conventions", "foo", "--no-save"], 2, "unknown 'foo' (valid: default"),
     (["probes", "--placements", "foo", "--no-save"], 2, "unknown 'foo'"),
     (["probes", "--count", "0", "--no-save"], 2, "--count"),

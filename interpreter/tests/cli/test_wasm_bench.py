@@ -177,7 +177,7 @@ def test_predict_simulates_the_engines_per_dispatch(dlab_bin, tmp_path):
     and almost none of tail's per-handler jumps; every metric is simulated, per dispatch."""
     run_dir = subprocess.run([dlab_bin, "new-run", "--results", tmp_path], check=True, capture_output=True, text=True).stdout.strip()
     out = subprocess.run([dlab_bin, "wasm", "bench", "--predict", "btb_512x1,store_sets", "--workloads", "fib", "--dispatch", "switch,tail",
-                          "--bounds", "check", "--run-dir", run_dir], capture_output=True, text=True, timeout=600)
+                          "--bounds", "check", "--predict-load-addresses", "2", "--run-dir", run_dir], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     s = with_params(load_run(run_dir).experiments["wasm_simulated"].summary)
     assert set(s["metric"]) == {"simulated_indirect_mispredicts[btb_512x1]", "simulated_memory_order_flushes[store_sets]"}
@@ -192,6 +192,10 @@ def test_predict_simulates_the_engines_per_dispatch(dlab_bin, tmp_path):
     assert len(traced) == 1 and counted <= traced.pop() <= counted + 4, (traced, counted)
     btb = s[s["metric"] == "simulated_indirect_mispredicts[btb_512x1]"].set_index("dispatch")["median"]
     assert btb["switch"] > 0.99 and btb["tail"] < 0.01
+    # Two load addresses, a sample each; the last-target table, indexed by the address's low bits,
+    # is the same at both (whole pages apart), and the memory rows are simulated once.
+    assert (s["n"] == 2).all() and set(s["load_addresses"]) == {"2"}
+    assert (s["ci95_lo"] == s["ci95_hi"]).all(), s[["case", "metric", "ci95_lo", "ci95_hi"]]
     assert "SIMULATED by store_sets" in s[s["metric"] == "simulated_memory_order_flushes[store_sets]"].iloc[0]["native_event"]
     # The report's section says what was traced and keeps each quantity in its own simulated table.
     from dispatchlab_analysis import report

@@ -54,8 +54,13 @@ class TraceSimulation {
 
   // Memory rows only see accesses of instructions in [pc_lo, pc_hi) (every instruction still counts
   // toward the window); branch rows only the sites given. Branch rows with no sites are an error.
+  // `code_shifts`: the branch rows run once per shift, each on the trace's branches with every
+  // address moved by it (the binary loaded that much higher, as ASLR moves a position-independent
+  // executable from run to run), each with its own global history: tables indexed by a hash of
+  // the address meet other conflicts at each. The first shift's are the counts(); 0 is the trace's own.
   TraceSimulation(const PredictorSelection& rows, const std::vector<uint32_t>& windows, BranchSites sites,
-                  uint64_t pc_lo = 0, uint64_t pc_hi = std::numeric_limits<uint64_t>::max());
+                  uint64_t pc_lo = 0, uint64_t pc_hi = std::numeric_limits<uint64_t>::max(),
+                  std::vector<uint64_t> code_shifts = {0});
   TraceSimulation(const TraceSimulation&) = delete;
   TraceSimulation& operator=(const TraceSimulation&) = delete;
 
@@ -65,23 +70,33 @@ class TraceSimulation {
   LackeyTotals run(std::istream& in, const std::string& source);
 
   const std::vector<MemorySimulation>& memory() const { return memory_; }
-  const std::vector<BranchSimulation>& branches() const { return branches_; }
+  const std::vector<BranchSimulation>& branches() const { return layouts_.front()->branches; }
   // Branches met at the sites given, by kind (whether or not a branch row was asked for).
   const std::array<uint64_t, kBranchKinds>& branch_counts() const { return branch_counts_; }
   // Branches whose target fell in a sampled trace's gap (dlabtrace --sample): neither counted nor
   // predicted.
   uint64_t branches_dropped_at_gaps() const { return dropped_at_gaps_; }
-  // One entry per memory row and window, then one per branch row.
-  std::vector<SimulatedCount> counts() const;
+  // One entry per memory row and window, then one per branch row (the first code shift's).
+  std::vector<SimulatedCount> counts() const { return counts(0); }
+  // The same at the code shift `layout` (an index into code_shifts; the memory rows' are the same in each).
+  std::vector<SimulatedCount> counts(size_t layout) const;
+  size_t layouts() const { return layouts_.size(); }
 
  private:
   void on_branch(const BranchEvent& b);
 
+  // The branch rows at one code shift, with the global history of the shifted addresses (held
+  // through a pointer: the rows' folds refer to it).
+  struct Layout {
+    uint64_t shift = 0;
+    GlobalHistory history{kPathBitsPerIndirect};
+    std::vector<BranchSimulation> branches;
+  };
+
   std::vector<MemorySimulation> memory_;
-  std::vector<BranchSimulation> branches_;
+  std::vector<std::unique_ptr<Layout>> layouts_;
   BranchSites sites_;
   uint64_t dropped_at_gaps_ = 0;
-  GlobalHistory history_{kPathBitsPerIndirect};
   BranchEventStream stream_;
   std::array<uint64_t, kBranchKinds> branch_counts_{};
   uint64_t pc_lo_, pc_hi_;
