@@ -142,7 +142,7 @@ plots RUN="": build
         DLAB_BIN="$PWD/{{dlab}}" DLAB_RUN="$PWD/$run" {{python}} -m nbconvert --to notebook --execute analysis/notebooks/$nb.ipynb --output-dir "$run/notebooks"
     done
 
-# simulated memory-order flushes and branch mispredicts in a new run directory with its report and figures, every column simulated (docs/predictors.md): without ARGS the `flushes` steps of tools/experiments.toml (`dlab models --predict all`, 36 cases; `dlab wasm bench --predict all` on the twelve kernels in switch, goto and tail, 36 cases; about 4 minutes on 2 cores); with ARGS, `dlab models --predict all ARGS` alone (e.g. --model kcopy --kinds p --copies 1,64 --orders random --dispatch switch,tail)
+# simulated memory-order flushes and branch mispredicts in a new run directory with its report and figures, every column simulated (docs/predictors.md): without ARGS the `flushes` steps of tools/experiments.toml (`dlab models --predict all`, 36 cases; `dlab wasm bench --predict all --predict-load-addresses 4` on the twelve kernels in switch, goto and tail, 36 cases; about 11 minutes on 2 cores); with ARGS, `dlab models --predict all ARGS` alone (e.g. --model kcopy --kinds p --copies 1,64 --orders random --dispatch switch,tail)
 [positional-arguments]
 flushes *ARGS: build-compared
     #!/usr/bin/env bash

@@ -137,12 +137,18 @@ def test_report_embeds_figures_knees_and_the_rfc_table(models_run, dlab_bin, mon
     assert (models_run / "figures" / "valgrind_counts.png").exists()
 
 
-def test_notebook_executes_headless_on_a_fixture(models_run, dlab_bin, tmp_path):
-    env = dict(os.environ, DLAB_RUN=str(models_run), DLAB_FIGURES=str(tmp_path / "nbfig"), DLAB_BIN=str(dlab_bin))
-    out = subprocess.run([sys.executable, "-m", "nbconvert", "--to", "notebook", "--execute", str(NOTEBOOK),
+def execute_notebook(notebook: Path, run: Path, dlab_bin, tmp_path) -> str:
+    """The notebook run headless as `just plots` runs it, on `run`: its executed text (figures into
+    tmp_path/nbfig)."""
+    env = dict(os.environ, DLAB_RUN=str(run), DLAB_FIGURES=str(tmp_path / "nbfig"), DLAB_BIN=str(dlab_bin))
+    out = subprocess.run([sys.executable, "-m", "nbconvert", "--to", "notebook", "--execute", str(notebook),
                           "--output-dir", str(tmp_path / "nb")], env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]
-    executed = (tmp_path / "nb" / "run_overview.ipynb").read_text()
+    return (tmp_path / "nb" / notebook.name).read_text()
+
+
+def test_notebook_executes_headless_on_a_fixture(models_run, dlab_bin, tmp_path):
+    executed = execute_notebook(NOTEBOOK, models_run, dlab_bin, tmp_path)
     assert "image/png" in executed
     assert (tmp_path / "nbfig" / "cycles_vs_handlers.png").exists()
 
@@ -152,11 +158,7 @@ def test_the_simulated_notebook_executes_headless_and_says_what_is_missing(model
     dispatch, simulated beside counted. On the fixture (models timed and simulated, no
     wasm_simulated): the flushes figure is drawn, and the dispatch-mode section says it is not in
     this run instead of failing."""
-    env = dict(os.environ, DLAB_RUN=str(models_run), DLAB_FIGURES=str(tmp_path / "nbfig"), DLAB_BIN=str(dlab_bin))
-    out = subprocess.run([sys.executable, "-m", "nbconvert", "--to", "notebook", "--execute", str(SIMULATED_NOTEBOOK),
-                          "--output-dir", str(tmp_path / "nb")], env=env, capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr[-2000:]
-    executed = (tmp_path / "nb" / "simulated.ipynb").read_text()
+    executed = execute_notebook(SIMULATED_NOTEBOOK, models_run, dlab_bin, tmp_path)
     assert "image/png" in executed
     assert (tmp_path / "nbfig" / "flushes_vs_copies.png").exists()
     assert "Not in this run: no wasm_simulated experiment" in executed
