@@ -160,6 +160,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
       if (o.pass_fd == o.pass_fd_as) ok = ::fcntl(o.pass_fd, F_SETFD, 0) == 0;
       else ok = ::dup2(o.pass_fd, o.pass_fd_as) >= 0;
     }
+    if (ok && !o.stdin_file.empty()) ok = redirect(STDIN_FILENO, o.stdin_file.c_str(), O_RDONLY);
     if (ok && !o.stderr_file.empty()) ok = redirect(STDERR_FILENO, o.stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC);
     else if (ok && o.quiet) ok = redirect(STDERR_FILENO, "/dev/null", O_WRONLY);
     if (ok) ::execve(program.c_str(), args.data(), environ);

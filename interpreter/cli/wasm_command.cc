@@ -29,6 +29,7 @@
 #include "dispatchlab/interpreter/validator.h"
 #include "dispatchlab/interpreter/wasi.h"
 #include "wasi_dirs.h"
+#include "dispatchlab/harness/quote.h"
 #include "../bench/bench_engine.h"
 #include "../bench/engine_simulation.h"
 #include "dispatchlab/harness/cachegrind.h"
@@ -241,8 +242,9 @@ void add_run_command(CLI::App& cmd, bool profile) {
             [](std::string& v) {
               unsigned long long on = 0, period = 0;
               char tail = 0;
-              if (std::sscanf(v.c_str(), "%llu/%llu%c", &on, &period, &tail) != 2 || on == 0 || on >= period)
-                return std::string("'" + v + "' is not ON/PERIOD with 0 < ON < PERIOD (e.g. 1000000/10000000)");
+              const bool digits = !v.empty() && v.find_first_not_of("0123456789/") == std::string::npos && v.size() < 40;
+              if (!digits || std::sscanf(v.c_str(), "%llu/%llu%c", &on, &period, &tail) != 2 || on == 0 || on >= period)
+                return std::string("'" + escape_input(v) + "' is not ON/PERIOD with 0 < ON < PERIOD (e.g. 1000000/10000000)");
               return std::string();
             },
             "ON/PERIOD"));
@@ -535,7 +537,10 @@ void add_run_command(CLI::App& cmd, bool profile) {
     std::fflush(stdout);
     if (profile) {
       nlohmann::json j = report_profile(rt.profile(), wasm::lowered_code_words(rt), o->top);
-      if (!predict_engines.empty()) {
+      if (!predict_engines.empty() && exit_code != 0) {
+        // The traced runs would end the same way, which run_traced takes for a failure.
+        fmt::print(stderr, "dlab: --predict not run: the program exited with code {}\n", exit_code);
+      } else if (!predict_engines.empty()) {
         // The same command line, as `dlab wasm run` in each engine (its own stdout discarded: the
         // program's output was this run's).
         std::vector<bench::SimulatedCase> cases;

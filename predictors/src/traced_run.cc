@@ -150,6 +150,9 @@ TracedRun run_traced(const std::vector<std::string>& argv, CodeRange range, Trac
   o.capture_stdout = true;
   o.max_output = 1 << 20;
   o.stderr_file = scratch.file("stderr").string();
+  // No standard input: a traced program that read dlab's (a terminal) would wait for a reader until
+  // its timeout, and what it reads would differ from the run it repeats.
+  o.stdin_file = "/dev/null";
   o.timeout_s = timeout_s;
   o.own_process_group = true;
   o.pass_fd = trace_pipe[1];  // the trace on the program's descriptor 3

@@ -14,12 +14,21 @@ set(DLAB_PCH_STANDARD
   <sstream> <stdexcept> <string> <string_view> <thread> <unordered_map> <utility> <variant> <vector>
   <fmt/format.h> <fmt/ranges.h> <nlohmann/json.hpp>)
 
+# A header compiled into a precompiled one is checked by its modification time when the PCH is used,
+# and Debian's packages install headers with the time they were packaged: an upgrade (./tools/bootstrap
+# aarch64 reinstalls linux-libc-dev for arm64 beside amd64) leaves /usr/include/asm-generic/*.h
+# older than the PCH, so ninja keeps it, yet with another time than it recorded, so clang refuses it
+# ("has been modified since the precompiled header was built"). Checked by content instead when
+# the times differ.
+set(DLAB_PCH_VALIDATION $<$<COMPILE_LANGUAGE:CXX>:-fpch-validate-input-files-content>)
+
 # dlab_precompile(<target> [CLI11] [GTEST]): the target's own precompiled header (its flags, its
 # definitions), with CLI11's and GoogleTest's headers where the target uses them.
 function(dlab_precompile target)
   if(DLAB_NO_PCH)
     return()
   endif()
+  target_compile_options(${target} PRIVATE ${DLAB_PCH_VALIDATION})
   set(headers ${DLAB_PCH_STANDARD})
   if("CLI11" IN_LIST ARGN)
     list(APPEND headers <CLI/CLI.hpp>)
@@ -40,6 +49,7 @@ function(dlab_precompile_test target)
   get_property(owner DIRECTORY PROPERTY DLAB_TEST_PCH_OWNER)
   if(owner)
     target_precompile_headers(${target} REUSE_FROM ${owner})
+    target_compile_options(${target} PRIVATE ${DLAB_PCH_VALIDATION})
   else()
     dlab_precompile(${target} GTEST)
     set_property(DIRECTORY PROPERTY DLAB_TEST_PCH_OWNER ${target})

@@ -52,6 +52,7 @@ USAGE_ERRORS = [
     (["wasm", "profile", __file__, "--predict-sample", "1/10"], 2, "--predict-sample: applies only with --predict"),
     (["wasm", "profile", __file__, "--predict", "btb_512x1", "--predict-sample", "10/10"], 2, "is not ON/PERIOD with 0 < ON < PERIOD"),
     (["wasm", "profile", __file__, "--predict", "btb_512x1", "--predict-sample", "x"], 2, "is not ON/PERIOD with 0 < ON < PERIOD"),
+    (["wasm", "profile", __file__, "--predict", "btb_512x1", "--predict-sample", "5/-10"], 2, "is not ON/PERIOD with 0 < ON < PERIOD"),
     (["wasm", "profile", __file__, "--predict", "btb_512x1", "--predict-dispatch", "jit"], 2, "'jit' is not a dispatch mode"),
     (["wasm", "bench", "--predict", "all", "--valgrind", "--no-save"], 2, "--valgrind: does not apply with --predict"),
     (["wasm", "bench", "--predict", "all", "--quick", "--no-save"], 2, "--quick: does not apply with --predict"),
