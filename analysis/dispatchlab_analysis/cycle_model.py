@@ -196,3 +196,69 @@ def flush_penalty_markdown(run: Run) -> str | None:
             lines.append(f"| {r.row} | {r.cases} | {span} | {r.penalty:.1f} [{r.ci95_lo:.1f}, {r.ci95_hi:.1f}] | {r.vs_mispredict:.1f} | "
                          f"{r.intercept:.2f} | {r.r2:.2f} | {r.rms_residual:.2f} |")
     return "\n".join(lines) + "\n\n" + "".join(f"- {n}\n" for n in notes)
+
+
+def kernel_mispredict_check(run: Run) -> tuple[pd.DataFrame, list[str]] | None:
+    """The interpreter's kernels: what each indirect row's SIMULATED mispredicts (wasm_simulated,
+    with TAGE's conditional ones) would cost at the measured penalty, against the cycles per dispatch
+    the wasm experiment measured for the same case (same name: workload and engine, quick size).
+    A row charging more cycles than a dispatch took cannot be this core's predictor: the check needs
+    no ideal bound. None without the three experiments or a penalty in the measured cycles' metric."""
+    simulated_name = next((n for n in run.experiments if n.startswith("wasm") and n.endswith("_simulated")), None)
+    if simulated_name is None or not {"wasm", "calibrate"} <= set(run.experiments):
+        return None
+    penalty = run.experiments["calibrate"].sidecar.get("mispredict_penalty", {})
+    measured = run.experiments["wasm"].summary
+    metric, notes = pick_cycles(measured)
+    if "cycles_per_mispredict" not in penalty or metric == "tsc_ticks":
+        return None
+    sim = with_params(run.experiments[simulated_name].summary)
+    sim = sim[sim["n"] > 0]
+    conditional = f"simulated_conditional_mispredicts[{CONDITIONAL_ROW}]"
+    rows_named = [m[len("simulated_indirect_mispredicts["):-1] for m in dict.fromkeys(sim["metric"])
+                  if m.startswith("simulated_indirect_mispredicts[")]
+    if not rows_named:
+        return None
+    timed = with_params(measured[(measured["metric"] == metric) & (measured["n"] > 0)]).set_index("case")
+    out = []
+    for case, g in sim.groupby("case", sort=False):
+        if case not in timed.index:
+            continue
+        t = timed.loc[case]
+        if str(t.get("size", "")) != str(g["size"].iloc[0]):
+            continue  # another size: another number of dispatches per call
+        per_dispatch = float(t["median"]) / float(g["dispatches"].iloc[0])
+        values = g.set_index("metric")["median"]
+        row = {"case": case, "measured": per_dispatch}
+        for name in rows_named:
+            lost = values.get(f"simulated_indirect_mispredicts[{name}]", float("nan")) + values.get(conditional, 0.0)
+            row[name] = lost * penalty["cycles_per_mispredict"]
+        out.append(row)
+    if not out:
+        return None
+    notes = notes + [
+        f"measured: `{metric}` per call (the wasm experiment's median) over the dispatches one call makes ({simulated_name}'s count)",
+        f"each row: its SIMULATED indirect mispredicts + `{conditional}` per dispatch x {penalty['cycles_per_mispredict']:.1f} cycles "
+        f"(`dlab calibrate`, {penalty.get('metric')}; its rate assumed)",
+        "a cell above the measured cycles (marked !) is a row whose mispredicts alone take longer than the dispatch took: "
+        "not this core's predictor, whatever the rest of the time is",
+    ]
+    return pd.DataFrame(out), notes
+
+
+def kernel_mispredict_markdown(run: Run) -> str | None:
+    found = kernel_mispredict_check(run)
+    if found is None:
+        return None
+    table, notes = found
+    rows = [c for c in table.columns if c not in ("case", "measured")]
+    lines = ["| case | measured cycles/dispatch | " + " | ".join(f"{r}: mispredict cycles/dispatch" for r in rows) + " |",
+             "|---|---:|" + "---:|" * len(rows)]
+    for r in table.itertuples(index=False):
+        d = r._asdict()
+        cells = [f"{d[c]:.2f}{' !' if d[c] > d['measured'] else ''}" if pd.notna(d[c]) else "" for c in rows]
+        lines.append(f"| {d['case']} | {d['measured']:.2f} | " + " | ".join(cells) + " |")
+    refuted = {c: int((table[c] > table["measured"]).sum()) for c in rows}
+    summary = "Cases where a row's mispredicts alone exceed the measured time: " + ", ".join(
+        f"`{c}` {n} of {len(table)}" for c, n in refuted.items()) + ".\n"
+    return "\n".join(lines) + "\n\n" + summary + "\n" + "".join(f"- {n}\n" for n in notes)

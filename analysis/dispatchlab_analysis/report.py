@@ -17,7 +17,7 @@ from .figures import all_figures
 from .workloads import DefError, read_suites
 from .knee import dbinop_knees, kcopy_knees
 from . import where
-from .cycle_model import cycle_model_markdown, flush_penalty_markdown
+from .cycle_model import cycle_model_markdown, flush_penalty_markdown, kernel_mispredict_markdown
 from .results import (PLACEMENT_PARAM, Run, experiment_emulation, latest_runs, load_run, machine_emulation, parse_params,
                       pick_cycles, with_case, without_emulated)
 from .tables import (MODEL_COLUMNS, VALGRIND_COLUMNS, WASM_COLUMNS, WASM_VALGRIND_COLUMNS, budgets_markdown, counters_markdown, gc_markdown,
@@ -376,6 +376,12 @@ def analysis_markdown(run: Run) -> str:
                   "Predicted cycles per dispatch = the ideal bound + simulated mispredicts x the measured penalty, beside "
                   "the measured cycles of the same case; the shares are of the predicted cycles. An ESTIMATE of where the "
                   "cycles go where no PMU says it.\n", model]
+    kernels = kernel_mispredict_markdown(run)
+    if kernels:
+        parts += ["## Which predictor could this core have? The kernels' mispredicts against their time (issue 46, item 6)\n",
+                  "Each simulated indirect row's mispredicts (with TAGE's conditional ones) at the measured penalty, beside the "
+                  "cycles per dispatch the same kernel took in the same engine: a row charging more than the whole dispatch "
+                  "took is refuted for this core.\n", kernels]
     fits = flush_penalty_markdown(run)
     if fits:
         parts += ["## Flush penalty, fitted on the K-copy series (issue 46, item 4)\n",

@@ -117,3 +117,40 @@ def test_the_indirect_row_is_the_cpus_named_one_or_the_papers(run_dir):
     assert row == FALLBACK_INDIRECT_ROW == "ittage_64kb" and "no published size" in why
     # The fixture's simulation has no ittage_64kb: no model rather than a wrong one.
     assert cycle_model(run) is None
+
+
+def test_the_kernels_check_refutes_a_row_whose_mispredicts_outlast_the_dispatch(tmp_path):
+    """wasm (cycles per call) beside wasm_simulated (dispatches per call, mispredicts per dispatch):
+    a case of 1,000 dispatches taking 4,000 cycles is 4 cycles a dispatch; a row mispredicting every
+    dispatch at 20 cycles charges 20 (refuted, marked !), one mispredicting 1 in 100 charges 0.2; the
+    conditional row adds to both. A timed case of another size, and one not simulated, are left out."""
+    import pandas as pd
+    from dispatchlab_analysis.cycle_model import kernel_mispredict_check, kernel_mispredict_markdown
+    from dispatchlab_analysis.results import Experiment, Run
+
+    def rows(case, params, metrics):
+        return [{"case": case, "params": params, "metric": m, "median": v, "n": 1} for m, v in metrics]
+    engine = "dispatch=switch;placement=sp;size=24;workload=fib"
+    timed = pd.DataFrame(rows("fib/switch", engine, [("cycles_tsc_estimate", 4000.0)])
+                         + rows("fib/tail", engine.replace("switch", "tail").replace("size=24", "size=30"), [("cycles_tsc_estimate", 9.0)])
+                         + rows("sort/switch", "dispatch=switch;size=5;workload=sort", [("cycles_tsc_estimate", 9.0)]))
+    simulated = pd.DataFrame(rows("fib/switch", engine + ";dispatches=1000",
+                                  [("simulated_indirect_mispredicts[btb_512x1]", 1.0), ("simulated_indirect_mispredicts[ittage_64kb]", 0.01),
+                                   ("simulated_conditional_mispredicts[tage_62kbit]", 0.001)])
+                             + rows("fib/tail", engine.replace("switch", "tail") + ";dispatches=1000",
+                                    [("simulated_indirect_mispredicts[btb_512x1]", 0.0), ("simulated_indirect_mispredicts[ittage_64kb]", 0.0),
+                                     ("simulated_conditional_mispredicts[tage_62kbit]", 0.0)]))
+    run = Run(tmp_path, {}, None, {
+        "wasm": Experiment("wasm", timed, pd.DataFrame(), {}),
+        "wasm_simulated": Experiment("wasm_simulated", simulated, pd.DataFrame(), {}),
+        "calibrate": Experiment("calibrate", pd.DataFrame(), pd.DataFrame(),
+                                {"mispredict_penalty": {"cycles_per_mispredict": 20.0, "metric": "cycles_tsc_estimate"}}),
+    })
+    table, notes = kernel_mispredict_check(run)
+    assert list(table["case"]) == ["fib/switch"]  # fib/tail timed at another size; sort not simulated
+    r = table.iloc[0]
+    assert r["measured"] == pytest.approx(4.0)
+    assert r["btb_512x1"] == pytest.approx(20 * 1.001) and r["ittage_64kb"] == pytest.approx(20 * 0.011)
+    md = kernel_mispredict_markdown(run)
+    assert "| fib/switch | 4.00 | 20.02 ! | 0.22 |" in md
+    assert "`btb_512x1` 1 of 1, `ittage_64kb` 0 of 1" in md
