@@ -165,7 +165,7 @@ def test_dlab_models_predict_writes_simulated_metrics_only(dlab_bin, tmp_path):
     marked estimated, per dispatch; the bound of every push meeting its older store is there."""
     run_dir = run([dlab_bin, "new-run", "--results", tmp_path]).stdout.strip()
     run([dlab_bin, "models", "--predict", "always_speculate,store_sets,btb_512x1", "--model", "kcopy", "--kinds", "u", "--copies", "1",
-         "--predict-dispatches", "1", "--run-dir", run_dir])
+         "--predict-dispatches", "1", "--predict-load-addresses", "2", "--run-dir", run_dir])
     from dispatchlab_analysis.results import load_run
     s = load_run(run_dir).experiments["models_simulated"].summary
     ideal = s[s["metric"].str.startswith("ideal_cycles[llvm-mca-19 ")]
@@ -185,6 +185,9 @@ def test_dlab_models_predict_writes_simulated_metrics_only(dlab_bin, tmp_path):
         assert len(ordered) == 1 and ordered.iloc[0]["median"] > ideal.iloc[0]["median"] + 1, ordered.iloc[0]
     else:
         assert ideal.iloc[0]["n"] == 0 and ideal.iloc[0]["unavailable_reason"]
+    # Two load addresses: a sample each (the branch rows run at both; the memory rows and the
+    # bounds are the same in each).
+    assert (simulated["n"] == 2).all(), simulated[["metric", "n"]]
     bound = s[s["metric"] == "simulated_memory_order_flushes[always_speculate]"].iloc[0]
     assert bound["median"] == pytest.approx(4097 / 4098, abs=1e-6)  # all but the start value's dispatch
     assert "SIMULATED by store_sets" in s[s["metric"] == "simulated_memory_order_flushes[store_sets]"].iloc[0]["native_event"]

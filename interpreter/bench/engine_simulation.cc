@@ -50,7 +50,7 @@ CaseResult simulate(const SimulatedCase& c, const pr::TracedBinary& binary, cons
   for (const auto& [pc, kind] : sites) out.dispatch_sites += kind == pr::BranchKind::kIndirectJump;
   std::vector<uint32_t> windows;
   if (!rows.memory.empty()) windows.push_back(window);
-  pr::TraceSimulation sim(rows, windows, std::move(sites), out.code.lo, out.code.hi, code_shifts(load_addresses));
+  pr::TraceSimulation sim(rows, windows, std::move(sites), out.code.lo, out.code.hi, pr::load_address_shifts(load_addresses));
   out.trace_instructions = pr::run_traced(c.argv, out.code, sim, kCaseTimeoutS, c.name, sample).trace_instructions;
   out.dropped_at_gaps = sim.branches_dropped_at_gaps();
   const auto& met = sim.branch_counts();
@@ -67,16 +67,8 @@ CaseResult simulate(const SimulatedCase& c, const pr::TracedBinary& binary, cons
 
 }  // namespace
 
-std::vector<uint64_t> code_shifts(uint32_t n) {
-  if (n < 1 || n > 64) throw std::invalid_argument(fmt::format("load addresses: 1 to 64, not {}", n));
-  std::vector<uint64_t> out;
-  // A page multiple by a large odd step through 2^18 pages (1 GiB): distinct for every n <= 64.
-  for (uint64_t i = 0; i < n; ++i) out.push_back(((i * 0x9e37u) % (uint64_t{1} << 18)) << 12);
-  return out;
-}
-
 void check_engine_simulation(const EngineSimulationOptions& options) {
-  (void)code_shifts(options.load_addresses);
+  (void)pr::load_address_shifts(options.load_addresses);
   pr::select_any_predictors(options.predictors);
   if (std::string why = pr::tracer_unavailable(); !why.empty()) throw std::runtime_error(why);
 }
@@ -194,7 +186,7 @@ nlohmann::json run_simulated_cases(const std::vector<SimulatedCase>& cases, cons
                            {"note", "every metric is simulated (docs/predictors.md): counts of the predictor named in the metric, on the "
                                     "trace of the engine's code; the CPU that ran valgrind does not enter them"}};
   if (options.sample.sampled()) sidecar["simulation"]["sample"] = out["sample"];
-  sidecar["simulation"]["code_shifts"] = code_shifts(options.load_addresses);
+  sidecar["simulation"]["code_shifts"] = pr::load_address_shifts(options.load_addresses);
   write_experiment(*dir, experiment, t, sidecar);
   fmt::print(stderr, "wrote {}/{}.summary.csv\n", dir->path().string(), experiment);
   return out;

@@ -34,14 +34,10 @@ struct EngineSimulationOptions {
   bool table_on_stderr = false;    // the per-case table on stderr (dlab wasm profile's report goes there), else stdout
   std::string progress = "wasm bench --predict";  // the progress lines' prefix: the command
   // Load addresses the branch rows are simulated at (1: the trace's own): each a sample of the
-  // case, so a row's median and interval are over where the binary was loaded (TraceSimulation's
-  // code shifts; code_shifts() below).
+  // case, so a row's median and interval are over where the binary was loaded
+  // (predictors::load_address_shifts).
   uint32_t load_addresses = 1;
 };
-
-// The code shifts of `n` load addresses: 0 (the trace's own), then page multiples spread over 1 GiB
-// (ASLR moves a position-independent executable by whole pages), the same on every run.
-std::vector<uint64_t> code_shifts(uint32_t n);
 
 // The predictor list checked (std::invalid_argument naming both tables' rows) and the tracer's
 // availability (std::runtime_error saying what to install), before anything runs.

@@ -254,6 +254,7 @@ struct ModelsOptions {
   std::string predict;  // predictor names (docs/predictors.md), "all"; empty: no simulation
   uint32_t predict_window = 64;
   std::string ideal_mcpu = "native";  // llvm-mca's -mcpu for the ideal bound; "none": no bound
+  uint32_t predict_load_addresses = 1;  // the branch rows at this many load addresses, a sample each
   uint64_t predict_dispatches = 16'384;  // per traced run: the research's 4,096-element K-copy program twice, two dispatches an element
   RunDirectoryOptions out;
 };
@@ -443,12 +444,13 @@ void run_predict_sweep(ModelsOptions& o) {
       fmt::print(stderr, "[models --predict] {}/{} {}\n", i + 1, cases.size(), cases[i].name());
       running.push_back(std::async(std::launch::async, [&, i] {
         if (o.ideal_mcpu != "none") ideal[i] = models::ideal_bound(cases[i], binary, mcpu);
-        return models::simulate_case(cases[i], binary, reps[i], rows, o.predict_window, kCaseTimeoutS);
+        return models::simulate_case(cases[i], binary, reps[i], rows, o.predict_window, kCaseTimeoutS, o.predict_load_addresses);
       }));
     }
     for (size_t j = 0; j < running.size(); ++j) results[first + j] = running[j].get();
   }
   RunResult r = single_count_result("trace-simulation", "not pinned: simulated counts depend on the binary, not on the CPU that ran it");
+  r.protocol.samples = r.rounds = static_cast<int>(o.predict_load_addresses);  // a sample per load address
   r.metrics = pr::simulated_metrics(results.front().counts,
                                     fmt::format("on valgrind's trace (dlabtrace) of the case's handlers (dlab-model-exec, whole programs for "
                                                 "about {} dispatches)", o.predict_dispatches));
@@ -465,25 +467,31 @@ void run_predict_sweep(ModelsOptions& o) {
                                      "through memory; an upper bound on what memory dependences add; not a measurement", mcpu),
                          true, Availability::yes("estimated"), ""});
   std::vector<MeasuredCase> measured;
-  fmt::print("{:<34} {:>10} {:>22} {:>22} {:>10} {:>10}   (per 1,000 dispatches, simulated; ideal and ordered: cycles per dispatch, llvm-mca)\n",
-             "case", "dispatches", "flushes (first row)", "indirect misp. (first)", "ideal", "ordered");
+  fmt::print("{:<34} {:>10} {:>22} {:>22} {:>10} {:>10}   (per 1,000 dispatches, simulated{}; ideal and ordered: cycles per dispatch, llvm-mca)\n",
+             "case", "dispatches", "flushes (first row)", "indirect misp. (first)", "ideal", "ordered",
+             o.predict_load_addresses > 1 ? fmt::format("; at the trace's own load address, the files hold all {}", o.predict_load_addresses) : "");
   for (size_t i = 0; i < cases.size(); ++i) {
     const auto& res = results[i];
-    CaseSamples vs{cases[i].name(), {{}}};
+    // A sample per load address (the memory rows and the ideal bound the same in each).
+    CaseSamples vs{cases[i].name(), {}};
     std::string flushes = "-", indirect = "-";
+    for (const auto& layout : res.layouts) {
+      vs.samples.emplace_back();
+      for (const auto& sc : layout) vs.samples.back().push_back({static_cast<double>(sc.count), "", 1.0, "dlabtrace trace"});
+    }
     for (const auto& sc : res.counts) {
-      vs.samples[0].push_back({static_cast<double>(sc.count), "", 1.0, "dlabtrace trace"});
       double per_1k = 1000.0 * static_cast<double>(sc.count) / static_cast<double>(res.dispatches);
       if (sc.quantity == "memory_order_flushes" && flushes == "-") flushes = fmt::format("{:.2f} {}", per_1k, sc.predictor);
       if (sc.quantity == "indirect_mispredicts" && indirect == "-") indirect = fmt::format("{:.2f} {}", per_1k, sc.predictor);
     }
     if (o.ideal_mcpu != "none")
-      for (const auto& bound : {ideal[i].cycles_per_dispatch, ideal[i].ordered_cycles_per_dispatch}) {
-        if (bound)
-          vs.samples[0].push_back({*bound * static_cast<double>(res.dispatches), "", 1.0, "llvm-mca"});
-        else
-          vs.samples[0].push_back({std::nullopt, ideal[i].reason, 1.0, "llvm-mca"});
-      }
+      for (auto& round : vs.samples)
+        for (const auto& bound : {ideal[i].cycles_per_dispatch, ideal[i].ordered_cycles_per_dispatch}) {
+          if (bound)
+            round.push_back({*bound * static_cast<double>(res.dispatches), "", 1.0, "llvm-mca"});
+          else
+            round.push_back({std::nullopt, ideal[i].reason, 1.0, "llvm-mca"});
+        }
     auto cell = [](const std::optional<double>& v) { return v ? fmt::format("{:.2f}", *v) : std::string("-"); };
     fmt::print("{:<34} {:>10} {:>22} {:>22} {:>10} {:>10}\n", cases[i].name(), res.dispatches, flushes, indirect,
                cell(ideal[i].cycles_per_dispatch), cell(ideal[i].ordered_cycles_per_dispatch));
@@ -493,12 +501,13 @@ void run_predict_sweep(ModelsOptions& o) {
     params["handler_code"] = fmt::format("{:x}-{:x}", res.code.lo, res.code.hi);
     params["branch_sites"] = std::to_string(res.branch_sites);
     params["trace_instructions"] = std::to_string(res.trace_instructions);
+    if (o.predict_load_addresses > 1) params["load_addresses"] = std::to_string(o.predict_load_addresses);
     measured.push_back({cases[i].name(), nullptr, static_cast<double>(res.dispatches), "dispatch", params});
   }
   if (!dir) return;
   auto t = experiment_tables(dir->run_id(), "models_simulated", r, measured, machine);
   auto sidecar = sidecar_json(dir->run_id(), machine, &r, {"summary", "samples"});
-  sidecar["simulation"] = {{"predictors", o.predict}, {"window_instructions", o.predict_window}, {"traced_dispatches_target", o.predict_dispatches}, {"ideal_mcpu", o.ideal_mcpu == "none" ? "" : mcpu},
+  sidecar["simulation"] = {{"predictors", o.predict}, {"window_instructions", o.predict_window}, {"traced_dispatches_target", o.predict_dispatches}, {"ideal_mcpu", o.ideal_mcpu == "none" ? "" : mcpu}, {"code_shifts", pr::load_address_shifts(o.predict_load_addresses)},
                            {"tracer", "valgrind --tool=dlabtrace (lackey's trace of the handlers' code range; predictors/valgrind_tool)"}, {"binary", exec},
                            {"note", "every metric is simulated (docs/predictors.md): counts of the predictor named in the metric, "
                                     "on the trace of the case's handler code; the CPU that ran valgrind does not enter them"}};
@@ -587,6 +596,11 @@ void add_models_command(CLI::App& app) {
   cmd->add_option("--ideal-mcpu", o->ideal_mcpu,
                   "with --predict: the ideal bound's CPU, llvm-mca-19's -mcpu (native: this host as LLVM names it; none: no bound)")
       ->capture_default_str();
+  cmd->add_option("--predict-load-addresses", o->predict_load_addresses,
+                  "with --predict: the branch rows with the binary at N load addresses (the trace's own, then whole pages "
+                  "apart, as ASLR moves it), each a sample: a small table's cell is one layout's conflicts (1..64)")
+      ->check(CLI::Range(1u, 64u))
+      ->capture_default_str();
   cmd->add_option("--predict-dispatches", o->predict_dispatches,
                   "dispatches each traced run makes at least (whole repetitions of the case's program; 1..10^7)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{10'000'000}))
@@ -603,7 +617,7 @@ void add_models_command(CLI::App& app) {
     if (o->grid.quick) apply_quick_protocol(cmd, o->protocol);
     if (!o->predict.empty() && (o->valgrind || o->gbench || o->grid.quick))
       throw CLI::ValidationError("--predict", fmt::format("is a sweep of its own: not with {}", o->valgrind ? "--valgrind" : o->gbench ? "--gbench" : "--quick"));
-    for (const char* opt : {"--predict-window", "--predict-dispatches", "--ideal-mcpu"})
+    for (const char* opt : {"--predict-window", "--predict-dispatches", "--predict-load-addresses", "--ideal-mcpu"})
       if (cmd->count(opt) && o->predict.empty()) throw CLI::ValidationError(opt, "applies to --predict");
     if (!o->predict.empty()) run_predict_sweep(*o);
     else if (o->valgrind) run_valgrind_sweep(*o);

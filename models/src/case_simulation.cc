@@ -10,7 +10,7 @@
 namespace dlab::models {
 
 CaseSimulation simulate_case(const ModelCase& c, const TracedBinary& binary, uint64_t reps, const predictors::PredictorSelection& rows,
-                             uint32_t window, double timeout_s) {
+                             uint32_t window, double timeout_s, uint32_t load_addresses) {
   const ModelEntry& entry = find_entry(c.model, c.placement, c.dispatch);
   CaseSimulation out;
   out.code = binary.code_of(entry.symbol);
@@ -19,7 +19,8 @@ CaseSimulation simulate_case(const ModelCase& c, const TracedBinary& binary, uin
   out.branch_sites = sites.size();
   std::vector<uint32_t> windows;
   if (!rows.memory.empty()) windows.push_back(window);
-  predictors::TraceSimulation sim(rows, windows, std::move(sites), out.code.lo, out.code.hi);
+  predictors::TraceSimulation sim(rows, windows, std::move(sites), out.code.lo, out.code.hi,
+                                  predictors::load_address_shifts(load_addresses));
 
   std::vector<std::string> argv = {binary.path()};
   for (auto& a : c.exec_args()) argv.push_back(a);
@@ -37,6 +38,7 @@ CaseSimulation simulate_case(const ModelCase& c, const TracedBinary& binary, uin
     throw std::runtime_error(fmt::format("{}: dlab-model-exec printed no dispatch count: '{}'", c.name(), dlab::escape_input(r.output.substr(0, 200))));
   }
   out.counts = sim.counts();
+  for (size_t i = 0; i < sim.layouts(); ++i) out.layouts.push_back(sim.counts(i));
   return out;
 }
 

@@ -32,6 +32,14 @@ PredictorSelection select_any_predictors(const std::string& list) {
   return out;
 }
 
+std::vector<uint64_t> load_address_shifts(uint32_t n) {
+  if (n < 1 || n > 64) throw std::invalid_argument(fmt::format("load addresses: 1 to 64, not {}", n));
+  std::vector<uint64_t> out;
+  // A page multiple by a large odd step through 2^18 pages (1 GiB): distinct for every n <= 64.
+  for (uint64_t i = 0; i < n; ++i) out.push_back(((i * 0x9e37u) % (uint64_t{1} << 18)) << 12);
+  return out;
+}
+
 TraceSimulation::TraceSimulation(const PredictorSelection& rows, const std::vector<uint32_t>& windows, BranchSites sites,
                                  uint64_t pc_lo, uint64_t pc_hi, std::vector<uint64_t> code_shifts)
     : sites_(std::move(sites)), stream_(sites_, [this](const BranchEvent& b) { on_branch(b); }), pc_lo_(pc_lo), pc_hi_(pc_hi) {

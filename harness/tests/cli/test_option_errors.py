@@ -45,6 +45,8 @@ USAGE_ERRORS = [
     (["models", "--predict", "store_sets", "--ideal-mcpu", "nope", "--no-save"], 2, "'nope' is not a recognized processor"),
     (["models", "--predict", "all", "--predict-window", "0", "--no-save"], 2, "--predict-window"),
     (["models", "--predict", "all", "--predict-dispatches", "0", "--no-save"], 2, "--predict-dispatches"),
+    (["models", "--predict-load-addresses", "2", "--no-save"], 2, "applies to --predict"),
+    (["models", "--predict", "all", "--predict-load-addresses", "0", "--no-save"], 2, "--predict-load-addresses"),
     (["wasm", "bench", "--predict", "nope", "--no-save"], 2, "unknown predictor 'nope' (memory dependence: always_speculate,"),
     # `wasm profile --predict`: the same names; its options only with it, checked before anything runs
     (["wasm", "profile", __file__, "--predict", "nope"], 2, "unknown predictor 'nope' (memory dependence: always_speculate,"),

@@ -19,16 +19,18 @@ namespace dlab::models {
 using predictors::TracedBinary;
 
 struct CaseSimulation {
-  std::vector<predictors::SimulatedCount> counts;
+  std::vector<predictors::SimulatedCount> counts;                   // at the trace's own load address
+  std::vector<std::vector<predictors::SimulatedCount>> layouts;     // at each load address asked for (the first is `counts`)
   uint64_t dispatches = 0;          // as dlab-model-exec counted them in the traced run
   uint64_t trace_instructions = 0;  // the whole process's, start-up included
   predictors::CodeRange code;       // the handlers' code, trace addresses
   size_t branch_sites = 0;          // branch sites in it
 };
 
-// Runs the case `reps` times under valgrind (killed after `timeout_s`). std::runtime_error naming
-// the case when valgrind, the program or the trace fails.
+// Runs the case `reps` times under valgrind (killed after `timeout_s`), the branch rows at each of
+// `load_addresses` load addresses (predictors::load_address_shifts). std::runtime_error naming the
+// case when valgrind, the program or the trace fails.
 CaseSimulation simulate_case(const ModelCase& c, const TracedBinary& binary, uint64_t reps, const predictors::PredictorSelection& rows,
-                             uint32_t window, double timeout_s);
+                             uint32_t window, double timeout_s, uint32_t load_addresses = 1);
 
 }  // namespace dlab::models

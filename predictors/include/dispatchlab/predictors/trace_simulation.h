@@ -38,6 +38,11 @@ struct SimulatedCount {
   std::string configuration;
 };
 
+// The code shifts of `n` load addresses (1 to 64; std::invalid_argument otherwise): 0, the trace's
+// own, then whole pages spread over 1 GiB (ASLR moves a position-independent executable by whole
+// pages), the same on every run.
+std::vector<uint64_t> load_address_shifts(uint32_t n);
+
 class TraceSimulation {
  public:
   struct MemorySimulation {
