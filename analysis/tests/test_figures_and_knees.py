@@ -162,3 +162,39 @@ def test_the_simulated_notebook_executes_headless_and_says_what_is_missing(model
     assert "image/png" in executed
     assert (tmp_path / "nbfig" / "flushes_vs_copies.png").exists()
     assert "Not in this run: no wasm_simulated experiment" in executed
+
+
+def test_counted_flushes_are_drawn_beside_the_simulated_ones(tmp_path):
+    """Where a PMU counts machine clears (issue 46, item 6: counted beside simulated on the same
+    run): the fixture's K-copy rows given counted memory_order_flushes, as a PMU run writes them.
+    The figure's data holds both, each labelled by its source, the counted ones per order and the
+    simulated ones per predictor."""
+    import csv
+    run_dir = tmp_path / "run"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "run-models", run_dir)
+    path = run_dir / "models.summary.csv"
+    rows = list(csv.DictReader(path.open()))
+    counted = 0
+    for r in rows:
+        if r["metric"] == "memory_order_flushes" and r["variant"].startswith("kcopy"):
+            copies = int(r["variant"].split("/K")[1].split("/")[0])
+            value = 0.004 * copies  # flushes per dispatch: a step is not needed, a value per case is
+            r.update({"n": "5", "median": str(value), "min": str(value), "mad": "0", "ci95_lo": str(value), "ci95_hi": str(value),
+                      "unavailable_reason": "", "backend": "perf_event"})
+            counted += 1
+    assert counted >= 6
+    with path.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+    run = load_run(run_dir)
+    png = figures.flushes_vs_copies(run, tmp_path / "fig")
+    assert png is not None and png.exists()
+    data = pd.read_csv(tmp_path / "fig" / "flushes_vs_copies.csv")
+    assert set(data["source"]) == {"counted", "simulated"}
+    c = data[(data["source"] == "counted") & (data["model"] == "kcopy_u")].sort_values("copies")
+    assert list(c["copies"]) == [1, 8, 32, 128] and c["median"].tolist() == pytest.approx([4, 32, 128, 512])  # per 1k
+    assert data[data["source"] == "simulated"]["predictor"].notna().all()
+    # The K-copy rows are all counted now: nothing of them for the figure's 'unavailable' note.
+    k = run.experiments["models"].summary
+    assert figures.unavailable_note(k[k["case"].str.startswith("kcopy")], "memory_order_flushes") is None
