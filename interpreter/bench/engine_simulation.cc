@@ -153,7 +153,9 @@ nlohmann::json run_simulated_cases(const std::vector<SimulatedCase>& cases, cons
       for (const auto& layout : res.layouts) at.push_back(per_1k(layout[m].count));
       std::sort(at.begin(), at.end());
       const std::string lo = fmt::format("{:.2f}", at.front()), hi = fmt::format("{:.2f}", at.back());
-      fmt::print(table, " {:>26}", lo == hi ? lo : fmt::format("{:.2f} ({}-{})", at[at.size() / 2], lo, hi));
+      const size_t mid = at.size() / 2;
+      const double median = at.size() % 2 ? at[mid] : (at[mid - 1] + at[mid]) / 2;  // as the summary's
+      fmt::print(table, " {:>26}", lo == hi ? lo : fmt::format("{:.2f} ({}-{})", median, lo, hi));
       counts.push_back({{"metric", fmt::format("simulated_{}[{}]", sc.quantity, sc.predictor)}, {"count", sc.count},
                         {"per_1k_dispatches", per_1k(sc.count)}, {"configuration", sc.configuration}});
       if (at.size() > 1) counts.back()["per_1k_dispatches_over_load_addresses"] = at;

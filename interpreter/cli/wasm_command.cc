@@ -252,6 +252,11 @@ void add_run_command(CLI::App& cmd, bool profile) {
                     "with --predict: instructions after which a store's address is known to younger loads (docs/predictors.md)")
         ->check(CLI::Range(1u, 1u << 20))
         ->capture_default_str();
+    run->add_option("--predict-load-addresses", o->predict.load_addresses,
+                    "with --predict: the branch rows with the binary at N load addresses (whole pages apart, as ASLR moves it), "
+                    "the table the median and range over them, --json every one (1..64)")
+        ->check(CLI::Range(1u, 64u))
+        ->capture_default_str();
   }
   run->add_option("module", o->file, "module.wasm")->required()->check(CLI::ExistingFile);
   run->add_option("args", o->args, "the program's arguments (WASI argv[1..]), or the export's arguments with --invoke");
@@ -335,7 +340,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
       throw CLI::ValidationError("--force", "applies only with --json (it lets --json replace an existing file)");
     std::vector<wasm::EngineConfig> predict_engines;
     if (profile && o->predict.predictors.empty()) {
-      for (const char* opt : {"--predict-dispatch", "--predict-sample", "--predict-window"})
+      for (const char* opt : {"--predict-dispatch", "--predict-sample", "--predict-window", "--predict-load-addresses"})
         if (run->count(opt)) throw CLI::ValidationError(opt, "applies only with --predict");
     } else if (profile) {
       try {

@@ -52,6 +52,7 @@ USAGE_ERRORS = [
     (["wasm", "profile", __file__, "--predict", "nope"], 2, "unknown predictor 'nope' (memory dependence: always_speculate,"),
     (["wasm", "profile", __file__, "--predict-window", "32"], 2, "--predict-window: applies only with --predict"),
     (["wasm", "profile", __file__, "--predict-sample", "1/10"], 2, "--predict-sample: applies only with --predict"),
+    (["wasm", "profile", __file__, "--predict-load-addresses", "2"], 2, "--predict-load-addresses: applies only with --predict"),
     (["wasm", "profile", __file__, "--predict", "btb_512x1", "--predict-sample", "10/10"], 2, "is not ON/PERIOD with 0 < ON < PERIOD"),
     (["wasm", "profile", __file__, "--predict", "btb_512x1", "--predict-sample", "x"], 2, "is not ON/PERIOD with 0 < ON < PERIOD"),
     (["wasm", "profile", __file__, "--predict", "btb_512x1", "--predict-sample", "5/-10"], 2, "is not ON/PERIOD with 0 < ON < PERIOD"),
