@@ -356,9 +356,14 @@ void add_run_command(CLI::App& cmd, bool profile) {
       o->predict.table_on_stderr = true;
       o->predict.progress = "wasm profile --predict";
       const std::string modes = o->predict_dispatch.empty() ? std::string(wasm::dispatch_name(run_default_dispatch())) : o->predict_dispatch;
-      for (const std::string& name : split_commas(modes)) {
+      const std::vector<std::string> names = split_commas(modes);
+      if (names.empty()) throw CLI::ValidationError("--predict-dispatch", "an empty list: name dispatch modes, e.g. switch,tail");
+      for (const std::string& name : names) {
+        if (std::count(names.begin(), names.end(), name) > 1)
+          throw CLI::ValidationError("--predict-dispatch", fmt::format("'{}' listed twice", escape_input(name)));
         auto mode = wasm::parse_dispatch(name);
-        if (!mode) throw CLI::ValidationError("--predict-dispatch", fmt::format("'{}' is not a dispatch mode ({})", name, join(dispatch_choices())));
+        if (!mode)
+          throw CLI::ValidationError("--predict-dispatch", fmt::format("'{}' is not a dispatch mode ({})", escape_input(name), join(dispatch_choices())));
         wasm::EngineConfig e{*mode, wasm::EngineConfig{}.placement, wasm::Budget::kNone, wasm::Bounds::kCheck, *wasm::parse_lowering(o->lowering)};
         e.lowering.ir = *wasm::parse_ir(o->ir);
         if (std::string why = wasm::engine_unavailable(e.dispatch, e.placement, e.budget, e.bounds); !why.empty())

@@ -57,6 +57,8 @@ USAGE_ERRORS = [
     (["wasm", "profile", __file__, "--predict", "btb_512x1", "--predict-sample", "x"], 2, "is not ON/PERIOD with 0 < ON < PERIOD"),
     (["wasm", "profile", __file__, "--predict", "btb_512x1", "--predict-sample", "5/-10"], 2, "is not ON/PERIOD with 0 < ON < PERIOD"),
     (["wasm", "profile", __file__, "--predict", "btb_512x1", "--predict-dispatch", "jit"], 2, "'jit' is not a dispatch mode"),
+    (["wasm", "profile", __file__, "--predict", "btb_512x1", "--predict-dispatch", ","], 2, "--predict-dispatch: an empty list"),
+    (["wasm", "profile", __file__, "--predict", "btb_512x1", "--predict-dispatch", "tail,tail"], 2, "'tail' listed twice"),
     (["wasm", "bench", "--predict", "all", "--valgrind", "--no-save"], 2, "--valgrind: does not apply with --predict"),
     (["wasm", "bench", "--predict", "all", "--quick", "--no-save"], 2, "--quick: does not apply with --predict"),
     (["wasm", "bench", "--predict-window", "32", "--no-save"], 2, "applies only with --predict"),
