@@ -362,7 +362,10 @@ def mispredicts_by_dispatch(run: Run, out_dir: Path) -> Path | None:
         return None
     df["predictor"] = df["metric"].str.slice(len(SIMULATED_INDIRECT), -1)
     df["per_1k"] = df["median"] * 1000
-    data = df[["workload", "dispatch", "predictor", "per_1k", "dispatches"]].reset_index(drop=True)
+    # One bar per kernel, mode and row: where a run simulated several engines of one mode (placements,
+    # lowerings), the first, as the table in the report lists them all.
+    data = df[["workload", "dispatch", "predictor", "per_1k", "dispatches"]].drop_duplicates(["workload", "dispatch", "predictor"])
+    data = data.reset_index(drop=True)
     predictors = list(dict.fromkeys(data["predictor"]))
     workloads = list(dict.fromkeys(data["workload"]))
     modes = list(dict.fromkeys(data["dispatch"]))
@@ -373,7 +376,7 @@ def mispredicts_by_dispatch(run: Run, out_dir: Path) -> Path | None:
         here = data[data["predictor"] == predictor].set_index(["workload", "dispatch"])["per_1k"]
         for i, mode in enumerate(modes):
             ys = [here.get((w, mode), float("nan")) for w in workloads]
-            ax.bar([x + (i - (len(modes) - 1) / 2) * width for x in range(len(workloads))], ys, width, label=mode, **{"color": style(i)["color"]})
+            ax.bar([x + (i - (len(modes) - 1) / 2) * width for x in range(len(workloads))], ys, width, label=mode, color=style(i)["color"])
         ax.set_yscale("symlog", linthresh=1)  # 0.01 to 1,000 per 1k: the threaded cells and the switch's 1,000 both readable
         ax.set_ylim(bottom=0)
         ax.set_ylabel("per 1k dispatches", fontsize=8)
