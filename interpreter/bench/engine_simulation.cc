@@ -27,8 +27,8 @@ pr::CodeRange engine_code(const pr::TracedBinary& binary, const std::string& eng
 }
 
 struct CaseResult {
-  std::vector<pr::SimulatedCount> counts;               // at the trace's own addresses
-  std::vector<std::vector<pr::SimulatedCount>> layouts;  // at each load address (the first is `counts`)
+  // The counts at each load address, the trace's own first (every entry has the same rows in order).
+  std::vector<std::vector<pr::SimulatedCount>> layouts;
   uint64_t dispatches = 0;  // indirect jumps executed in the engine's code
   uint64_t trace_instructions = 0;
   uint64_t indirect_calls = 0, conditionals = 0;
@@ -60,7 +60,6 @@ CaseResult simulate(const SimulatedCase& c, const pr::TracedBinary& binary, cons
   if (out.dispatches == 0)
     throw std::runtime_error(fmt::format("{}: no indirect jump ran in the engine's code ({:x}-{:x}): no dispatch to count per", c.name,
                                          out.code.lo, out.code.hi));
-  out.counts = sim.counts();
   for (size_t i = 0; i < sim.layouts(); ++i) out.layouts.push_back(sim.counts(i));
   return out;
 }
@@ -125,11 +124,11 @@ nlohmann::json run_simulated_cases(const std::vector<SimulatedCase>& cases, cons
   RunResult r = single_count_result("trace-simulation", "not pinned: simulated counts depend on the binary, not on the CPU that ran it");
   r.protocol.samples = r.rounds = static_cast<int>(options.load_addresses);  // a sample per load address
   const std::string how = traced_how(options.sample);
-  r.metrics = pr::simulated_metrics(results.front().counts, how);
+  r.metrics = pr::simulated_metrics(results.front().layouts.front(), how);
   std::vector<MeasuredCase> measured;
   std::FILE* table = options.table_on_stderr ? stderr : stdout;
   fmt::print(table, "{:<34} {:>11}", "case", "dispatches");
-  for (const auto& sc : results.front().counts)
+  for (const auto& sc : results.front().layouts.front())
     fmt::print(table, " {:>26}", fmt::format("{}[{}]", sc.quantity.substr(0, sc.quantity.find('_')), sc.predictor));
   fmt::print(table, "   (per 1,000 dispatches, SIMULATED{}{})\n", options.sample.sampled() ? ", SAMPLED" : "",
              options.load_addresses > 1 ? fmt::format("; median (min-max) over {} load addresses", options.load_addresses) : "");
@@ -146,8 +145,8 @@ nlohmann::json run_simulated_cases(const std::vector<SimulatedCase>& cases, cons
     }
     fmt::print(table, "{:<34} {:>11}", cases[i].name, res.dispatches);
     nlohmann::json counts = nlohmann::json::array();
-    for (size_t m = 0; m < res.counts.size(); ++m) {
-      const auto& sc = res.counts[m];
+    for (size_t m = 0; m < res.layouts.front().size(); ++m) {
+      const auto& sc = res.layouts.front()[m];
       auto per_1k = [&](uint64_t n) { return 1000.0 * static_cast<double>(n) / static_cast<double>(res.dispatches); };
       std::vector<double> at;
       for (const auto& layout : res.layouts) at.push_back(per_1k(layout[m].count));

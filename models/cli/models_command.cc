@@ -451,7 +451,7 @@ void run_predict_sweep(ModelsOptions& o) {
   }
   RunResult r = single_count_result("trace-simulation", "not pinned: simulated counts depend on the binary, not on the CPU that ran it");
   r.protocol.samples = r.rounds = static_cast<int>(o.predict_load_addresses);  // a sample per load address
-  r.metrics = pr::simulated_metrics(results.front().counts,
+  r.metrics = pr::simulated_metrics(results.front().layouts.front(),
                                     fmt::format("on valgrind's trace (dlabtrace) of the case's handlers (dlab-model-exec, whole programs for "
                                                 "about {} dispatches)", o.predict_dispatches));
   if (o.ideal_mcpu != "none")
@@ -479,7 +479,7 @@ void run_predict_sweep(ModelsOptions& o) {
       vs.samples.emplace_back();
       for (const auto& sc : layout) vs.samples.back().push_back({static_cast<double>(sc.count), "", 1.0, "dlabtrace trace"});
     }
-    for (const auto& sc : res.counts) {
+    for (const auto& sc : res.layouts.front()) {
       double per_1k = 1000.0 * static_cast<double>(sc.count) / static_cast<double>(res.dispatches);
       if (sc.quantity == "memory_order_flushes" && flushes == "-") flushes = fmt::format("{:.2f} {}", per_1k, sc.predictor);
       if (sc.quantity == "indirect_mispredicts" && indirect == "-") indirect = fmt::format("{:.2f} {}", per_1k, sc.predictor);

@@ -37,7 +37,6 @@ CaseSimulation simulate_case(const ModelCase& c, const TracedBinary& binary, uin
   } catch (const std::exception&) {
     throw std::runtime_error(fmt::format("{}: dlab-model-exec printed no dispatch count: '{}'", c.name(), dlab::escape_input(r.output.substr(0, 200))));
   }
-  out.counts = sim.counts();
   for (size_t i = 0; i < sim.layouts(); ++i) out.layouts.push_back(sim.counts(i));
   return out;
 }

@@ -19,8 +19,8 @@ namespace dlab::models {
 using predictors::TracedBinary;
 
 struct CaseSimulation {
-  std::vector<predictors::SimulatedCount> counts;                   // at the trace's own load address
-  std::vector<std::vector<predictors::SimulatedCount>> layouts;     // at each load address asked for (the first is `counts`)
+  // The counts at each load address asked for, the trace's own first (the same rows in each).
+  std::vector<std::vector<predictors::SimulatedCount>> layouts;
   uint64_t dispatches = 0;          // as dlab-model-exec counted them in the traced run
   uint64_t trace_instructions = 0;  // the whole process's, start-up included
   predictors::CodeRange code;       // the handlers' code, trace addresses
