@@ -83,14 +83,14 @@ class Ittage final : public IndirectPredictor {
     return n;
   }
   void allocate(uint64_t target) {
-    for (int j = provider_ + 1; j < static_cast<int>(tables_.size()); ++j) {
-      Entry& e = entry(j);
-      if (e.useful == 0) {
-        e = {true, look_[static_cast<size_t>(j)].tag, target, 0, 0};
-        if (tick_ > 0) --tick_;
-        break;
-      }
-      ++tick_;
+    const int tables = static_cast<int>(tables_.size());
+    const int j = chooser_.choose(provider_, tables, [this](int k) { return entry(k).useful == 0; });
+    // Every table passed over with its useful bit set, up to the one chosen (all of them when none
+    // is free), ticks toward clearing them all (CBP-3's TICK); an allocation ticks back.
+    for (int k = provider_ + 1; k < (j >= 0 ? j : tables); ++k) tick_ += entry(k).useful != 0;
+    if (j >= 0) {
+      entry(j) = {true, look_[static_cast<size_t>(j)].tag, target, 0, 0};
+      if (tick_ > 0) --tick_;
     }
     if (tick_ >= (uint64_t{1} << config_.tick_log)) {
       tick_ = 0;
@@ -106,6 +106,7 @@ class Ittage final : public IndirectPredictor {
   uint8_t max_confidence_ = 3;
   int use_alt_on_na_ = 0;
   uint64_t tick_ = 0;
+  detail::AllocationChooser chooser_;
   // The last prediction's lookup, for its update.
   uint64_t pc_ = ~uint64_t{0};
   int provider_ = -1, alt_ = -1;

@@ -95,12 +95,13 @@ class Tage final : public DirectionPredictor {
     return e.valid && e.tag == look_[static_cast<size_t>(i)].tag;
   }
   void allocate(bool taken) {
-    for (int j = provider_ + 1; j < static_cast<int>(tables_.size()); ++j)
-      if (entry(j).useful == 0) {
-        entry(j) = {true, look_[static_cast<size_t>(j)].tag, static_cast<int8_t>(taken ? 0 : -1), 0};
-        return;
-      }
-    for (int j = provider_ + 1; j < static_cast<int>(tables_.size()); ++j) --entry(j).useful;
+    const int tables = static_cast<int>(tables_.size());
+    const int j = chooser_.choose(provider_, tables, [this](int k) { return entry(k).useful == 0; });
+    if (j >= 0) {
+      entry(j) = {true, look_[static_cast<size_t>(j)].tag, static_cast<int8_t>(taken ? 0 : -1), 0};
+      return;
+    }
+    for (int k = provider_ + 1; k < tables; ++k) --entry(k).useful;
   }
   TageConfig config_;
   BimodalTable base_;
@@ -108,6 +109,7 @@ class Tage final : public DirectionPredictor {
   std::vector<std::vector<Entry>> tables_;
   std::vector<Look> look_;
   int use_alt_on_na_ = 0;
+  detail::AllocationChooser chooser_;
   uint64_t branches_ = 0;
   bool high_next_ = true;
   uint64_t pc_ = ~uint64_t{0};

@@ -9,12 +9,13 @@
 //  - Update: the provider's counter moves toward the outcome; its useful counter moves up when it
 //    was right and the alternate differed, down when it was wrong and the alternate differed.
 //  - Allocation: on a misprediction, when the provider is not the longest table, one entry is taken
-//    in the first longer table whose useful counter is 0 (weak counter toward the outcome, useful
-//    0); if none is, the useful counters of the longer tables' entries are decremented.
+//    in a longer table whose useful counter is 0 (weak counter toward the outcome, useful 0), a
+//    shorter one chosen twice as often as the next (the paper's random choice, from a generator
+//    seeded the same every time); if none is free, the longer tables' useful counters are decremented.
 //  - The useful counters are aged every `u_reset_period` branches: their high bits, then their low
 //    bits, are cleared in turn.
 // Not modelled: the paper's 16-bit path history as a separate input (path bits from indirect
-// targets are in the GlobalHistory instead) and its random choice among free tables.
+// targets are in the GlobalHistory instead).
 #include <cstdint>
 #include <memory>
 #include <vector>
