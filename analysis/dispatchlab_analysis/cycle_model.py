@@ -1,5 +1,5 @@
 """The cycle model (issue 46, item 6), checked against time: predicted cycles per dispatch =
-the ideal bound (llvm-mca over the handlers, models_simulated) + simulated mispredicts per dispatch
+the ideal bound (llvm-mca over the handlers, models_simulated or wasm_simulated) + simulated mispredicts per dispatch
 x the penalty `dlab calibrate` measured, beside the cycles per dispatch the models experiment
 measured for the same case, with the error. Memory-order flushes enter once their penalty is
 measured (it is not yet), so their share is left out and said to be. Every term but the measured
@@ -79,6 +79,7 @@ def cycle_model(run: Run) -> tuple[pd.DataFrame, list[str]] | None:
         names[key(r)] = r["case"]
     ideal_col = next((c for c in dict.fromkeys(sim["metric"]) if c.startswith("ideal_cycles[")), None)
     ordered_col = next((c for c in dict.fromkeys(sim["metric"]) if c.startswith("ideal_cycles_ordered[")), None)
+    resources_col = next((c for c in dict.fromkeys(sim["metric"]) if c.startswith("ideal_cycles_resources[")), None)
     row, why_row = indirect_row(run)
     indirect, conditional = f"simulated_indirect_mispredicts[{row}]", f"simulated_conditional_mispredicts[{CONDITIONAL_ROW}]"
     # Both mispredict terms or no model: a missing row is not zero mispredicts.
@@ -90,44 +91,114 @@ def cycle_model(run: Run) -> tuple[pd.DataFrame, list[str]] | None:
         if ideal_col not in w or indirect not in w or conditional not in w or key(r) in seen:  # a case timed in two groups: the first
             continue
         seen.add(key(r))
-        mispredicts = w[indirect] + w[conditional]
-        lost = mispredicts * penalty["cycles_per_mispredict"]
-        predicted = w[ideal_col] + lost
-        # The same prediction from the bound with every load after every older store: its upper end.
-        ordered = w[ordered_col] + lost if ordered_col and ordered_col in w else float("nan")
-        rows.append({"case": names[key(r)], "model": r["model"], "measured": r["median"], "ideal": w[ideal_col], "predicted_ordered": ordered,
-                     "mispredicts_per_dispatch": mispredicts, "mispredict_cycles": lost, "predicted": predicted,
-                     "error": predicted / r["median"] - 1, "ideal_share": w[ideal_col] / predicted, "mispredict_share": lost / predicted,
-                     **{m: v for m, v in w.items() if m.startswith(FLUSHES)}})
+        rows.append(_predicted_row(names[key(r)], r["model"], r["median"], w, ideal_col, ordered_col, resources_col, indirect, conditional,
+                                   penalty["cycles_per_mispredict"]))
     if not rows:
         return None
-    table = pd.DataFrame(rows)
-    notes = notes + [
-        f"measured: `{metric}` per dispatch (the models experiment's median)",
-        f"ideal: `{ideal_col}`, ESTIMATED by llvm-mca",
+    notes = notes + [f"measured: `{metric}` per dispatch (the models experiment's median)"] + _model_notes(
+        ideal_col, ordered_col, resources_col, indirect, conditional, why_row, penalty, "models_simulated")
+    return pd.DataFrame(rows), notes
+
+
+def _predicted_row(case: str, model: str, measured: float, w: dict, ideal_col: str, ordered_col: str | None, resources_col: str | None,
+                   indirect: str, conditional: str, cycles_per_mispredict: float) -> dict:
+    """One case of the cycle model: the ideal bound plus the simulated mispredicts at the penalty,
+    and the same from the ordered bound (its upper end) and the resource bound (its lower end)."""
+    mispredicts = w[indirect] + w[conditional]
+    lost = mispredicts * cycles_per_mispredict
+    predicted = w[ideal_col] + lost
+    ordered = w[ordered_col] + lost if ordered_col and ordered_col in w else float("nan")
+    resources = w[resources_col] + lost if resources_col and resources_col in w else float("nan")
+    return {"case": case, "model": model, "measured": measured, "ideal": w[ideal_col], "predicted_ordered": ordered,
+            "predicted_resources": resources, "mispredicts_per_dispatch": mispredicts, "mispredict_cycles": lost, "predicted": predicted,
+            "error": predicted / measured - 1, "ideal_share": w[ideal_col] / predicted, "mispredict_share": lost / predicted,
+            **{m: v for m, v in w.items() if m.startswith(FLUSHES)}}
+
+
+def _model_notes(ideal_col: str, ordered_col: str | None, resources_col: str | None, indirect: str, conditional: str, why_row: str,
+                 penalty: dict, simulated: str) -> list[str]:
+    return [
+        f"ideal: `{ideal_col}`, ESTIMATED by llvm-mca (each handler repeated alone: its own loop-carried chain charged in full, "
+        "which the program may overlap with the next handler's work)",
         (f"ordered: the prediction from `{ordered_col}` instead (llvm-mca with every load after every older store: each handler "
          "repeated alone carries its store-to-load round trips), its upper end; a measured time between the two is what the "
-         "model can account for" if ordered_col else "ordered: not in this run (models_simulated before the ordered bound)"),
+         "model can account for" if ordered_col else f"ordered: not in this run ({simulated} before the ordered bound)"),
+        (f"resources: the prediction from `{resources_col}` instead (each handler's busiest resource alone, dependences "
+         "ignored), its lower end" if resources_col else f"resources: not in this run ({simulated} before the resource bound)"),
         f"mispredicts: SIMULATED, `{indirect}` + `{conditional}` per dispatch; the indirect row is {why_row}",
         f"penalty: {penalty['cycles_per_mispredict']:.1f} cycles per mispredict (`dlab calibrate`, {penalty['metric']}; its rate assumed)",
         "memory-order flushes: not in the model (no chain measures their penalty; the fit below is drawn from this model's "
         "error, so it cannot be a term of it); their cycles are in the error",
     ]
-    return table, notes
 
 
-def cycle_model_markdown(run: Run) -> str | None:
-    found = cycle_model(run)
+def kernel_cycle_model(run: Run) -> tuple[pd.DataFrame, list[str]] | None:
+    """The cycle model on the interpreter's kernels: each case of wasm_simulated with an ideal bound
+    (the engines whose handlers are functions of their own) beside the cycles per dispatch the wasm
+    experiment measured for the same case (same name, same size). None without the three
+    experiments, a penalty in the measured cycles' metric, or both mispredict rows."""
+    simulated_name = next((n for n in run.experiments if n.startswith("wasm") and n.endswith("_simulated")), None)
+    if simulated_name is None or not {"wasm", "calibrate"} <= set(run.experiments):
+        return None
+    penalty = run.experiments["calibrate"].sidecar.get("mispredict_penalty", {})
+    measured = run.experiments["wasm"].summary
+    metric, notes = pick_cycles(measured)
+    if "cycles_per_mispredict" not in penalty or metric == "tsc_ticks":
+        return None
+    sim = with_params(run.experiments[simulated_name].summary)
+    sim = sim[sim["n"] > 0]
+    metrics = list(dict.fromkeys(sim["metric"]))
+    ideal_col = next((c for c in metrics if c.startswith("ideal_cycles[")), None)
+    ordered_col = next((c for c in metrics if c.startswith("ideal_cycles_ordered[")), None)
+    resources_col = next((c for c in metrics if c.startswith("ideal_cycles_resources[")), None)
+    row, why_row = indirect_row(run)
+    indirect, conditional = f"simulated_indirect_mispredicts[{row}]", f"simulated_conditional_mispredicts[{CONDITIONAL_ROW}]"
+    if ideal_col is None or not {indirect, conditional} <= set(metrics):
+        return None
+    timed = with_params(measured[(measured["metric"] == metric) & (measured["n"] > 0)])
+    timed = timed.drop_duplicates("case").set_index("case")  # a case timed in two groups: the first
+    rows = []
+    for case, g in sim.groupby("case", sort=False):
+        w = g.set_index("metric")["median"].to_dict()
+        if ideal_col not in w or indirect not in w or conditional not in w or case not in timed.index:
+            continue  # a one-loop engine (switch, goto) has no handler's own code: no ideal bound
+        t = timed.loc[case]
+        if str(t.get("size", "")) != str(g["size"].iloc[0]):
+            continue  # another size: another number of dispatches per call
+        per_dispatch = float(t["median"]) / float(g["dispatches"].iloc[0])
+        rows.append(_predicted_row(case, "kernel", per_dispatch, w, ideal_col, ordered_col, resources_col, indirect, conditional,
+                                   penalty["cycles_per_mispredict"]))
+    if not rows:
+        return None
+    if penalty.get("metric") != metric:
+        notes = notes + [f"the penalty is in `{penalty.get('metric')}`, the measured cycles in `{metric}`"]
+    notes = notes + [f"measured: `{metric}` per call (the wasm experiment's median) over the dispatches one call makes "
+                     f"({simulated_name}'s count)"] + _model_notes(ideal_col, ordered_col, resources_col, indirect, conditional,
+                                                                   why_row, penalty, simulated_name)
+    return pd.DataFrame(rows), notes
+
+
+def _model_markdown(found: tuple[pd.DataFrame, list[str]] | None) -> str | None:
     if found is None:
         return None
     table, notes = found
-    lines = ["| case | measured | ideal | mispredicts/1k | predicted | error | ordered (upper end) | ideal share | mispredict share |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| case | measured | ideal | mispredicts/1k | predicted | error | resources (lower end) | ordered (upper end) | "
+             "ideal share | mispredict share |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in table.itertuples():
         ordered = "" if pd.isna(r.predicted_ordered) else f"{r.predicted_ordered:.2f}"
+        resources = "" if pd.isna(r.predicted_resources) else f"{r.predicted_resources:.2f}"
         lines.append(f"| {r.case} | {r.measured:.2f} | {r.ideal:.2f} | {r.mispredicts_per_dispatch * 1000:.1f} | {r.predicted:.2f} | "
-                     f"{r.error * 100:+.0f}% | {ordered} | {r.ideal_share * 100:.0f}% | {r.mispredict_share * 100:.0f}% |")
+                     f"{r.error * 100:+.0f}% | {resources} | {ordered} | {r.ideal_share * 100:.0f}% | {r.mispredict_share * 100:.0f}% |")
     return "\n".join(lines) + "\n\n" + "".join(f"- {n}\n" for n in notes)
+
+
+def cycle_model_markdown(run: Run) -> str | None:
+    return _model_markdown(cycle_model(run))
+
+
+def kernel_cycle_model_markdown(run: Run) -> str | None:
+    return _model_markdown(kernel_cycle_model(run))
 
 
 def flush_penalty_fits(run: Run) -> tuple[pd.DataFrame, list[str]] | None:

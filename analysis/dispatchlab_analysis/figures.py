@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from .compare import interpreter_changes, model_change_by_dispatch  # noqa: E402
-from .cycle_model import cycle_model  # noqa: E402
+from .cycle_model import cycle_model, kernel_cycle_model  # noqa: E402
 from .results import (Run, nearest, pick_common_cycles, pick_cycles, research_stack_config, rows_whose_baseline,  # noqa: E402
                       with_params)
 
@@ -393,14 +393,16 @@ def mispredicts_by_dispatch(run: Run, out_dir: Path) -> Path | None:
 
 
 def cycle_model_check(run: Run, out_dir: Path) -> Path | None:
-    """Cycles per dispatch, measured (the models experiment) against the cycle model's prediction
-    (ESTIMATED: the llvm-mca bound + SIMULATED mispredicts x the measured penalty), a bar per term
-    and the measured cycles as a marker, per case."""
-    found = cycle_model(run)
-    if found is None:
+    """Cycles per dispatch, measured (the models experiment, and the wasm experiment's kernels)
+    against the cycle model's prediction (ESTIMATED: the llvm-mca bound + SIMULATED mispredicts x
+    the measured penalty), a bar per term and the measured cycles as a marker, per case."""
+    found = [f for f in (cycle_model(run), kernel_cycle_model(run)) if f is not None]
+    if not found:
         return None
-    table, notes = found
-    data = table[["case", "measured", "ideal", "mispredict_cycles", "predicted", "error", "predicted_ordered"]].reset_index(drop=True)
+    table = pd.concat([t for t, _ in found], ignore_index=True)
+    notes = list(dict.fromkeys(n for _, ns in found for n in ns))
+    data = table[["case", "measured", "ideal", "mispredict_cycles", "predicted", "error", "predicted_ordered",
+                  "predicted_resources"]].reset_index(drop=True)
     # Labels without the parts every case shares (the dispatch mode, say): the notes need the room.
     common = set.intersection(*(set(c.split("/")) for c in data["case"]))
     labels = ["/".join(p for p in c.split("/") if p not in common) for c in data["case"]]
@@ -411,6 +413,9 @@ def cycle_model_check(run: Run, out_dir: Path) -> Path | None:
     if data["predicted_ordered"].notna().any():
         ax.plot(xs, data["predicted_ordered"], "_", markersize=18, color="#08519c",
                 label="the same, loads after older stores (llvm-mca -noalias=false): its upper end")
+    if data["predicted_resources"].notna().any():
+        ax.plot(xs, data["predicted_resources"], "_", markersize=18, color="#74c476",
+                label="the same from each handler's busiest resource alone (dependences ignored): its lower end")
     ax.plot(xs, data["measured"], "kD", label="measured")
     ax.set_yscale("log")
     ax.set_xticks(xs)

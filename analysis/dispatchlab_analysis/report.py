@@ -17,7 +17,7 @@ from .figures import all_figures
 from .workloads import DefError, read_suites
 from .knee import dbinop_knees, kcopy_knees
 from . import where
-from .cycle_model import cycle_model_markdown, flush_penalty_markdown, kernel_mispredict_markdown
+from .cycle_model import cycle_model_markdown, flush_penalty_markdown, kernel_cycle_model_markdown, kernel_mispredict_markdown
 from .results import (PLACEMENT_PARAM, Run, experiment_emulation, latest_runs, load_run, machine_emulation, parse_params,
                       pick_cycles, with_case, without_emulated)
 from .tables import (MODEL_COLUMNS, VALGRIND_COLUMNS, WASM_COLUMNS, WASM_VALGRIND_COLUMNS, budgets_markdown, counters_markdown, gc_markdown,
@@ -376,6 +376,13 @@ def analysis_markdown(run: Run) -> str:
                   "Predicted cycles per dispatch = the ideal bound + simulated mispredicts x the measured penalty, beside "
                   "the measured cycles of the same case; the shares are of the predicted cycles. An ESTIMATE of where the "
                   "cycles go where no PMU says it.\n", model]
+    kernel_model = kernel_cycle_model_markdown(run)
+    if kernel_model:
+        parts += ["## Cycle model on the interpreter's kernels (issue 46, item 6)\n",
+                  "The same model on real programs: each kernel in an engine whose handlers are functions of their own, its "
+                  "ideal bound from the path each handler usually ran (the trace's counts) weighted by its entries, its "
+                  "simulated mispredicts at the measured penalty, beside the cycles per dispatch the wasm experiment measured. "
+                  "An ESTIMATE of where the cycles go where no PMU says it.\n", kernel_model]
     kernels = kernel_mispredict_markdown(run)
     if kernels:
         parts += ["## Which predictor could this core have? The kernels' mispredicts against their time (issue 46, item 6)\n",

@@ -159,3 +159,43 @@ def test_the_kernels_check_refutes_a_row_whose_mispredicts_outlast_the_dispatch(
     table, notes = kernel_mispredict_check(run)
     assert table.iloc[0]["btb_512x1"] == pytest.approx(20.0)
     assert any("not simulated in this run" in n for n in notes)
+
+
+def test_the_kernels_cycle_model_charges_the_cpus_row_on_the_ideal_bound(tmp_path):
+    """The cycle model on the kernels: a tail case of 1,000 dispatches timed at 5,000 cycles a call is
+    5 cycles a dispatch; its ideal bound 3, the CPU's row (the fallback ITTAGE: no CPU named) 0.05
+    and TAGE 0.01 per dispatch at 20 cycles: 3 + 1.2 = 4.2 predicted, -16%; the ordered and resource
+    bounds give the upper and lower ends. The switch case has no ideal bound (one loop function):
+    left out, never a 0 put in."""
+    import pandas as pd
+    from dispatchlab_analysis.cycle_model import kernel_cycle_model, kernel_cycle_model_markdown
+    from dispatchlab_analysis.results import Experiment, Run
+
+    def rows(case, params, metrics):
+        return [{"case": case, "params": params, "metric": m, "median": v, "n": 0 if v is None else 1} for m, v in metrics]
+    tail = "dispatch=tail;placement=sp;size=24;workload=fib"
+    switch = tail.replace("tail", "switch")
+    timed = pd.DataFrame(rows("fib/tail", tail, [("cycles_tsc_estimate", 5000.0)]) + rows("fib/switch", switch, [("cycles_tsc_estimate", 6000.0)]))
+    mispredicts = [(f"simulated_indirect_mispredicts[{FALLBACK_INDIRECT_ROW}]", 0.05), (f"simulated_conditional_mispredicts[{CONDITIONAL_ROW}]", 0.01)]
+    simulated = pd.DataFrame(
+        rows("fib/tail", tail + ";dispatches=1000", mispredicts + [("ideal_cycles[llvm-mca-19 znver4]", 3.0),
+                                                                   ("ideal_cycles_ordered[llvm-mca-19 znver4]", 9.0),
+                                                                   ("ideal_cycles_resources[llvm-mca-19 znver4]", 2.0)])
+        + rows("fib/switch", switch + ";dispatches=1000", mispredicts + [("ideal_cycles[llvm-mca-19 znver4]", None)]))
+    run = Run(tmp_path, {}, None, {
+        "wasm": Experiment("wasm", timed, pd.DataFrame(), {}),
+        "wasm_simulated": Experiment("wasm_simulated", simulated, pd.DataFrame(), {}),
+        "calibrate": Experiment("calibrate", pd.DataFrame(), pd.DataFrame(),
+                                {"mispredict_penalty": {"cycles_per_mispredict": 20.0, "metric": "cycles_tsc_estimate"}}),
+    })
+    table, notes = kernel_cycle_model(run)
+    assert list(table["case"]) == ["fib/tail"]
+    r = table.iloc[0]
+    assert r["measured"] == pytest.approx(5.0) and r["predicted"] == pytest.approx(4.2) and r["error"] == pytest.approx(-0.16)
+    assert r["predicted_ordered"] == pytest.approx(10.2) and r["predicted_resources"] == pytest.approx(3.2)
+    assert r["ideal_share"] == pytest.approx(3 / 4.2)
+    assert "| fib/tail | 5.00 | 3.00 | 60.0 | 4.20 | -16% | 3.20 | 10.20 | 71% | 29% |" in kernel_cycle_model_markdown(run)
+    assert any(n.startswith("mispredicts: SIMULATED") for n in notes)
+    # Without the CPU's row simulated: no model (a missing row is not zero mispredicts).
+    run.experiments["wasm_simulated"].summary = simulated[~simulated["metric"].str.startswith("simulated_indirect")]
+    assert kernel_cycle_model(run) is None

@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "dispatchlab/harness/result_rows.h"
+#include "dispatchlab/predictors/llvm_mca.h"
 #include "dispatchlab/predictors/traced_run.h"
 
 namespace dlab::bench {
@@ -35,14 +36,17 @@ struct CaseResult {
   pr::CodeRange code;
   size_t branch_sites = 0, dispatch_sites = 0;
   uint64_t dropped_at_gaps = 0;  // branches whose target fell in a sampled trace's gap
+  pr::TracedIdealBound ideal;    // with EngineSimulationOptions::ideal_mcpu
 };
 
 // A workload in one engine as `dlab wasm run --invoke` makes it: a quick size, one call, under a
 // minute on a 2-vCPU Zen 5 guest; killed (with its process group) past this.
 constexpr double kCaseTimeoutS = 1800;
 
-CaseResult simulate(const SimulatedCase& c, const pr::TracedBinary& binary, const pr::PredictorSelection& rows, uint32_t window,
-                    pr::TraceSample sample, uint32_t load_addresses) {
+CaseResult simulate(const SimulatedCase& c, const pr::TracedBinary& binary, const pr::PredictorSelection& rows,
+                    const EngineSimulationOptions& options) {
+  const uint32_t window = options.window, load_addresses = options.load_addresses;
+  const pr::TraceSample sample = options.sample;
   CaseResult out;
   out.code = engine_code(binary, c.engine.engine_name());
   pr::BranchSites sites = binary.sites_in(out.code);  // always: the indirect jumps are the dispatches
@@ -51,6 +55,9 @@ CaseResult simulate(const SimulatedCase& c, const pr::TracedBinary& binary, cons
   std::vector<uint32_t> windows;
   if (!rows.memory.empty()) windows.push_back(window);
   pr::TraceSimulation sim(rows, windows, std::move(sites), out.code.lo, out.code.hi, pr::load_address_shifts(load_addresses));
+  // The ideal bound needs each handler's own code: a tail engine's (a function per handler).
+  const bool handler_functions = wasm::dispatch_form(c.engine.dispatch) == wasm::DispatchForm::kHandlers;
+  if (!options.ideal_mcpu.empty() && handler_functions) sim.count_executions();
   out.trace_instructions = pr::run_traced(c.argv, out.code, sim, kCaseTimeoutS, c.name, sample).trace_instructions;
   out.dropped_at_gaps = sim.branches_dropped_at_gaps();
   const auto& met = sim.branch_counts();
@@ -61,6 +68,13 @@ CaseResult simulate(const SimulatedCase& c, const pr::TracedBinary& binary, cons
     throw std::runtime_error(fmt::format("{}: no indirect jump ran in the engine's code ({:x}-{:x}): no dispatch to count per", c.name,
                                          out.code.lo, out.code.hi));
   for (size_t i = 0; i < sim.layouts(); ++i) out.layouts.push_back(sim.counts(i));
+  if (!options.ideal_mcpu.empty()) {
+    if (handler_functions)
+      out.ideal = pr::ideal_bound_of_trace(binary, out.code, sim.executions(), out.dispatches, options.ideal_mcpu);
+    else
+      out.ideal.reason = fmt::format("{} dispatch runs every handler in one loop function: no handler's own code for llvm-mca",
+                                     wasm::dispatch_name(c.engine.dispatch));
+  }
   return out;
 }
 
@@ -105,7 +119,7 @@ nlohmann::json run_simulated_cases(const std::vector<SimulatedCase>& cases, cons
         i = next++;
       }
       try {
-        CaseResult r = simulate(cases[i], binary, rows, options.window, options.sample, options.load_addresses);
+        CaseResult r = simulate(cases[i], binary, rows, options);
         std::lock_guard<std::mutex> g(lock);
         results[i] = std::move(r);
         fmt::print(stderr, "[{}] {}/{} {}: {} dispatches\n", options.progress, ++done, cases.size(), cases[i].name, results[i].dispatches);
@@ -125,6 +139,12 @@ nlohmann::json run_simulated_cases(const std::vector<SimulatedCase>& cases, cons
   r.protocol.samples = r.rounds = static_cast<int>(options.load_addresses);  // a sample per load address
   const std::string how = traced_how(options.sample);
   r.metrics = pr::simulated_metrics(results.front().layouts.front(), how);
+  const std::string& mcpu = options.ideal_mcpu;
+  if (!mcpu.empty())
+    for (auto& m : pr::ideal_bound_metrics(mcpu, "the path each handler's function usually ran (its instructions the trace saw at "
+                                                  "least half as often as its entry), weighted by its entries; a loop inside a "
+                                                  "function counted once per entry"))
+      r.metrics.push_back(std::move(m));
   std::vector<MeasuredCase> measured;
   std::FILE* table = options.table_on_stderr ? stderr : stdout;
   fmt::print(table, "{:<34} {:>11}", "case", "dispatches");
@@ -142,6 +162,13 @@ nlohmann::json run_simulated_cases(const std::vector<SimulatedCase>& cases, cons
     for (const auto& layout : res.layouts) {
       vs.samples.emplace_back();
       for (const auto& sc : layout) vs.samples.back().push_back({static_cast<double>(sc.count), "", 1.0, "dlabtrace trace"});
+      if (!mcpu.empty())  // the same at every load address: llvm-mca sees the code, not where it is
+        for (const auto& bound : {res.ideal.cycles_per_dispatch, res.ideal.ordered_cycles_per_dispatch, res.ideal.resource_cycles_per_dispatch}) {
+          if (bound)
+            vs.samples.back().push_back({*bound * static_cast<double>(res.dispatches), "", 1.0, "llvm-mca"});
+          else
+            vs.samples.back().push_back({std::nullopt, res.ideal.reason, 1.0, "llvm-mca"});
+        }
     }
     fmt::print(table, "{:<34} {:>11}", cases[i].name, res.dispatches);
     nlohmann::json counts = nlohmann::json::array();
@@ -159,6 +186,9 @@ nlohmann::json run_simulated_cases(const std::vector<SimulatedCase>& cases, cons
                         {"per_1k_dispatches", per_1k(sc.count)}, {"configuration", sc.configuration}});
       if (at.size() > 1) counts.back()["per_1k_dispatches_over_load_addresses"] = at;
     }
+    if (!mcpu.empty())
+      fmt::print(table, "  ideal {} ordered {}", res.ideal.cycles_per_dispatch ? fmt::format("{:.2f}", *res.ideal.cycles_per_dispatch) : "-",
+                 res.ideal.ordered_cycles_per_dispatch ? fmt::format("{:.2f}", *res.ideal.ordered_cycles_per_dispatch) : "-");
     fmt::print(table, "\n");
     r.cases.push_back(std::move(vs));
     auto params = cases[i].params;
@@ -170,11 +200,23 @@ nlohmann::json run_simulated_cases(const std::vector<SimulatedCase>& cases, cons
     params["conditional_branches"] = std::to_string(res.conditionals);
     params["trace_instructions"] = std::to_string(res.trace_instructions);
     if (options.load_addresses > 1) params["load_addresses"] = std::to_string(options.load_addresses);
+    if (res.ideal.functions) {
+      params["ideal_functions"] = std::to_string(res.ideal.functions);
+      params["ideal_path_share"] = fmt::format("{:.3f}", res.ideal.path_share);
+    }
     if (options.sample.sampled()) {
       params["sampled"] = fmt::format("{}/{}", options.sample.on, options.sample.period);
       params["branches_dropped_at_gaps"] = std::to_string(res.dropped_at_gaps);
     }
     out["cases"].push_back({{"case", cases[i].name}, {"params", params}, {"counts", counts}});
+    if (!res.ideal.by_function.empty()) {
+      nlohmann::json functions = nlohmann::json::array();
+      for (const auto& f : res.ideal.by_function)
+        functions.push_back({{"function", f.name}, {"entries", f.entries}, {"path_instructions", f.path_instructions},
+                             {"cycles_per_entry", f.cycles_per_entry},
+                             {"cycles_per_dispatch", static_cast<double>(f.entries) * f.cycles_per_entry / static_cast<double>(res.dispatches)}});
+      out["cases"].back()["ideal_by_function"] = std::move(functions);
+    }
     measured.push_back({cases[i].name, nullptr, static_cast<double>(res.dispatches), "dispatch", params});
   }
   if (!dir) return out;
@@ -188,6 +230,14 @@ nlohmann::json run_simulated_cases(const std::vector<SimulatedCase>& cases, cons
                                     "trace of the engine's code; the CPU that ran valgrind does not enter them"}};
   if (options.sample.sampled()) sidecar["simulation"]["sample"] = out["sample"];
   sidecar["simulation"]["code_shifts"] = pr::load_address_shifts(options.load_addresses);
+  sidecar["simulation"]["ideal_mcpu"] = options.ideal_mcpu;
+  // Where each case's ideal cycles go: its functions, most cycles first (the first 20).
+  for (const auto& c : out["cases"])
+    if (c.contains("ideal_by_function")) {
+      const auto& all = c["ideal_by_function"];
+      sidecar["simulation"]["ideal_by_function"][c["case"].get<std::string>()] =
+          nlohmann::json(std::vector<nlohmann::json>(all.begin(), all.begin() + std::min<ptrdiff_t>(20, std::ssize(all))));
+    }
   write_experiment(*dir, experiment, t, sidecar);
   fmt::print(stderr, "wrote {}/{}.summary.csv\n", dir->path().string(), experiment);
   return out;

@@ -20,6 +20,7 @@
 #include <cstring>
 
 #include "cli/commands.h"
+#include "dispatchlab/predictors/llvm_mca.h"
 #include "dispatchlab/harness/cachegrind.h"
 #include "dispatchlab/harness/counter_plan.h"
 #include "dispatchlab/harness/files.h"
@@ -224,6 +225,7 @@ struct BenchOptions {
   uint64_t valgrind_calls = 1;
   bool valgrind_functions = false;
   bench::EngineSimulationOptions predict;  // --predict: predictors empty when not asked
+  std::string ideal_mcpu = "native";       // --ideal-mcpu, resolved into predict.ideal_mcpu
   bench::CachegrindOptions valgrind_options;
   RunProtocol protocol;
   RunDirectoryOptions out;
@@ -265,7 +267,7 @@ std::vector<bench::Peer> check_bench_options(const BenchOptions& o, const CLI::A
       throw CLI::ValidationError("--predict", e.what());
     }
   } else {
-    for (const char* opt : {"--predict-window", "--predict-load-addresses"})
+    for (const char* opt : {"--predict-window", "--predict-load-addresses", "--ideal-mcpu"})
       if (given(opt)) throw CLI::ValidationError(opt, "applies only with --predict");
   }
   if (!o.valgrind && given("--valgrind-calls")) throw CLI::ValidationError("--valgrind-calls", "applies only with --valgrind");
@@ -830,6 +832,10 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
                   "simulation's one timing parameter, docs/predictors.md)")
       ->check(CLI::Range(1u, 1u << 20))
       ->capture_default_str();
+  cmd->add_option("--ideal-mcpu", o->ideal_mcpu,
+                  "with --predict: the ideal bound's CPU, llvm-mca-19's -mcpu (native: this host as LLVM names it; none: no "
+                  "bound), for the engines whose handlers are functions of their own (tail, tail_pn)")
+      ->capture_default_str();
   cmd->add_flag("--calls", o->calls,
                 "instead of the kernels: the call path in every chosen engine (host-to-wasm nop and i32x4 calls, wasm-to-host, "
                 "wasm-to-wasm call, call_indirect, call_ref, a call into another instance, instantiation; and each instance's "
@@ -888,6 +894,11 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
     std::vector<std::unique_ptr<Prepared>> prepared = prepare_engines(*o, plan);
     if (!o->predict.predictors.empty()) {
       prepared.clear();
+      try {
+        o->predict.ideal_mcpu = predictors::resolve_mca_cpu(o->ideal_mcpu);
+      } catch (const std::invalid_argument& e) {
+        throw CLI::ValidationError("--ideal-mcpu", e.what());
+      }
       std::optional<RunDirectory> dir;
       if (!o->no_save) dir = o->out.resolve(this_machine(), experiment_files(o->name + "_simulated"));
       run_predict(o->module, o->clock, o->heap_limit, plan.workloads, plan.engines, o->predict, dir, o->name + "_simulated");

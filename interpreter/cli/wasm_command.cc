@@ -19,6 +19,7 @@
 #include <cstring>
 
 #include "cli/commands.h"
+#include "dispatchlab/predictors/llvm_mca.h"
 #include "engine_choices.h"
 #include "dispatchlab/harness/files.h"
 #include "dispatchlab/harness/result_writer.h"
@@ -218,6 +219,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
     WasiDirs dirs;
     // profile --predict: the same program in real engines under dlabtrace (engine_simulation.h).
     std::string predict_dispatch, predict_sample;
+    std::string ideal_mcpu = "native";  // --ideal-mcpu, resolved into predict.ideal_mcpu
     bench::EngineSimulationOptions predict;
   };
   auto o = std::make_shared<Options>();
@@ -256,6 +258,10 @@ void add_run_command(CLI::App& cmd, bool profile) {
                     "with --predict: the branch rows with the binary at N load addresses (whole pages apart, as ASLR moves it), "
                     "the table the median and range over them, --json every one (1..64)")
         ->check(CLI::Range(1u, 64u))
+        ->capture_default_str();
+    run->add_option("--ideal-mcpu", o->ideal_mcpu,
+                    "with --predict: the ideal bound's CPU, llvm-mca-19's -mcpu (native: this host as LLVM names it; none: no "
+                    "bound), for the dispatch modes whose handlers are functions of their own (tail, tail_pn)")
         ->capture_default_str();
   }
   run->add_option("module", o->file, "module.wasm")->required()->check(CLI::ExistingFile);
@@ -340,13 +346,18 @@ void add_run_command(CLI::App& cmd, bool profile) {
       throw CLI::ValidationError("--force", "applies only with --json (it lets --json replace an existing file)");
     std::vector<wasm::EngineConfig> predict_engines;
     if (profile && o->predict.predictors.empty()) {
-      for (const char* opt : {"--predict-dispatch", "--predict-sample", "--predict-window", "--predict-load-addresses"})
+      for (const char* opt : {"--predict-dispatch", "--predict-sample", "--predict-window", "--predict-load-addresses", "--ideal-mcpu"})
         if (run->count(opt)) throw CLI::ValidationError(opt, "applies only with --predict");
     } else if (profile) {
       try {
         bench::check_engine_simulation(o->predict);
       } catch (const std::invalid_argument& e) {
         throw CLI::ValidationError("--predict", e.what());
+      }
+      try {
+        o->predict.ideal_mcpu = predictors::resolve_mca_cpu(o->ideal_mcpu);
+      } catch (const std::invalid_argument& e) {
+        throw CLI::ValidationError("--ideal-mcpu", e.what());
       }
       if (!o->predict_sample.empty()) {
         unsigned long long on = 0, period = 0;

@@ -23,6 +23,7 @@
 #include "dispatchlab/models/case_simulation.h"
 #include "dispatchlab/models/ideal_bound.h"
 #include "dispatchlab/models/model_case.h"
+#include "dispatchlab/predictors/llvm_mca.h"
 
 namespace dlab::cli {
 
@@ -256,6 +257,7 @@ struct ModelsOptions {
   std::string ideal_mcpu = "native";  // llvm-mca's -mcpu for the ideal bound; "none": no bound
   uint32_t predict_load_addresses = 1;  // the branch rows at this many load addresses, a sample each
   uint64_t predict_dispatches = 16'384;  // per traced run: the research's 4,096-element K-copy program twice, two dispatches an element
+  uint64_t predict_warmup = 16'384;      // dispatches traced before those counted (whole repetitions)
   RunDirectoryOptions out;
 };
 
@@ -408,10 +410,12 @@ void run_predict_sweep(ModelsOptions& o) {
   }
   if (std::string why = pr::tracer_unavailable(); !why.empty()) throw std::runtime_error(why);
   // The ideal bound's CPU: llvm-mca's name for it (native resolved, so the result says which).
-  std::string mcpu = o.ideal_mcpu == "native" ? models::llvm_mca_host_cpu() : o.ideal_mcpu;
-  if (o.ideal_mcpu == "native" && mcpu.empty()) mcpu = "native";
-  if (o.ideal_mcpu != "none")
-    if (std::string why = models::llvm_mca_refuses(mcpu); !why.empty()) throw CLI::ValidationError("--ideal-mcpu", why);
+  std::string mcpu;
+  try {
+    mcpu = predictors::resolve_mca_cpu(o.ideal_mcpu);
+  } catch (const std::invalid_argument& e) {
+    throw CLI::ValidationError("--ideal-mcpu", e.what());
+  }
   predict_grid_defaults(o.grid);
   auto groups = make_grid(o.grid, true).groups;
   auto sites = models::load_dispatch_sites(sites_file());
@@ -431,10 +435,14 @@ void run_predict_sweep(ModelsOptions& o) {
   fmt::print(stderr, "[models --predict] {} cases under valgrind (dlabtrace), {} at a time; predictors: {}\n", cases.size(), parallel, o.predict);
   // Each case traced for about the same number of dispatches (whole repetitions of its program), so
   // that a predictor's learning takes the same share of every case's count.
-  std::vector<uint64_t> reps;
+  // Before them, whole repetitions for the predictors' warm-up, left out of the counts (as the
+  // timed runs leave out their warm-up rounds): a learning predictor's first passes over a
+  // program are its cold misses, which no timed sample has.
+  std::vector<uint64_t> reps, warmup_reps, per_run;
   for (const auto& c : cases) {
-    uint64_t per_run = models::ModelInstance(models::find_entry(c.model, c.placement, c.dispatch), c.program(), c.seed).dispatches_per_run();
-    reps.push_back(std::max<uint64_t>(1, (o.predict_dispatches + per_run - 1) / per_run));
+    per_run.push_back(models::ModelInstance(models::find_entry(c.model, c.placement, c.dispatch), c.program(), c.seed).dispatches_per_run());
+    reps.push_back(std::max<uint64_t>(1, (o.predict_dispatches + per_run.back() - 1) / per_run.back()));
+    warmup_reps.push_back((o.predict_warmup + per_run.back() - 1) / per_run.back());
   }
   std::vector<models::CaseSimulation> results(cases.size());
   std::vector<models::IdealBound> ideal(cases.size());
@@ -444,7 +452,8 @@ void run_predict_sweep(ModelsOptions& o) {
       fmt::print(stderr, "[models --predict] {}/{} {}\n", i + 1, cases.size(), cases[i].name());
       running.push_back(std::async(std::launch::async, [&, i] {
         if (o.ideal_mcpu != "none") ideal[i] = models::ideal_bound(cases[i], binary, mcpu);
-        return models::simulate_case(cases[i], binary, reps[i], rows, o.predict_window, kCaseTimeoutS, o.predict_load_addresses);
+        return models::simulate_case(cases[i], binary, warmup_reps[i] + reps[i], rows, o.predict_window, kCaseTimeoutS,
+                                     o.predict_load_addresses, warmup_reps[i] * per_run[i]);
       }));
     }
     for (size_t j = 0; j < running.size(); ++j) results[first + j] = running[j].get();
@@ -453,19 +462,10 @@ void run_predict_sweep(ModelsOptions& o) {
   r.protocol.samples = r.rounds = static_cast<int>(o.predict_load_addresses);  // a sample per load address
   r.metrics = pr::simulated_metrics(results.front().layouts.front(),
                                     fmt::format("on valgrind's trace (dlabtrace) of the case's handlers (dlab-model-exec, whole programs for "
-                                                "about {} dispatches)", o.predict_dispatches));
+                                                "about {} dispatches, counted after a warm-up of about {})", o.predict_dispatches, o.predict_warmup));
   if (o.ideal_mcpu != "none")
-    r.metrics.push_back({fmt::format("ideal_cycles[llvm-mca-19 {}]", mcpu), "cycles", "llvm-mca",
-                         fmt::format("ESTIMATED: each handler's machine code through llvm-mca-19 -mcpu={} ({} iterations; no "
-                                     "mispredicts, flushes or cache misses, loads independent of stores), weighted by the program's "
-                                     "dispatches to it; not a measurement", mcpu, models::kMcaIterations),
-                         true, Availability::yes("estimated"), ""});
-  if (o.ideal_mcpu != "none")
-    r.metrics.push_back({fmt::format("ideal_cycles_ordered[llvm-mca-19 {}]", mcpu), "cycles", "llvm-mca",
-                         fmt::format("ESTIMATED: as ideal_cycles with every load ordered after every older store (llvm-mca-19 "
-                                     "-mcpu={} -noalias=false): each handler repeated alone carries its store-to-load round trips "
-                                     "through memory; an upper bound on what memory dependences add; not a measurement", mcpu),
-                         true, Availability::yes("estimated"), ""});
+    for (auto& m : predictors::ideal_bound_metrics(mcpu, "each handler's machine code (its function), weighted by the program's dispatches to it"))
+      r.metrics.push_back(std::move(m));
   std::vector<MeasuredCase> measured;
   fmt::print("{:<34} {:>10} {:>22} {:>22} {:>10} {:>10}   (per 1,000 dispatches, simulated{}; ideal and ordered: cycles per dispatch, llvm-mca)\n",
              "case", "dispatches", "flushes (first row)", "indirect misp. (first)", "ideal", "ordered",
@@ -486,7 +486,7 @@ void run_predict_sweep(ModelsOptions& o) {
     }
     if (o.ideal_mcpu != "none")
       for (auto& round : vs.samples)
-        for (const auto& bound : {ideal[i].cycles_per_dispatch, ideal[i].ordered_cycles_per_dispatch}) {
+        for (const auto& bound : {ideal[i].cycles_per_dispatch, ideal[i].ordered_cycles_per_dispatch, ideal[i].resource_cycles_per_dispatch}) {
           if (bound)
             round.push_back({*bound * static_cast<double>(res.dispatches), "", 1.0, "llvm-mca"});
           else
@@ -498,6 +498,7 @@ void run_predict_sweep(ModelsOptions& o) {
     r.cases.push_back(std::move(vs));
     auto params = case_params(cases[i], res.dispatches / reps[i], sites);
     params["traced_repetitions"] = std::to_string(reps[i]);
+    params["warmup_repetitions"] = std::to_string(warmup_reps[i]);
     params["handler_code"] = fmt::format("{:x}-{:x}", res.code.lo, res.code.hi);
     params["branch_sites"] = std::to_string(res.branch_sites);
     params["trace_instructions"] = std::to_string(res.trace_instructions);
@@ -507,7 +508,7 @@ void run_predict_sweep(ModelsOptions& o) {
   if (!dir) return;
   auto t = experiment_tables(dir->run_id(), "models_simulated", r, measured, machine);
   auto sidecar = sidecar_json(dir->run_id(), machine, &r, {"summary", "samples"});
-  sidecar["simulation"] = {{"predictors", o.predict}, {"window_instructions", o.predict_window}, {"traced_dispatches_target", o.predict_dispatches}, {"ideal_mcpu", o.ideal_mcpu == "none" ? "" : mcpu}, {"code_shifts", pr::load_address_shifts(o.predict_load_addresses)},
+  sidecar["simulation"] = {{"predictors", o.predict}, {"window_instructions", o.predict_window}, {"traced_dispatches_target", o.predict_dispatches}, {"warmup_dispatches_target", o.predict_warmup}, {"ideal_mcpu", o.ideal_mcpu == "none" ? "" : mcpu}, {"code_shifts", pr::load_address_shifts(o.predict_load_addresses)},
                            {"tracer", "valgrind --tool=dlabtrace (lackey's trace of the handlers' code range; predictors/valgrind_tool)"}, {"binary", exec},
                            {"note", "every metric is simulated (docs/predictors.md): counts of the predictor named in the metric, "
                                     "on the trace of the case's handler code; the CPU that ran valgrind does not enter them"}};
@@ -601,6 +602,11 @@ void add_models_command(CLI::App& app) {
                   "apart, as ASLR moves it), each a sample: a small table's cell is one layout's conflicts (1..64)")
       ->check(CLI::Range(1u, 64u))
       ->capture_default_str();
+  cmd->add_option("--predict-warmup", o->predict_warmup,
+                  "with --predict: dispatches traced before those counted, whole repetitions of the case's program, left out "
+                  "of the counts as a timed run's warm-up rounds are (0: count from the first; 0..10^7)")
+      ->check(CLI::Range(uint64_t{0}, uint64_t{10'000'000}))
+      ->capture_default_str();
   cmd->add_option("--predict-dispatches", o->predict_dispatches,
                   "dispatches each traced run makes at least (whole repetitions of the case's program; 1..10^7)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{10'000'000}))
@@ -617,7 +623,7 @@ void add_models_command(CLI::App& app) {
     if (o->grid.quick) apply_quick_protocol(cmd, o->protocol);
     if (!o->predict.empty() && (o->valgrind || o->gbench || o->grid.quick))
       throw CLI::ValidationError("--predict", fmt::format("is a sweep of its own: not with {}", o->valgrind ? "--valgrind" : o->gbench ? "--gbench" : "--quick"));
-    for (const char* opt : {"--predict-window", "--predict-dispatches", "--predict-load-addresses", "--ideal-mcpu"})
+    for (const char* opt : {"--predict-window", "--predict-dispatches", "--predict-warmup", "--predict-load-addresses", "--ideal-mcpu"})
       if (cmd->count(opt) && o->predict.empty()) throw CLI::ValidationError(opt, "applies to --predict");
     if (!o->predict.empty()) run_predict_sweep(*o);
     else if (o->valgrind) run_valgrind_sweep(*o);

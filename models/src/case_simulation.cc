@@ -10,17 +10,19 @@
 namespace dlab::models {
 
 CaseSimulation simulate_case(const ModelCase& c, const TracedBinary& binary, uint64_t reps, const predictors::PredictorSelection& rows,
-                             uint32_t window, double timeout_s, uint32_t load_addresses) {
+                             uint32_t window, double timeout_s, uint32_t load_addresses, uint64_t warmup_dispatches) {
   const ModelEntry& entry = find_entry(c.model, c.placement, c.dispatch);
   CaseSimulation out;
   out.code = binary.code_of(entry.symbol);
   predictors::BranchSites sites;
-  if (!rows.branch.empty()) sites = binary.sites_in(out.code);
+  // The warm-up is counted in indirect jumps (one a dispatch in every mode): the sites, then, too.
+  if (!rows.branch.empty() || warmup_dispatches) sites = binary.sites_in(out.code);
   out.branch_sites = sites.size();
   std::vector<uint32_t> windows;
   if (!rows.memory.empty()) windows.push_back(window);
   predictors::TraceSimulation sim(rows, windows, std::move(sites), out.code.lo, out.code.hi,
                                   predictors::load_address_shifts(load_addresses));
+  sim.set_warmup(warmup_dispatches);
 
   std::vector<std::string> argv = {binary.path()};
   for (auto& a : c.exec_args()) argv.push_back(a);
@@ -37,6 +39,9 @@ CaseSimulation simulate_case(const ModelCase& c, const TracedBinary& binary, uin
   } catch (const std::exception&) {
     throw std::runtime_error(fmt::format("{}: dlab-model-exec printed no dispatch count: '{}'", c.name(), dlab::escape_input(r.output.substr(0, 200))));
   }
+  if (out.dispatches <= warmup_dispatches)
+    throw std::runtime_error(fmt::format("{}: {} dispatches traced, none after the warm-up's {}", c.name(), out.dispatches, warmup_dispatches));
+  out.dispatches -= warmup_dispatches;
   for (size_t i = 0; i < sim.layouts(); ++i) out.layouts.push_back(sim.counts(i));
   return out;
 }

@@ -67,6 +67,11 @@ TraceSimulation::TraceSimulation(const PredictorSelection& rows, const std::vect
 void TraceSimulation::on_branch(const BranchEvent& event) {
   const auto k = static_cast<size_t>(event.kind);
   ++branch_counts_[k];
+  // The warm-up is the first warmup_jumps_ jumps: the counts start at the next, before it is predicted.
+  if (!warm_ && warmup_jumps_ && event.kind == BranchKind::kIndirectJump && branch_counts_[k] == warmup_jumps_ + 1) {
+    for (size_t i = 0; i < layouts_.size(); ++i) at_warm_.push_back(whole_counts(i));
+    warm_ = true;
+  }
   for (auto& layout : layouts_) {
     BranchEvent b = event;
     b.pc += layout->shift;
@@ -97,6 +102,7 @@ LackeyTotals TraceSimulation::run(std::istream& in, const std::string& source) {
       in, source,
       [&](uint64_t pc, uint32_t size) {
         if (branches) stream_.instruction(pc, size);
+        if (counting_executions_ && pc >= pc_lo_ && pc < pc_hi_) ++executions_[pc];
       },
       [&](const MemoryAccess& a) {
         if (a.pc < pc_lo_ || a.pc >= pc_hi_) return;
@@ -114,6 +120,9 @@ LackeyTotals TraceSimulation::run(std::istream& in, const std::string& source) {
                                  : fmt::format("no load or store of the trace '{}' ({} instructions) lies in the code range {:x}-{:x}: "
                                                "check the range against the traced binary's load address",
                                                source, totals.instructions, pc_lo_, pc_hi_));
+  if (!warmed_up())
+    throw std::runtime_error(fmt::format("the trace '{}' ran {} indirect jumps at the sites, none after the {} of its warm-up", source,
+                                         branch_counts_[static_cast<size_t>(BranchKind::kIndirectJump)], warmup_jumps_));
   uint64_t seen = 0;
   for (uint64_t n : branch_counts_) seen += n;
   if (!layouts_.front()->branches.empty() && seen == 0)
@@ -123,6 +132,13 @@ LackeyTotals TraceSimulation::run(std::istream& in, const std::string& source) {
 }
 
 std::vector<SimulatedCount> TraceSimulation::counts(size_t layout) const {
+  std::vector<SimulatedCount> out = whole_counts(layout);
+  if (warm_ && warmup_jumps_)
+    for (size_t i = 0; i < out.size(); ++i) out[i].count -= at_warm_.at(layout)[i].count;
+  return out;
+}
+
+std::vector<SimulatedCount> TraceSimulation::whole_counts(size_t layout) const {
   std::vector<SimulatedCount> out;
   for (const auto& s : memory_)
     out.push_back({s.row->name, "memory_order_flushes", s.window->window(), s.window->counts().flushes, s.predictor->name()});

@@ -43,6 +43,40 @@ TEST(TraceSimulation, MemoryAndBranchRowsSeeOnePass) {
   EXPECT_EQ(sim.branch_counts()[static_cast<size_t>(BranchKind::kIndirectJump)], 2u);
 }
 
+// With a warm-up of one jump, everything before the second jump is left out (both pairs' flushes,
+// the first jump's cold miss): the second jump's miss is what is counted. A warm-up that leaves no
+// jump to count is an error.
+TEST(TraceSimulation, AWarmUpLeavesOutWhatCameBeforeItsLastJump) {
+  PredictorSelection rows = select_any_predictors("always_speculate,btb_512x1");
+  TraceSimulation sim(rows, {64}, {{0x1008, BranchKind::kIndirectJump}}, 0x1000, 0x1008);
+  sim.set_warmup(1);
+  std::istringstream in(kTrace);
+  sim.run(in, "trace");
+  auto counts = sim.counts();
+  EXPECT_EQ(counts[0].count, 0u);  // always_speculate: 2 in the whole trace, both pairs before the second jump
+  EXPECT_EQ(counts[1].count, 1u);  // btb: 2 in the whole trace (a cold miss, then the other target)
+  EXPECT_EQ(sim.branch_counts()[static_cast<size_t>(BranchKind::kIndirectJump)], 2u);  // whole
+
+  TraceSimulation longer(rows, {64}, {{0x1008, BranchKind::kIndirectJump}}, 0x1000, 0x1008);
+  longer.set_warmup(2);  // the trace's two jumps: none left to count
+  std::istringstream again(kTrace);
+  EXPECT_THROW(longer.run(again, "trace"), std::runtime_error);
+}
+
+// Asked for, the instructions of the range counted by address (the ideal bound's path through a
+// function); not asked for, none.
+TEST(TraceSimulation, CountsEachInstructionOfTheRangeWhenAsked) {
+  TraceSimulation sim(select_any_predictors("store_sets"), {64}, {}, 0x1000, 0x1008);
+  sim.count_executions();
+  std::istringstream in(kTrace);
+  sim.run(in, "trace");
+  EXPECT_EQ(sim.executions(), (std::unordered_map<uint64_t, uint64_t>{{0x1000, 2}, {0x1004, 2}}));
+  TraceSimulation quiet(select_any_predictors("store_sets"), {64}, {}, 0x1000, 0x1008);
+  std::istringstream again(kTrace);
+  quiet.run(again, "trace");
+  EXPECT_TRUE(quiet.executions().empty());
+}
+
 // The branch rows once per code shift (the binary at other load addresses), each with its own
 // history; the memory rows once. A last-target table indexed by the address's low bits is the same
 // at any shift that keeps them (a page's), so its counts repeat; an empty shift list is refused.

@@ -180,8 +180,22 @@ def test_predict_simulates_the_engines_per_dispatch(dlab_bin, tmp_path):
                           "--bounds", "check", "--predict-load-addresses", "2", "--run-dir", run_dir], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     s = with_params(load_run(run_dir).experiments["wasm_simulated"].summary)
+    ideal = s[s["metric"].str.startswith("ideal_cycles")]
+    s = s[~s["metric"].str.startswith("ideal_cycles")]
     assert set(s["metric"]) == {"simulated_indirect_mispredicts[btb_512x1]", "simulated_memory_order_flushes[store_sets]"}
     assert (s["backend"] == "simulation").all() and (s["estimated"] == 1).all() and (s["unit"].str.endswith("/dispatch")).all()
+    # The ideal bound (--ideal-mcpu native, the default): tail's handlers are functions of their own,
+    # llvm-mca's bound from their paths; the switch loop has none, and says why.
+    assert {m.split("[")[0] for m in ideal["metric"]} == {"ideal_cycles", "ideal_cycles_ordered", "ideal_cycles_resources"}
+    assert (ideal["backend"] == "llvm-mca").all() and (ideal["estimated"] == 1).all()
+    on_switch = ideal[ideal["dispatch"] == "switch"]
+    assert (on_switch["n"] == 0).all() and on_switch["unavailable_reason"].str.contains("one loop function").all()
+    if shutil.which("llvm-mca-19"):
+        bound = ideal[ideal["dispatch"] == "tail"].set_index("metric")["median"]
+        lower, middle, upper = (bound[[m for m in bound.index if m.startswith(p + "[")][0]]
+                                for p in ("ideal_cycles_resources", "ideal_cycles", "ideal_cycles_ordered"))
+        assert 0 < lower <= middle <= upper < 100, bound
+        assert float(with_params(ideal[ideal["dispatch"] == "tail"])["ideal_path_share"].iloc[0]) > 0.5
     module = Path(dlab_bin).parent / "interpreter" / "workloads" / "kernels.wasm"
     size = s["size"].iloc[0]
     profile = subprocess.run([dlab_bin, "wasm", "profile", str(module), "--invoke", "fib", "--json", str(tmp_path / "p.json"), "--", size],

@@ -21,16 +21,18 @@ using predictors::TracedBinary;
 struct CaseSimulation {
   // The counts at each load address asked for, the trace's own first (the same rows in each).
   std::vector<std::vector<predictors::SimulatedCount>> layouts;
-  uint64_t dispatches = 0;          // as dlab-model-exec counted them in the traced run
+  uint64_t dispatches = 0;          // as dlab-model-exec counted them in the traced run, less the warm-up's
   uint64_t trace_instructions = 0;  // the whole process's, start-up included
   predictors::CodeRange code;       // the handlers' code, trace addresses
   size_t branch_sites = 0;          // branch sites in it
 };
 
 // Runs the case `reps` times under valgrind (killed after `timeout_s`), the branch rows at each of
-// `load_addresses` load addresses (predictors::load_address_shifts). std::runtime_error naming the
-// case when valgrind, the program or the trace fails.
+// `load_addresses` load addresses (predictors::load_address_shifts), the first
+// `warmup_dispatches` dispatches left out of the counts (TraceSimulation::set_warmup: whole
+// repetitions, as the timed runs' warm-up rounds). std::runtime_error naming the case when
+// valgrind, the program or the trace fails.
 CaseSimulation simulate_case(const ModelCase& c, const TracedBinary& binary, uint64_t reps, const predictors::PredictorSelection& rows,
-                             uint32_t window, double timeout_s, uint32_t load_addresses = 1);
+                             uint32_t window, double timeout_s, uint32_t load_addresses = 1, uint64_t warmup_dispatches = 0);
 
 }  // namespace dlab::models

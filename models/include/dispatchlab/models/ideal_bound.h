@@ -14,10 +14,6 @@
 
 namespace dlab::models {
 
-// Iterations llvm-mca runs each handler's code for (its steady state: the first one's start-up is
-// a hundredth of the count).
-inline constexpr uint64_t kMcaIterations = 100;
-
 struct IdealBound {
   std::optional<double> cycles_per_dispatch;
   // The same with every load ordered after every older store (llvm-mca -noalias=false): each
@@ -26,6 +22,8 @@ struct IdealBound {
   // program interleaves copies whose slots differ); the measured time lies between the two where
   // mispredicts and flushes do not add to it.
   std::optional<double> ordered_cycles_per_dispatch;
+  // From each handler's resource bound alone (llvm-mca's Block RThroughput): a lower bound.
+  std::optional<double> resource_cycles_per_dispatch;
   std::string reason;  // why there is none
   size_t handlers = 0;  // distinct handlers the program dispatches to, each one llvm-mca region
 };
@@ -34,17 +32,5 @@ struct IdealBound {
 // handler is a function of its own (tail, tail_pn); the one-function modes have no per-handler
 // code to give llvm-mca, and say so.
 IdealBound ideal_bound(const ModelCase& c, const TracedBinary& binary, const std::string& mcpu);
-
-// objdump's instruction lines as assembly llvm-mca reads (AT&T): without objdump's "# ..."
-// comments and "<symbol+offset>" annotations, alignment padding left out, a direct branch's bare
-// hex target given its 0x.
-std::string mca_assembly(const std::vector<predictors::ObjdumpLine>& lines);
-
-// Why llvm-mca-19 refuses this -mcpu (its first line of error: an unknown CPU), or "" when it
-// accepts it or cannot be run at all (then each case's bound says why it is missing).
-std::string llvm_mca_refuses(const std::string& mcpu);
-
-// The host CPU as llvm-mca-19 names it ("Host CPU:" of its --version), "" when it cannot tell.
-std::string llvm_mca_host_cpu();
 
 }  // namespace dlab::models

@@ -9,6 +9,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "dispatchlab/predictors/branch_event.h"
@@ -74,6 +75,20 @@ class TraceSimulation {
   // range or the sites miss the traced code (another binary, another load address).
   LackeyTotals run(std::istream& in, const std::string& source);
 
+  // Asked before run(): counts() leave out the first `jumps` indirect jumps at the sites (dispatches
+  // of a tail or switch engine) and everything before the next: the predictors' warm-up, as a timed
+  // run's warm-up rounds are left out of its samples. A memory row's flush is counted when its
+  // store resolves, up to a window after its load: the boundary is that sharp. run() is a
+  // std::runtime_error when no jump ran after the warm-up. branch_counts() stay whole.
+  void set_warmup(uint64_t jumps) { warmup_jumps_ = jumps; }
+  bool warmed_up() const { return warmup_jumps_ == 0 || warm_; }
+
+  // Asked before run(): how often each instruction of [pc_lo, pc_hi) ran (its trace address), for
+  // the ideal bound's path through each function (llvm_mca.h's hot_path). Off by default: a map
+  // update per traced instruction.
+  void count_executions() { counting_executions_ = true; }
+  const std::unordered_map<uint64_t, uint64_t>& executions() const { return executions_; }
+
   const std::vector<MemorySimulation>& memory() const { return memory_; }
   const std::vector<BranchSimulation>& branches() const { return layouts_.front()->branches; }
   // Branches met at the sites given, by kind (whether or not a branch row was asked for).
@@ -89,6 +104,7 @@ class TraceSimulation {
 
  private:
   void on_branch(const BranchEvent& b);
+  std::vector<SimulatedCount> whole_counts(size_t layout) const;
 
   // The branch rows at one code shift, with the global history of the shifted addresses (held
   // through a pointer: the rows' folds refer to it).
@@ -105,6 +121,11 @@ class TraceSimulation {
   BranchEventStream stream_;
   std::array<uint64_t, kBranchKinds> branch_counts_{};
   uint64_t pc_lo_, pc_hi_;
+  bool counting_executions_ = false;
+  uint64_t warmup_jumps_ = 0;
+  bool warm_ = false;
+  std::vector<std::vector<SimulatedCount>> at_warm_;  // counts(layout) when the warm-up ended
+  std::unordered_map<uint64_t, uint64_t> executions_;
 };
 
 }  // namespace dlab::predictors
