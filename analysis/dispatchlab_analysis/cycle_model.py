@@ -182,8 +182,8 @@ def _model_markdown(found: tuple[pd.DataFrame, list[str]] | None) -> str | None:
     if found is None:
         return None
     table, notes = found
-    lines = ["| case | measured | ideal | mispredicts/1k | predicted | error | resources (lower end) | ordered (upper end) | "
-             "ideal share | mispredict share |",
+    lines = ["| case | measured | ideal | mispredicts/1k | predicted | error | predicted from resources (lower end) | "
+             "predicted from ordered (upper end) | ideal share | mispredict share |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in table.itertuples():
         ordered = "" if pd.isna(r.predicted_ordered) else f"{r.predicted_ordered:.2f}"
