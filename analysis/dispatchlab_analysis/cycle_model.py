@@ -132,22 +132,54 @@ def _model_notes(ideal_col: str, ordered_col: str | None, resources_col: str | N
     ]
 
 
+class _KernelRun:
+    """What both kernel checks read: the simulated experiment's cases (n > 0) with their
+    parameters, the measured cycles' metric and the penalty; None without the three experiments or a
+    penalty in a cycles metric."""
+
+    def __init__(self, run: Run):
+        self.simulated_name = next((n for n in run.experiments if n.startswith("wasm") and n.endswith("_simulated")), None)
+        self.ok = self.simulated_name is not None and {"wasm", "calibrate"} <= set(run.experiments)
+        if not self.ok:
+            return
+        self.penalty = run.experiments["calibrate"].sidecar.get("mispredict_penalty", {})
+        measured = run.experiments["wasm"].summary
+        self.metric, self.notes = pick_cycles(measured)
+        self.ok = "cycles_per_mispredict" in self.penalty and self.metric != "tsc_ticks"
+        if not self.ok:
+            return
+        sim = with_params(run.experiments[self.simulated_name].summary)
+        self.sim = sim[sim["n"] > 0]
+        timed = with_params(measured[(measured["metric"] == self.metric) & (measured["n"] > 0)])
+        self.timed = timed.drop_duplicates("case").set_index("case")  # a case timed in two groups: the first
+
+    def cases(self):
+        """Each simulated case the wasm experiment timed at the same size: (case, its simulated rows,
+        the measured cycles per dispatch: the time per call over the dispatches one call makes)."""
+        for case, g in self.sim.groupby("case", sort=False):
+            if case not in self.timed.index:
+                continue
+            t = self.timed.loc[case]
+            if str(t.get("size", "")) != str(g["size"].iloc[0]):
+                continue  # another size: another number of dispatches per call
+            yield case, g, float(t["median"]) / float(g["dispatches"].iloc[0])
+
+    def measured_notes(self) -> list[str]:
+        mismatch = ([f"the penalty is in `{self.penalty.get('metric')}`, the measured cycles in `{self.metric}`"]
+                    if self.penalty.get("metric") != self.metric else [])
+        return self.notes + mismatch + [f"measured: `{self.metric}` per call (the wasm experiment's median) over the dispatches one "
+                                        f"call makes ({self.simulated_name}'s count)"]
+
+
 def kernel_cycle_model(run: Run) -> tuple[pd.DataFrame, list[str]] | None:
     """The cycle model on the interpreter's kernels: each case of wasm_simulated with an ideal bound
     (the engines whose handlers are functions of their own) beside the cycles per dispatch the wasm
     experiment measured for the same case (same name, same size). None without the three
     experiments, a penalty in the measured cycles' metric, or both mispredict rows."""
-    simulated_name = next((n for n in run.experiments if n.startswith("wasm") and n.endswith("_simulated")), None)
-    if simulated_name is None or not {"wasm", "calibrate"} <= set(run.experiments):
+    k = _KernelRun(run)
+    if not k.ok:
         return None
-    penalty = run.experiments["calibrate"].sidecar.get("mispredict_penalty", {})
-    measured = run.experiments["wasm"].summary
-    metric, notes = pick_cycles(measured)
-    if "cycles_per_mispredict" not in penalty or metric == "tsc_ticks":
-        return None
-    sim = with_params(run.experiments[simulated_name].summary)
-    sim = sim[sim["n"] > 0]
-    metrics = list(dict.fromkeys(sim["metric"]))
+    metrics = list(dict.fromkeys(k.sim["metric"]))
     ideal_col = next((c for c in metrics if c.startswith("ideal_cycles[")), None)
     ordered_col = next((c for c in metrics if c.startswith("ideal_cycles_ordered[")), None)
     resources_col = next((c for c in metrics if c.startswith("ideal_cycles_resources[")), None)
@@ -155,27 +187,17 @@ def kernel_cycle_model(run: Run) -> tuple[pd.DataFrame, list[str]] | None:
     indirect, conditional = f"simulated_indirect_mispredicts[{row}]", f"simulated_conditional_mispredicts[{CONDITIONAL_ROW}]"
     if ideal_col is None or not {indirect, conditional} <= set(metrics):
         return None
-    timed = with_params(measured[(measured["metric"] == metric) & (measured["n"] > 0)])
-    timed = timed.drop_duplicates("case").set_index("case")  # a case timed in two groups: the first
     rows = []
-    for case, g in sim.groupby("case", sort=False):
+    for case, g, per_dispatch in k.cases():
         w = g.set_index("metric")["median"].to_dict()
-        if ideal_col not in w or indirect not in w or conditional not in w or case not in timed.index:
+        if ideal_col not in w or indirect not in w or conditional not in w:
             continue  # a one-loop engine (switch, goto) has no handler's own code: no ideal bound
-        t = timed.loc[case]
-        if str(t.get("size", "")) != str(g["size"].iloc[0]):
-            continue  # another size: another number of dispatches per call
-        per_dispatch = float(t["median"]) / float(g["dispatches"].iloc[0])
         rows.append(_predicted_row(case, "kernel", per_dispatch, w, ideal_col, ordered_col, resources_col, indirect, conditional,
-                                   penalty["cycles_per_mispredict"]))
+                                   k.penalty["cycles_per_mispredict"]))
     if not rows:
         return None
-    if penalty.get("metric") != metric:
-        notes = notes + [f"the penalty is in `{penalty.get('metric')}`, the measured cycles in `{metric}`"]
-    notes = notes + [f"measured: `{metric}` per call (the wasm experiment's median) over the dispatches one call makes "
-                     f"({simulated_name}'s count)"] + _model_notes(ideal_col, ordered_col, resources_col, indirect, conditional,
-                                                                   why_row, penalty, simulated_name)
-    return pd.DataFrame(rows), notes
+    return pd.DataFrame(rows), k.measured_notes() + _model_notes(ideal_col, ordered_col, resources_col, indirect, conditional, why_row,
+                                                                 k.penalty, k.simulated_name)
 
 
 def _model_markdown(found: tuple[pd.DataFrame, list[str]] | None) -> str | None:
@@ -275,34 +297,20 @@ def kernel_mispredict_check(run: Run) -> tuple[pd.DataFrame, list[str]] | None:
     the wasm experiment measured for the same case (same name: workload and engine, quick size).
     A row charging more cycles than a dispatch took cannot be this core's predictor: the check needs
     no ideal bound. None without the three experiments or a penalty in the measured cycles' metric."""
-    simulated_name = next((n for n in run.experiments if n.startswith("wasm") and n.endswith("_simulated")), None)
-    if simulated_name is None or not {"wasm", "calibrate"} <= set(run.experiments):
+    k = _KernelRun(run)
+    if not k.ok:
         return None
-    penalty = run.experiments["calibrate"].sidecar.get("mispredict_penalty", {})
-    measured = run.experiments["wasm"].summary
-    metric, notes = pick_cycles(measured)
-    if "cycles_per_mispredict" not in penalty or metric == "tsc_ticks":
-        return None
-    sim = with_params(run.experiments[simulated_name].summary)
-    sim = sim[sim["n"] > 0]
+    sim, penalty = k.sim, k.penalty
     conditional = f"simulated_conditional_mispredicts[{CONDITIONAL_ROW}]"
     rows_named = [m[len("simulated_indirect_mispredicts["):-1] for m in dict.fromkeys(sim["metric"])
                   if m.startswith("simulated_indirect_mispredicts[")]
     if not rows_named:
         return None
-    timed = with_params(measured[(measured["metric"] == metric) & (measured["n"] > 0)])
-    timed = timed.drop_duplicates("case").set_index("case")  # a case timed in two groups: the first
     # Without the conditional row the check charges the indirect mispredicts alone: fewer cycles
     # than the row would cost, so a refutation still stands; said in the notes, never a 0 put in.
     with_conditional = conditional in set(sim["metric"])
     out = []
-    for case, g in sim.groupby("case", sort=False):
-        if case not in timed.index:
-            continue
-        t = timed.loc[case]
-        if str(t.get("size", "")) != str(g["size"].iloc[0]):
-            continue  # another size: another number of dispatches per call
-        per_dispatch = float(t["median"]) / float(g["dispatches"].iloc[0])
+    for case, g, per_dispatch in k.cases():
         values = g.set_index("metric")["median"]
         row = {"case": case, "measured": per_dispatch}
         for name in rows_named:
@@ -313,11 +321,8 @@ def kernel_mispredict_check(run: Run) -> tuple[pd.DataFrame, list[str]] | None:
         out.append(row)
     if not out:
         return None
-    if penalty.get("metric") != metric:
-        notes = notes + [f"the penalty is in `{penalty.get('metric')}`, the measured cycles in `{metric}`"]
     charged = f"+ `{conditional}` " if with_conditional else f"alone (`{conditional}` not simulated in this run: a lower bound of the cost) "
-    notes = notes + [
-        f"measured: `{metric}` per call (the wasm experiment's median) over the dispatches one call makes ({simulated_name}'s count)",
+    notes = k.measured_notes() + [
         f"each row: its SIMULATED indirect mispredicts {charged}per dispatch x {penalty['cycles_per_mispredict']:.1f} cycles "
         f"(`dlab calibrate`, {penalty.get('metric')}; its rate assumed)",
         "a cell above the measured cycles (marked !) is a row whose mispredicts alone take longer than the dispatch took: "
