@@ -353,7 +353,9 @@ def mispredicts_by_dispatch(run: Run, out_dir: Path) -> Path | None:
     """The interpreter's dispatch modes on the kernels (wasm_simulated): SIMULATED indirect
     mispredicts per 1k dispatches, a panel per indirect predictor row, a bar per mode within each
     kernel: switch's one jump against threaded and tail code's jump per handler (CGO 2015's question)."""
-    exp = next((e for name, e in run.experiments.items() if name.startswith("wasm") and name.endswith("_simulated")), None)
+    # The kernels' (wasm_simulated) where the run has them, before another suite's (wasm_corpus_simulated).
+    exp = run.experiments.get("wasm_simulated") or next(
+        (e for name, e in run.experiments.items() if name.startswith("wasm") and name.endswith("_simulated")), None)
     if exp is None:
         return None
     df = with_params(exp.summary)
