@@ -420,11 +420,14 @@ def cycle_model_check(run: Run, out_dir: Path) -> Path | None:
                 label="the same from each handler's busiest resource alone (dependences ignored): its lower end")
     ax.plot(xs, data["measured"], "kD", label="measured")
     ax.set_yscale("log")
+    # Room above the tallest mark for the legend (five entries): a decade on the log scale.
+    top = max(v for v in (data["predicted_ordered"].max(), data["predicted"].max(), data["measured"].max()) if pd.notna(v))
+    ax.set_ylim(top=top * 12)
     ax.set_xticks(xs)
     ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=7)
     ax.set_ylabel("cycles per dispatch")
     ax.set_title("Cycle model against measured cycles per dispatch" + (f" ({'/'.join(sorted(common))})" if common else ""), fontsize=11)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left", ncol=2)
     fig.tight_layout()
     return save(fig, data, out_dir, "cycle_model_check", notes)
 
