@@ -253,6 +253,14 @@ CpuTable::Entry parse_entry(const nlohmann::json& j, const std::string& where, c
     if (!e.predictors.count("why") || e.predictors.size() < 2)
       throw std::runtime_error(here + ": 'predictors' names a row and says why (\"why\": where its size is published)");
   }
+  if (j.contains("llvm_mca")) {
+    const auto& m = j.at("llvm_mca");
+    if (!m.is_object() || !m.contains("mcpu") || !m.contains("model") || !m.at("mcpu").is_string() || !m.at("model").is_string() ||
+        m.at("mcpu").get<std::string>().empty() || m.at("model").get<std::string>().empty())
+      throw std::runtime_error(here + ": 'llvm_mca' must be {\"mcpu\": llvm-mca's CPU name, \"model\": whose scheduling model LLVM gives it}");
+    e.llvm_mcpu = m.at("mcpu").get<std::string>();
+    e.llvm_model = m.at("model").get<std::string>();
+  }
   return e;
 }
 
@@ -313,6 +321,8 @@ CpuIdentity CpuTable::identify(const CpuFacts& f, const MetricCatalog& catalog) 
     id.cores = e.cores;
     id.systems = e.systems;
     id.predictors = e.predictors;
+    id.llvm_mcpu = e.llvm_mcpu;
+    id.llvm_model = e.llvm_model;
     id.catalog_source = e.source;
     if (auto it = e.source_by_os.find(f.os); it != e.source_by_os.end()) id.catalog_source = it->second;
     id.matched_by = std::move(matched_by);

@@ -146,6 +146,8 @@ nlohmann::json MachineFingerprint::to_json() const {
         {"core_kinds", core_kinds_json(identity)},
         {"systems", identity.systems},
         {"predictors", identity.predictors},
+        {"llvm_mca", identity.llvm_mcpu.empty() ? nlohmann::json::object()
+                                                : nlohmann::json{{"mcpu", identity.llvm_mcpu}, {"model", identity.llvm_model}}},
         {"matched_by", identity.matched_by},
         {"note", identity.note},
         {"catalog_source", identity.catalog_source},

@@ -36,7 +36,7 @@ struct CaseResult {
   pr::CodeRange code;
   size_t branch_sites = 0, dispatch_sites = 0;
   uint64_t dropped_at_gaps = 0;  // branches whose target fell in a sampled trace's gap
-  pr::TracedIdealBound ideal;    // with EngineSimulationOptions::ideal_mcpu
+  pr::TracedIdealBound ideal;    // with EngineSimulationOptions::ideal
 };
 
 // A workload in one engine as `dlab wasm run --invoke` makes it: a quick size, one call, under a
@@ -57,7 +57,7 @@ CaseResult simulate(const SimulatedCase& c, const pr::TracedBinary& binary, cons
   pr::TraceSimulation sim(rows, windows, std::move(sites), out.code.lo, out.code.hi, pr::load_address_shifts(load_addresses));
   // The ideal bound needs each handler's own code: a tail engine's (a function per handler).
   const bool handler_functions = wasm::dispatch_form(c.engine.dispatch) == wasm::DispatchForm::kHandlers;
-  if (!options.ideal_mcpu.empty() && handler_functions) sim.count_executions();
+  if (!options.ideal.mcpu.empty() && handler_functions) sim.count_executions();
   out.trace_instructions = pr::run_traced(c.argv, out.code, sim, kCaseTimeoutS, c.name, sample).trace_instructions;
   out.dropped_at_gaps = sim.branches_dropped_at_gaps();
   const auto& met = sim.branch_counts();
@@ -68,9 +68,9 @@ CaseResult simulate(const SimulatedCase& c, const pr::TracedBinary& binary, cons
     throw std::runtime_error(fmt::format("{}: no indirect jump ran in the engine's code ({:x}-{:x}): no dispatch to count per", c.name,
                                          out.code.lo, out.code.hi));
   for (size_t i = 0; i < sim.layouts(); ++i) out.layouts.push_back(sim.counts(i));
-  if (!options.ideal_mcpu.empty()) {
+  if (!options.ideal.mcpu.empty()) {
     if (handler_functions)
-      out.ideal = pr::ideal_bound_of_trace(binary, out.code, sim.executions(), out.dispatches, options.ideal_mcpu);
+      out.ideal = pr::ideal_bound_of_trace(binary, out.code, sim.executions(), out.dispatches, options.ideal.mcpu);
     else
       out.ideal.reason = fmt::format("{} dispatch runs every handler in one loop function: no handler's own code for llvm-mca",
                                      wasm::dispatch_name(c.engine.dispatch));
@@ -139,9 +139,9 @@ nlohmann::json run_simulated_cases(const std::vector<SimulatedCase>& cases, cons
   r.protocol.samples = r.rounds = static_cast<int>(options.load_addresses);  // a sample per load address
   const std::string how = traced_how(options.sample);
   r.metrics = pr::simulated_metrics(results.front().layouts.front(), how);
-  const std::string& mcpu = options.ideal_mcpu;
+  const std::string& mcpu = options.ideal.mcpu;
   if (!mcpu.empty())
-    for (auto& m : pr::ideal_bound_metrics(mcpu, "the path each handler's function usually ran (its instructions the trace saw at "
+    for (auto& m : pr::ideal_bound_metrics(options.ideal, "the path each handler's function usually ran (its instructions the trace saw at "
                                                   "least half as often as its entry), weighted by its entries; a loop inside a "
                                                   "function counted once per entry"))
       r.metrics.push_back(std::move(m));
@@ -230,7 +230,8 @@ nlohmann::json run_simulated_cases(const std::vector<SimulatedCase>& cases, cons
                                     "trace of the engine's code; the CPU that ran valgrind does not enter them"}};
   if (options.sample.sampled()) sidecar["simulation"]["sample"] = out["sample"];
   sidecar["simulation"]["code_shifts"] = pr::load_address_shifts(options.load_addresses);
-  sidecar["simulation"]["ideal_mcpu"] = options.ideal_mcpu;
+  sidecar["simulation"]["ideal_mcpu"] = options.ideal.mcpu;
+  sidecar["simulation"]["ideal_mcpu_why"] = options.ideal.why;
   // Where each case's ideal cycles go: its functions, most cycles first (the first 20).
   for (const auto& c : out["cases"])
     if (c.contains("ideal_by_function")) {

@@ -16,6 +16,7 @@
 
 #include "dispatchlab/harness/result_writer.h"
 #include "dispatchlab/interpreter/engine_config.h"
+#include "dispatchlab/predictors/llvm_mca.h"
 #include "dispatchlab/predictors/traced_run.h"
 
 namespace dlab::bench {
@@ -37,10 +38,10 @@ struct EngineSimulationOptions {
   // case, so a row's median and interval are over where the binary was loaded
   // (predictors::load_address_shifts).
   uint32_t load_addresses = 1;
-  // llvm-mca-19's -mcpu for the ideal bound of each case whose engine's handlers are functions of
-  // their own (predictors::ideal_bound_of_trace; the switch and goto loops have no handler's own
-  // code, and say so); "" for none.
-  std::string ideal_mcpu;
+  // llvm-mca-19's -mcpu, and why it, for the ideal bound of each case whose engine's handlers are
+  // functions of their own (predictors::ideal_bound_of_trace; the switch and goto loops have no
+  // handler's own code, and say so); mcpu "" for none.
+  predictors::McaCpu ideal;
 };
 
 // The predictor list checked (std::invalid_argument naming both tables' rows) and the tracer's
@@ -49,7 +50,7 @@ void check_engine_simulation(const EngineSimulationOptions& options);
 
 // Runs every case (two at a time where there are two cores), prints each one's counts per 1,000
 // dispatches and, with a run directory, writes <experiment>.summary.csv / .samples.csv / .json:
-// metrics simulated_<quantity>[<predictor>] per dispatch, and with an ideal_mcpu the ideal bound,
+// metrics simulated_<quantity>[<predictor>] per dispatch, and with an ideal CPU the ideal bound,
 // ideal_cycles[llvm-mca-19 <cpu>] and ideal_cycles_ordered[...] per dispatch (ESTIMATED). A dispatch is an indirect jump executed
 // in the engine's code: every tail and goto handler ends in its own, the switch loop has one.
 // Returns the same as JSON (each case's parameters and counts, and how it was traced).

@@ -225,7 +225,7 @@ struct BenchOptions {
   uint64_t valgrind_calls = 1;
   bool valgrind_functions = false;
   bench::EngineSimulationOptions predict;  // --predict: predictors empty when not asked
-  std::string ideal_mcpu = "native";       // --ideal-mcpu, resolved into predict.ideal_mcpu
+  std::string ideal_mcpu = "native";       // --ideal-mcpu, resolved into predict.ideal
   bench::CachegrindOptions valgrind_options;
   RunProtocol protocol;
   RunDirectoryOptions out;
@@ -895,7 +895,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
     if (!o->predict.predictors.empty()) {
       prepared.clear();
       try {
-        o->predict.ideal_mcpu = predictors::resolve_mca_cpu(o->ideal_mcpu);
+        o->predict.ideal = predictors::resolve_mca_cpu(o->ideal_mcpu, this_machine().identity.llvm_mcpu, this_machine().identity.llvm_model);
       } catch (const std::invalid_argument& e) {
         throw CLI::ValidationError("--ideal-mcpu", e.what());
       }

@@ -219,7 +219,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
     WasiDirs dirs;
     // profile --predict: the same program in real engines under dlabtrace (engine_simulation.h).
     std::string predict_dispatch, predict_sample;
-    std::string ideal_mcpu = "native";  // --ideal-mcpu, resolved into predict.ideal_mcpu
+    std::string ideal_mcpu = "native";  // --ideal-mcpu, resolved into predict.ideal
     bench::EngineSimulationOptions predict;
   };
   auto o = std::make_shared<Options>();
@@ -355,7 +355,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
         throw CLI::ValidationError("--predict", e.what());
       }
       try {
-        o->predict.ideal_mcpu = predictors::resolve_mca_cpu(o->ideal_mcpu);
+        o->predict.ideal = predictors::resolve_mca_cpu(o->ideal_mcpu, this_machine().identity.llvm_mcpu, this_machine().identity.llvm_model);
       } catch (const std::invalid_argument& e) {
         throw CLI::ValidationError("--ideal-mcpu", e.what());
       }

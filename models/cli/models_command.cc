@@ -415,12 +415,14 @@ void run_predict_sweep(ModelsOptions& o) {
   }
   if (std::string why = pr::tracer_unavailable(); !why.empty()) throw std::runtime_error(why);
   // The ideal bound's CPU: llvm-mca's name for it (native resolved, so the result says which).
-  std::string mcpu;
+  predictors::McaCpu ideal_cpu;
   try {
-    mcpu = predictors::resolve_mca_cpu(o.ideal_mcpu);
+    const auto& id = this_machine().identity;
+    ideal_cpu = predictors::resolve_mca_cpu(o.ideal_mcpu, id.llvm_mcpu, id.llvm_model);
   } catch (const std::invalid_argument& e) {
     throw CLI::ValidationError("--ideal-mcpu", e.what());
   }
+  const std::string& mcpu = ideal_cpu.mcpu;
   predict_grid_defaults(o.grid);
   auto groups = make_grid(o.grid, true).groups;
   auto sites = models::load_dispatch_sites(sites_file());
@@ -469,7 +471,7 @@ void run_predict_sweep(ModelsOptions& o) {
                                     fmt::format("on valgrind's trace (dlabtrace) of the case's handlers (dlab-model-exec, whole programs for "
                                                 "about {} dispatches, counted after a warm-up of about {})", o.predict_dispatches, o.predict_warmup));
   if (o.ideal_mcpu != "none")
-    for (auto& m : predictors::ideal_bound_metrics(mcpu, "each handler's machine code (its function), weighted by the program's dispatches to it"))
+    for (auto& m : predictors::ideal_bound_metrics(ideal_cpu, "each handler's machine code (its function), weighted by the program's dispatches to it"))
       r.metrics.push_back(std::move(m));
   std::vector<MeasuredCase> measured;
   fmt::print("{:<34} {:>10} {:>22} {:>22} {:>10} {:>10}   (per 1,000 dispatches, simulated{}; ideal and ordered: cycles per dispatch, llvm-mca)\n",
@@ -513,7 +515,7 @@ void run_predict_sweep(ModelsOptions& o) {
   if (!dir) return;
   auto t = experiment_tables(dir->run_id(), "models_simulated", r, measured, machine);
   auto sidecar = sidecar_json(dir->run_id(), machine, &r, {"summary", "samples"});
-  sidecar["simulation"] = {{"predictors", o.predict}, {"window_instructions", o.predict_window}, {"traced_dispatches_target", o.predict_dispatches}, {"warmup_dispatches_target", o.predict_warmup}, {"ideal_mcpu", o.ideal_mcpu == "none" ? "" : mcpu}, {"code_shifts", pr::load_address_shifts(o.predict_load_addresses)},
+  sidecar["simulation"] = {{"predictors", o.predict}, {"window_instructions", o.predict_window}, {"traced_dispatches_target", o.predict_dispatches}, {"warmup_dispatches_target", o.predict_warmup}, {"ideal_mcpu", mcpu}, {"ideal_mcpu_why", ideal_cpu.why}, {"code_shifts", pr::load_address_shifts(o.predict_load_addresses)},
                            {"tracer", "valgrind --tool=dlabtrace (lackey's trace of the handlers' code range; predictors/valgrind_tool)"}, {"binary", exec},
                            {"note", "every metric is simulated (docs/predictors.md): counts of the predictor named in the metric, "
                                     "on the trace of the case's handler code; the CPU that ran valgrind does not enter them"}};

@@ -104,12 +104,19 @@ std::string llvm_mca_refuses(const std::string& mcpu) {
   return first.empty() ? r.describe("llvm-mca-19") : first;
 }
 
-std::string resolve_mca_cpu(const std::string& asked) {
-  if (asked == "none") return "";
-  std::string mcpu = asked == "native" ? llvm_mca_host_cpu() : asked;
-  if (mcpu.empty()) mcpu = "native";
-  if (std::string why = llvm_mca_refuses(mcpu); !why.empty()) throw std::invalid_argument(why);
-  return mcpu;
+McaCpu resolve_mca_cpu(const std::string& asked, const std::string& table_mcpu, const std::string& table_model) {
+  if (asked == "none") return {};
+  McaCpu out{asked, "asked for"};
+  if (asked == "native" && !table_mcpu.empty()) {
+    out = {table_mcpu, fmt::format("this CPU's row of the CPU table (harness/catalog/cpus.json); LLVM 19's scheduling model for it: {}",
+                                   table_model)};
+  } else if (asked == "native") {
+    out.mcpu = llvm_mca_host_cpu();
+    out.why = "llvm-mca's name for the host (the CPU table names none for this CPU)";
+    if (out.mcpu.empty()) out.mcpu = "native";
+  }
+  if (std::string why = llvm_mca_refuses(out.mcpu); !why.empty()) throw std::invalid_argument(why);
+  return out;
 }
 
 McaCycles mca_region_cycles(const std::vector<McaRegion>& regions, const std::string& mcpu, bool loads_after_stores) {
@@ -170,10 +177,12 @@ HotPath hot_path(const std::vector<ObjdumpLine>& lines, const std::unordered_map
   return out;
 }
 
-std::vector<MeteredMetric> ideal_bound_metrics(const std::string& mcpu, const std::string& code) {
+std::vector<MeteredMetric> ideal_bound_metrics(const McaCpu& cpu, const std::string& code) {
+  const std::string& mcpu = cpu.mcpu;
   auto metric = [&](const char* name, std::string how) {
-    return MeteredMetric{fmt::format("{}[llvm-mca-19 {}]", name, mcpu), "cycles", "llvm-mca", "ESTIMATED: " + code + "; " + how + "; not a measurement",
-                         true, Availability::yes("estimated"), ""};
+    return MeteredMetric{fmt::format("{}[llvm-mca-19 {}]", name, mcpu), "cycles", "llvm-mca",
+                         fmt::format("ESTIMATED: {}; {}; -mcpu={}: {}; not a measurement", code, how, mcpu, cpu.why), true,
+                         Availability::yes("estimated"), ""};
   };
   return {metric("ideal_cycles", fmt::format("llvm-mca-19 -mcpu={} ({} iterations of each region: no mispredicts, flushes or cache "
                                              "misses, loads independent of stores; push and pop as the stack engine leaves them); "

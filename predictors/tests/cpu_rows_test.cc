@@ -6,6 +6,8 @@
 #include <string>
 
 #include "dispatchlab/harness/cpu_identity.h"
+#include "dispatchlab/harness/process.h"
+#include "dispatchlab/harness/temp_dir.h"
 #include "dispatchlab/predictors/branch_predictor_table.h"
 #include "dispatchlab/predictors/predictor_table.h"
 
@@ -58,6 +60,48 @@ TEST(CpuRows, APredictorsFieldWithoutWhyIsRefused) {
     FAIL() << "accepted";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("says why"), std::string::npos) << e.what();
+  }
+}
+
+// Every CPU row names llvm-mca's CPU for the ideal bound and whose scheduling model LLVM 19 gives it
+// (predictors/llvm_mca.h: `--ideal-mcpu native` takes it): each name must be one llvm-mca-19 takes
+// for the row's architecture, and the borrowed models the issue names are said (Zen 5 gets Zen 4's,
+// every Apple core Cyclone's; both checked against llvm-mca's output, identical for each pair).
+TEST(CpuRows, EveryLlvmMcaNameIsOneLlvmMcaTakes) {
+  TempDir dir("cpu-rows");
+  const std::string x86 = dir.write("x86.s", "add %rax, %rax\n").string(), arm = dir.write("arm.s", "add x0, x0, x1\n").string();
+  ProcessOptions probe;
+  probe.quiet = true;
+  probe.timeout_s = 30;
+  const bool have_mca = run_process({"llvm-mca-19", "--version"}, probe).ok();
+  int named = 0;
+  for (const auto& e : CpuTable::builtin().entries()) {
+    EXPECT_FALSE(e.llvm_mcpu.empty()) << e.key << " names no llvm-mca CPU";
+    if (e.llvm_mcpu.empty()) continue;
+    ++named;
+    EXPECT_FALSE(e.llvm_model.empty()) << e.key;
+    if (e.key == "zen5") EXPECT_NE(e.llvm_model.find("Zen 4's"), std::string::npos) << e.llvm_model;
+    if (e.key.starts_with("apple-")) EXPECT_NE(e.llvm_model.find("Cyclone's"), std::string::npos) << e.key << ": " << e.llvm_model;
+    if (!have_mca) continue;
+    const bool is_x86 = e.vendor == "GenuineIntel" || e.vendor == "AuthenticAMD";
+    std::vector<std::string> argv{"llvm-mca-19", "-mcpu=" + e.llvm_mcpu};
+    if (!is_x86) argv.push_back("-mtriple=aarch64");
+    argv.push_back(is_x86 ? x86 : arm);
+    EXPECT_TRUE(run_process(argv, probe).ok()) << e.key << ": llvm-mca-19 refuses -mcpu=" << e.llvm_mcpu;
+  }
+  EXPECT_GE(named, 30);
+}
+
+TEST(CpuRows, AnLlvmMcaFieldWithoutItsModelIsRefused) {
+  const std::string table = R"({"calibration": {"tolerance": 0.1, "x86_64": {"primary": "mul", "cross_check": "add_reg", "latency": {"mul": 3, "add_reg": 1}},
+                                             "aarch64": {"primary": "mul", "cross_check": "add_reg", "latency": {"mul": 3, "add_reg": 1}}},
+    "cpus": [{"key": "z", "name": "Z", "vendor": "AuthenticAMD", "family": 25, "models": [1], "source": "generic",
+              "llvm_mca": {"mcpu": "znver3"}}]})";
+  try {
+    CpuTable::from_json_text(table, "t.json");
+    FAIL() << "accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("'llvm_mca' must be"), std::string::npos) << e.what();
   }
 }
 

@@ -81,6 +81,10 @@ struct CpuIdentity {
   // The simulated predictor rows (docs/predictors.md) this CPU is closest to, by role ("indirect"),
   // and why ("why"): by a published size only; empty where nothing is published.
   std::map<std::string, std::string> predictors;
+  // llvm-mca-19's name for this CPU (-mcpu) and whose scheduling model LLVM 19 gives it ("LLVM 19's
+  // own", or the core it borrows: Zen 5 gets Zen 4's, every Apple core Cyclone's); empty when the
+  // table names none. The ideal bound's `native` CPU (predictors/llvm_mca.h).
+  std::string llvm_mcpu, llvm_model;
 
   // The CPUs a measurement should run on: the performance kind's where the chip has kinds; empty
   // means any CPU.
@@ -134,6 +138,7 @@ struct CpuTable::Entry {
   std::vector<std::string> lacks, requires_features;
   std::map<std::string, double> latency;
   std::map<std::string, std::string> predictors;  // role -> predictor row, and "why"
+  std::string llvm_mcpu, llvm_model;               // "llvm_mca": {"mcpu", "model"}
 };
 
 // The identity of this machine (computed once).

@@ -34,10 +34,15 @@ std::string llvm_mca_refuses(const std::string& mcpu);
 // The host CPU as llvm-mca-19 names it ("Host CPU:" of its --version), "" when it cannot tell.
 std::string llvm_mca_host_cpu();
 
-// The -mcpu an option names: a CPU name as given, native as the host's LLVM name ("native" when
-// llvm-mca cannot tell), none as "" (no bound). std::invalid_argument with llvm-mca's own words when
-// it refuses the name.
-std::string resolve_mca_cpu(const std::string& asked);
+// The -mcpu an option names, and why that one: a CPU name as given; native as the CPU table's
+// name for this CPU (`table_mcpu`, whose scheduling model LLVM 19 gives it: `table_model`), else
+// as llvm-mca's name for the host ("native" when it cannot tell); none as "" (no bound).
+// std::invalid_argument with llvm-mca's own words when it refuses the name.
+struct McaCpu {
+  std::string mcpu;  // "" for none
+  std::string why;   // for the metrics' provenance and the sidecar
+};
+McaCpu resolve_mca_cpu(const std::string& asked, const std::string& table_mcpu = "", const std::string& table_model = "");
 
 struct McaRegion {
   std::string name;      // unique among the regions of one call
@@ -93,7 +98,7 @@ TracedIdealBound ideal_bound_of_trace(const TracedBinary& binary, CodeRange code
 
 // The ideal bound's three metrics, in this order, for a result: ideal_cycles[llvm-mca-19 <mcpu>],
 // ideal_cycles_ordered[...] and ideal_cycles_resources[...], each ESTIMATED, its provenance saying
-// `code` (what llvm-mca was given, and how it was weighted) and what the variant assumes.
-std::vector<MeteredMetric> ideal_bound_metrics(const std::string& mcpu, const std::string& code);
+// `code` (what llvm-mca was given, and how it was weighted), why that -mcpu, and what the variant assumes.
+std::vector<MeteredMetric> ideal_bound_metrics(const McaCpu& cpu, const std::string& code);
 
 }  // namespace dlab::predictors
