@@ -51,7 +51,8 @@ void check_engine_simulation(const EngineSimulationOptions& options);
 // Runs every case (two at a time where there are two cores), prints each one's counts per 1,000
 // dispatches and, with a run directory, writes <experiment>.summary.csv / .samples.csv / .json:
 // metrics simulated_<quantity>[<predictor>] per dispatch, and with an ideal CPU the ideal bound,
-// ideal_cycles[llvm-mca-19 <cpu>] and ideal_cycles_ordered[...] per dispatch (ESTIMATED). A dispatch is an indirect jump executed
+// ideal_cycles[llvm-mca-19 <cpu>], ideal_cycles_ordered[...] and ideal_cycles_resources[...] per
+// dispatch (ESTIMATED). No warm-up: a case's counts are over one whole call, its cold start included. A dispatch is an indirect jump executed
 // in the engine's code: every tail and goto handler ends in its own, the switch loop has one.
 // Returns the same as JSON (each case's parameters and counts, and how it was traced).
 nlohmann::json run_simulated_cases(const std::vector<SimulatedCase>& cases, const EngineSimulationOptions& options,

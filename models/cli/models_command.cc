@@ -615,7 +615,7 @@ void add_models_command(CLI::App& app) {
       ->check(CLI::Range(uint64_t{0}, uint64_t{10'000'000}))
       ->capture_default_str();
   cmd->add_option("--predict-dispatches", o->predict_dispatches,
-                  "dispatches each traced run makes at least (whole repetitions of the case's program; 1..10^7)")
+                  "dispatches each case counts at least, after its warm-up (whole repetitions of the case's program; 1..10^7)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{10'000'000}))
       ->capture_default_str();
   cmd->add_flag("--no-save", o->no_save, "print only, write no files");

@@ -15,7 +15,9 @@ CaseSimulation simulate_case(const ModelCase& c, const TracedBinary& binary, uin
   CaseSimulation out;
   out.code = binary.code_of(entry.symbol);
   predictors::BranchSites sites;
-  // The warm-up is counted in indirect jumps (one a dispatch in every mode): the sites, then, too.
+  // The warm-up is counted in indirect jumps, one a dispatch in every mode (a mode that ran another
+  // per repetition, on its way in, would end the warm-up that many dispatches early, and the count
+  // below would be as many too large: a few in tens of thousands). The sites are needed for it.
   if (!rows.branch.empty() || warmup_dispatches) sites = binary.sites_in(out.code);
   out.branch_sites = sites.size();
   std::vector<uint32_t> windows;

@@ -21,11 +21,15 @@ namespace {
 // rename, Intel's optimization manual, "Stack Pointer Tracker"; AMD's Software Optimization Guide
 // for family 17h, "Stack Engine"). So each is given to llvm-mca as what remains of it: push as a
 // store and pop as a load at the offset the tracker knows, add and sub of a constant to %rsp
-// dropped, every other %rsp-relative operand moved by the offset so far. Anything else that
-// writes %rsp (a call, a mov into it) is left as it is.
-std::string with_stack_engine(const std::string& insn, int64_t& offset) {
+// dropped, every other %rsp-relative operand moved by the offset so far. Once anything else
+// writes %rsp (push of an immediate or of memory, pushf, leave, a lea, and or mov into it) the
+// offset is no longer known: that line and the rest of the region are left as they are, chain
+// and all. The offset follows the region's lines in address order (a path, not a control-flow graph).
+std::string with_stack_engine(const std::string& insn, int64_t& offset, bool& lost) {
   static const std::regex push(R"(^pushq?\s+(%[a-z0-9]+)$)"), pop(R"(^popq?\s+(%[a-z0-9]+)$)"),
-      adjust(R"(^(add|sub)q?\s+\$(0x[0-9a-f]+|[0-9]+),%rsp$)"), relative(R"((-?)(0x[0-9a-f]+|[0-9]+)?\(%rsp)");
+      adjust(R"(^(add|sub)q?\s+\$(0x[0-9a-f]+|[0-9]+),%rsp$)"), relative(R"((-?)(0x[0-9a-f]+|[0-9]+)?\(%rsp)"),
+      writes_rsp(R"(^(push|pop|leave|enter)|,%rsp$)");
+  if (lost) return insn;
   auto displacement = [](int64_t at) { return fmt::format("{}0x{:x}", at < 0 ? "-" : "", at < 0 ? -at : at); };
   auto slot = [&](int64_t at) { return displacement(at) + "(%rsp)"; };
   std::smatch m;
@@ -43,6 +47,10 @@ std::string with_stack_engine(const std::string& insn, int64_t& offset) {
     offset += m[1].str() == "add" ? by : -by;
     return "";
   }
+  if (std::regex_search(insn, writes_rsp)) {
+    lost = true;
+    return insn;
+  }
   if (offset == 0 || !std::regex_search(insn, m, relative)) return insn;
   int64_t at = m[2].matched ? static_cast<int64_t>(std::stoull(m[2].str(), nullptr, 0)) : 0;
   if (m[1].length()) at = -at;
@@ -54,6 +62,7 @@ std::string with_stack_engine(const std::string& insn, int64_t& offset) {
 std::string mca_assembly(const std::vector<ObjdumpLine>& lines) {
   std::string out;
   int64_t rsp_offset = 0;  // the stack engine's, from the first line
+  bool rsp_lost = false;
   for (const ObjdumpLine& l : lines) {
     std::string insn = l.instruction;
     if (size_t hash = insn.find('#'); hash != std::string::npos) insn.resize(hash);
@@ -71,7 +80,7 @@ std::string mca_assembly(const std::vector<ObjdumpLine>& lines) {
       if (start != std::string::npos && insn.find_first_not_of("0123456789abcdef", start) == std::string::npos)
         insn.insert(start, "0x");
     }
-    insn = with_stack_engine(insn, rsp_offset);
+    insn = with_stack_engine(insn, rsp_offset, rsp_lost);
     if (!insn.empty()) out += insn + "\n";
   }
   return out;
@@ -105,6 +114,7 @@ std::string llvm_mca_refuses(const std::string& mcpu) {
 }
 
 McaCpu resolve_mca_cpu(const std::string& asked, const std::string& table_mcpu, const std::string& table_model) {
+  if (asked.empty()) throw std::invalid_argument("an empty CPU name: name one llvm-mca-19 knows, native or none");
   if (asked == "none") return {};
   McaCpu out{asked, "asked for"};
   if (asked == "native" && !table_mcpu.empty()) {

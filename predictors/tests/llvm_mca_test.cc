@@ -49,6 +49,20 @@ TEST(LlvmMca, PushAndPopAreStoresAndLoadsAtTheStackEnginesOffset) {
             "jmp    *%rax\n");
 }
 
+TEST(LlvmMca, AnRspWriteItCannotFollowLeavesTheRestAsItIs) {
+  // After a push of an immediate the offset is unknown: from that line on, nothing is moved.
+  std::vector<ObjdumpLine> lines{{0, "push   %rbp"}, {1, "push   $0x0"}, {2, "mov    0x8(%rsp),%rax"}, {3, "pop    %rbx"}};
+  EXPECT_EQ(mca_assembly(lines),
+            "mov    %rbp,-0x8(%rsp)\n"
+            "push   $0x0\n"
+            "mov    0x8(%rsp),%rax\n"
+            "pop    %rbx\n");
+  for (const char* write : {"lea    -0x8(%rsp),%rsp", "and    $0xfffffffffffffff0,%rsp", "mov    %rbp,%rsp", "leave", "pushf"}) {
+    std::vector<ObjdumpLine> l{{0, "push   %rbp"}, {1, write}, {2, "pop    %rbp"}};
+    EXPECT_EQ(mca_assembly(l), std::string("mov    %rbp,-0x8(%rsp)\n") + write + "\npop    %rbp\n") << write;
+  }
+}
+
 std::vector<ObjdumpLine> handler() {
   // entry, a check, its cold trap call, the usual path, a two-instruction loop, the dispatch jump.
   return {{0x100, "mov (%rdi),%eax"}, {0x102, "test %eax,%eax"}, {0x104, "je 0x120"}, {0x106, "add $1,%eax"},

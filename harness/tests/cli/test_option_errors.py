@@ -46,6 +46,7 @@ USAGE_ERRORS = [
     (["models", "--predict", "all", "--predict-window", "0", "--no-save"], 2, "--predict-window"),
     (["models", "--predict", "all", "--predict-dispatches", "0", "--no-save"], 2, "--predict-dispatches"),
     (["models", "--predict-warmup", "0", "--no-save"], 2, "applies to --predict"),
+    (["models", "--predict", "store_sets", "--ideal-mcpu", "", "--no-save"], 2, "an empty CPU name"),
     (["models", "--predict", "all", "--predict-warmup", "-1", "--no-save"], 2, "--predict-warmup"),
     (["models", "--predict-load-addresses", "2", "--no-save"], 2, "applies to --predict"),
     (["models", "--predict", "all", "--predict-load-addresses", "0", "--no-save"], 2, "--predict-load-addresses"),

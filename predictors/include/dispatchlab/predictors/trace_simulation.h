@@ -77,9 +77,9 @@ class TraceSimulation {
 
   // Asked before run(): counts() leave out the first `jumps` indirect jumps at the sites (dispatches
   // of a tail or switch engine) and everything before the next: the predictors' warm-up, as a timed
-  // run's warm-up rounds are left out of its samples. A memory row's flush is counted when its
-  // store resolves, up to a window after its load: the boundary is that sharp. run() is a
-  // std::runtime_error when no jump ran after the warm-up. branch_counts() stay whole.
+  // run's warm-up rounds are left out of its samples (a flush is counted at its load, so the
+  // boundary is as sharp for the memory rows). run() is a std::runtime_error when no jump ran
+  // after the warm-up. branch_counts() stay whole.
   void set_warmup(uint64_t jumps) { warmup_jumps_ = jumps; }
   bool warmed_up() const { return warmup_jumps_ == 0 || warm_; }
 
