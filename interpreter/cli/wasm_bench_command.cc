@@ -833,7 +833,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
       ->check(CLI::Range(1u, 1u << 20))
       ->capture_default_str();
   cmd->add_option("--ideal-mcpu", o->ideal_mcpu,
-                  "with --predict: the ideal bound's CPU, llvm-mca-19's -mcpu (native: this host as LLVM names it; none: no "
+                  "with --predict: the ideal bound's CPU, llvm-mca-19's -mcpu (native: the CPU table's llvm-mca name for this CPU, else the host as LLVM names it; none: no "
                   "bound), for the engines whose handlers are functions of their own (tail, tail_pn)")
       ->capture_default_str();
   cmd->add_flag("--calls", o->calls,

@@ -260,7 +260,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
         ->check(CLI::Range(1u, 64u))
         ->capture_default_str();
     run->add_option("--ideal-mcpu", o->ideal_mcpu,
-                    "with --predict: the ideal bound's CPU, llvm-mca-19's -mcpu (native: this host as LLVM names it; none: no "
+                    "with --predict: the ideal bound's CPU, llvm-mca-19's -mcpu (native: the CPU table's llvm-mca name for this CPU, else the host as LLVM names it; none: no "
                     "bound), for the dispatch modes whose handlers are functions of their own (tail, tail_pn)")
         ->capture_default_str();
   }

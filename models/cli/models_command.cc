@@ -602,7 +602,7 @@ void add_models_command(CLI::App& app) {
       ->check(CLI::Range(1u, 1u << 20))
       ->capture_default_str();
   cmd->add_option("--ideal-mcpu", o->ideal_mcpu,
-                  "with --predict: the ideal bound's CPU, llvm-mca-19's -mcpu (native: this host as LLVM names it; none: no bound)")
+                  "with --predict: the ideal bound's CPU, llvm-mca-19's -mcpu (native: the CPU table's llvm-mca name for this CPU, else the host as LLVM names it; none: no bound)")
       ->capture_default_str();
   cmd->add_option("--predict-load-addresses", o->predict_load_addresses,
                   "with --predict: the branch rows with the binary at N load addresses (the trace's own, then whole pages "
