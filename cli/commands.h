@@ -11,6 +11,7 @@
 #include "dispatchlab/harness/result_writer.h"
 #include "dispatchlab/harness/run_protocol.h"
 #include "dispatchlab/harness/tsc.h"
+#include "dispatchlab/predictors/llvm_mca.h"
 
 namespace dlab::cli {
 
@@ -87,5 +88,12 @@ void apply_quick_protocol(const CLI::App* cmd, RunProtocol& protocol);
 
 // The machine fingerprint with this process's TSC calibration (done once, about half a second).
 const MachineFingerprint& this_machine();
+
+// --ideal-mcpu of every command that predicts (models, wasm bench, wasm profile): the ideal
+// bound's CPU for llvm-mca-19, one text for all; `for_what` ends its help (which cases get a bound).
+CLI::Option* add_ideal_mcpu_option(CLI::App* cmd, std::string& target, const std::string& for_what);
+// The value resolved against this machine's row of the CPU table (predictors::resolve_mca_cpu);
+// CLI::ValidationError naming --ideal-mcpu when llvm-mca refuses it or it is empty.
+predictors::McaCpu resolve_ideal_mcpu(const std::string& asked);
 
 }  // namespace dlab::cli

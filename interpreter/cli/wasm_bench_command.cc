@@ -832,10 +832,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
                   "simulation's one timing parameter, docs/predictors.md)")
       ->check(CLI::Range(1u, 1u << 20))
       ->capture_default_str();
-  cmd->add_option("--ideal-mcpu", o->ideal_mcpu,
-                  "with --predict: the ideal bound's CPU, llvm-mca-19's -mcpu (native: the CPU table's llvm-mca name for this CPU, else the host as LLVM names it; none: no "
-                  "bound), for the engines whose handlers are functions of their own (tail, tail_pn)")
-      ->capture_default_str();
+  add_ideal_mcpu_option(cmd, o->ideal_mcpu, ", for the engines whose handlers are functions of their own (tail, tail_pn)");
   cmd->add_flag("--calls", o->calls,
                 "instead of the kernels: the call path in every chosen engine (host-to-wasm nop and i32x4 calls, wasm-to-host, "
                 "wasm-to-wasm call, call_indirect, call_ref, a call into another instance, instantiation; and each instance's "
@@ -894,11 +891,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
     std::vector<std::unique_ptr<Prepared>> prepared = prepare_engines(*o, plan);
     if (!o->predict.predictors.empty()) {
       prepared.clear();
-      try {
-        o->predict.ideal = predictors::resolve_mca_cpu(o->ideal_mcpu, this_machine().identity.llvm_mcpu, this_machine().identity.llvm_model);
-      } catch (const std::invalid_argument& e) {
-        throw CLI::ValidationError("--ideal-mcpu", e.what());
-      }
+      o->predict.ideal = resolve_ideal_mcpu(o->ideal_mcpu);
       std::optional<RunDirectory> dir;
       if (!o->no_save) dir = o->out.resolve(this_machine(), experiment_files(o->name + "_simulated"));
       run_predict(o->module, o->clock, o->heap_limit, plan.workloads, plan.engines, o->predict, dir, o->name + "_simulated");

@@ -259,10 +259,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
                     "the table the median and range over them, --json every one (1..64)")
         ->check(CLI::Range(1u, 64u))
         ->capture_default_str();
-    run->add_option("--ideal-mcpu", o->ideal_mcpu,
-                    "with --predict: the ideal bound's CPU, llvm-mca-19's -mcpu (native: the CPU table's llvm-mca name for this CPU, else the host as LLVM names it; none: no "
-                    "bound), for the dispatch modes whose handlers are functions of their own (tail, tail_pn)")
-        ->capture_default_str();
+    add_ideal_mcpu_option(run, o->ideal_mcpu, ", for the dispatch modes whose handlers are functions of their own (tail, tail_pn)");
   }
   run->add_option("module", o->file, "module.wasm")->required()->check(CLI::ExistingFile);
   run->add_option("args", o->args, "the program's arguments (WASI argv[1..]), or the export's arguments with --invoke");
@@ -354,11 +351,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
       } catch (const std::invalid_argument& e) {
         throw CLI::ValidationError("--predict", e.what());
       }
-      try {
-        o->predict.ideal = predictors::resolve_mca_cpu(o->ideal_mcpu, this_machine().identity.llvm_mcpu, this_machine().identity.llvm_model);
-      } catch (const std::invalid_argument& e) {
-        throw CLI::ValidationError("--ideal-mcpu", e.what());
-      }
+      o->predict.ideal = resolve_ideal_mcpu(o->ideal_mcpu);
       if (!o->predict_sample.empty()) {
         unsigned long long on = 0, period = 0;
         std::sscanf(o->predict_sample.c_str(), "%llu/%llu", &on, &period);  // checked by its validator

@@ -415,14 +415,8 @@ void run_predict_sweep(ModelsOptions& o) {
   }
   if (std::string why = pr::tracer_unavailable(); !why.empty()) throw std::runtime_error(why);
   // The ideal bound's CPU: llvm-mca's name for it (native resolved, so the result says which).
-  predictors::McaCpu ideal_cpu;
-  try {
-    const auto& id = this_machine().identity;
-    ideal_cpu = predictors::resolve_mca_cpu(o.ideal_mcpu, id.llvm_mcpu, id.llvm_model);
-  } catch (const std::invalid_argument& e) {
-    throw CLI::ValidationError("--ideal-mcpu", e.what());
-  }
-  const std::string& mcpu = ideal_cpu.mcpu;
+  const predictors::McaCpu ideal_cpu = resolve_ideal_mcpu(o.ideal_mcpu);
+  const std::string& mcpu = ideal_cpu.mcpu;  // "" for none
   predict_grid_defaults(o.grid);
   auto groups = make_grid(o.grid, true).groups;
   auto sites = models::load_dispatch_sites(sites_file());
@@ -458,7 +452,7 @@ void run_predict_sweep(ModelsOptions& o) {
     for (size_t i = first; i < std::min(cases.size(), first + parallel); ++i) {
       fmt::print(stderr, "[models --predict] {}/{} {}\n", i + 1, cases.size(), cases[i].name());
       running.push_back(std::async(std::launch::async, [&, i] {
-        if (o.ideal_mcpu != "none") ideal[i] = models::ideal_bound(cases[i], binary, mcpu);
+        if (!mcpu.empty()) ideal[i] = models::ideal_bound(cases[i], binary, mcpu);
         return models::simulate_case(cases[i], binary, warmup_reps[i] + reps[i], rows, o.predict_window, kCaseTimeoutS,
                                      o.predict_load_addresses, warmup_reps[i] * per_run[i]);
       }));
@@ -470,7 +464,7 @@ void run_predict_sweep(ModelsOptions& o) {
   r.metrics = pr::simulated_metrics(results.front().layouts.front(),
                                     fmt::format("on valgrind's trace (dlabtrace) of the case's handlers (dlab-model-exec, whole programs for "
                                                 "about {} dispatches, counted after a warm-up of about {})", o.predict_dispatches, o.predict_warmup));
-  if (o.ideal_mcpu != "none")
+  if (!mcpu.empty())
     for (auto& m : predictors::ideal_bound_metrics(ideal_cpu, "each handler's machine code (its function), weighted by the program's dispatches to it"))
       r.metrics.push_back(std::move(m));
   std::vector<MeasuredCase> measured;
@@ -491,7 +485,7 @@ void run_predict_sweep(ModelsOptions& o) {
       if (sc.quantity == "memory_order_flushes" && flushes == "-") flushes = fmt::format("{:.2f} {}", per_1k, sc.predictor);
       if (sc.quantity == "indirect_mispredicts" && indirect == "-") indirect = fmt::format("{:.2f} {}", per_1k, sc.predictor);
     }
-    if (o.ideal_mcpu != "none")
+    if (!mcpu.empty())
       for (auto& round : vs.samples)
         for (const auto& bound : {ideal[i].cycles_per_dispatch, ideal[i].ordered_cycles_per_dispatch, ideal[i].resource_cycles_per_dispatch}) {
           if (bound)
@@ -601,9 +595,7 @@ void add_models_command(CLI::App& app) {
                   "assumption; 1..1048576)")
       ->check(CLI::Range(1u, 1u << 20))
       ->capture_default_str();
-  cmd->add_option("--ideal-mcpu", o->ideal_mcpu,
-                  "with --predict: the ideal bound's CPU, llvm-mca-19's -mcpu (native: the CPU table's llvm-mca name for this CPU, else the host as LLVM names it; none: no bound)")
-      ->capture_default_str();
+  add_ideal_mcpu_option(cmd, o->ideal_mcpu, "");
   cmd->add_option("--predict-load-addresses", o->predict_load_addresses,
                   "with --predict: the branch rows with the binary at N load addresses (the trace's own, then whole pages "
                   "apart, as ASLR moves it), each a sample: a small table's cell is one layout's conflicts (1..64)")
