@@ -102,6 +102,7 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
   reserve_standard_descriptors();
   dlab::standard_output::install();
+  dlab::standard_output::route_cout();
   int status = 1;
   try {
     status = run(argc, argv);

@@ -8,8 +8,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <ext/stdio_sync_filebuf.h>
-#include <iostream>
 
 #include <fmt/format.h>
 
@@ -66,13 +64,9 @@ void install() {
   std::setvbuf(out, nullptr, ::isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, BUFSIZ);
   std::fflush(stdout);
   stdout = out;  // glibc's stdout is an ordinary variable; printf, fmt::print and fwrite(stdout) read it
-  // CLI11 prints help to std::cout: through the same writer (libstdc++'s stdio buffer over `out`).
-  static __gnu_cxx::stdio_sync_filebuf<char> cout_buffer(out);
-  std::cout.rdbuf(&cout_buffer);
 }
 
 int flush_and_check() {
-  std::cout.flush();
   errno = 0;
   if (std::fflush(stdout) != 0 && first_error.load() == 0) first_error = errno ? errno : EIO;
   if (std::ferror(stdout) && first_error.load() == 0) first_error = EIO;  // a failure of a writer not our own

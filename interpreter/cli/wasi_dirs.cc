@@ -1,36 +1,11 @@
 #include "wasi_dirs.h"
 
-#include <filesystem>
-#include <system_error>
+#include <stdexcept>
 
-#include <fmt/format.h>
-
-#include "dispatchlab/harness/quote.h"
+#include "wasi_command.h"
 
 namespace dlab::cli {
 
-namespace {
-
-wasm::WasiPreopen preopen(const std::string& spec, bool writable) {
-  const char* option = writable ? "--dir-rw" : "--dir";
-  wasm::WasiPreopen p;
-  p.writable = writable;
-  const size_t sep = spec.find("::");
-  p.host = sep == std::string::npos ? spec : spec.substr(0, sep);
-  p.guest = sep == std::string::npos ? spec : spec.substr(sep + 2);
-  if (spec.empty()) throw CLI::ValidationError(option, "an empty folder: give HOST (the guest sees it as HOST) or HOST::GUEST");
-  if (p.host.empty()) throw CLI::ValidationError(option, fmt::format("{}: no host folder before '::'", quote_input(spec)));
-  if (p.guest.empty()) throw CLI::ValidationError(option, fmt::format("{}: no guest name after '::' (give / or a name)", quote_input(spec)));
-  std::error_code ec;
-  if (!std::filesystem::is_directory(p.host, ec))
-    throw CLI::ValidationError(option, fmt::format("{}: {}", p.host,
-                                                   ec && ec != std::errc::no_such_file_or_directory ? ec.message()
-                                                   : std::filesystem::exists(p.host, ec)             ? "not a folder"
-                                                                                                     : "no such folder"));
-  return p;
-}
-
-}  // namespace
 
 void add_wasi_dir_options(CLI::App* app, WasiDirs& dirs) {
   app->add_option("--dir", dirs.read_only,
@@ -43,10 +18,27 @@ void add_wasi_dir_options(CLI::App* app, WasiDirs& dirs) {
       ->allow_extra_args(false);
 }
 
+void add_wasi_env_option(CLI::App* app, std::vector<std::string>& env) {
+  app->add_option("--env", env, "KEY=VALUE for the program's environment (none by default; repeat for more)")
+      ->allow_extra_args(false)
+      ->check(CLI::Validator(
+          [](std::string& s) {
+            return wasi_env_entry_error(s);
+          },
+          "KEY=VALUE"));
+}
+
 std::vector<wasm::WasiPreopen> wasi_preopens(const WasiDirs& dirs) {
   std::vector<wasm::WasiPreopen> out;
-  for (const auto& d : dirs.read_only) out.push_back(preopen(d, false));
-  for (const auto& d : dirs.writable) out.push_back(preopen(d, true));
+  auto add = [&](const std::string& spec, bool writable) {
+    try {
+      out.push_back(parse_wasi_preopen(spec, writable));
+    } catch (const std::invalid_argument& e) {
+      throw CLI::ValidationError(writable ? "--dir-rw" : "--dir", e.what());
+    }
+  };
+  for (const auto& d : dirs.read_only) add(d, false);
+  for (const auto& d : dirs.writable) add(d, true);
   return out;
 }
 

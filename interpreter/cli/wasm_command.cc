@@ -29,6 +29,7 @@
 #include "dispatchlab/interpreter/spec_runner.h"
 #include "dispatchlab/interpreter/validator.h"
 #include "dispatchlab/interpreter/wasi.h"
+#include "wasi_command.h"
 #include "wasi_dirs.h"
 #include "dispatchlab/harness/quote.h"
 #include "../bench/bench_engine.h"
@@ -39,19 +40,6 @@
 namespace dlab::cli {
 
 namespace {
-
-// `dlab wasm run`'s default engine: the configuration measured fastest on the held-out programs of
-// the corpus (lz4, lua) on a Zen 4 VM, results/zen4-25-17/ (docs/interpreter/register-ir.md,
-// engines.md: bounds): tail_pn with the register IR, every technique and guard pages (chosen on sqlite's
-// instruction count); tail where this build has no preserve_none.
-constexpr const char* kRunDefaultWhy =
-    "with --ir register and --bounds guard: the fastest measured on the corpus's held-out programs "
-    "(docs/interpreter/register-ir.md, docs/interpreter/engines.md#bounds-guard-pages---bounds-guard); "
-    "tail where this build has no preserve_none";
-wasm::Dispatch run_default_dispatch() {
-  return wasm::engine_unavailable(wasm::Dispatch::kTailPreserveNone, wasm::Placement::kSp).empty() ? wasm::Dispatch::kTailPreserveNone
-                                                                                                   : wasm::Dispatch::kTail;
-}
 
 std::vector<uint8_t> read_module(const std::string& file) {
   std::string text = read_input_file(file);
@@ -234,7 +222,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
                     "jumps run in that code); on stderr, and in --json under \"simulated\"");
     run->add_option("--predict-dispatch", o->predict_dispatch,
                     "with --predict: the dispatch modes to trace, comma-separated (default: " +
-                        std::string(wasm::dispatch_name(run_default_dispatch())) + ", `dlab wasm run`'s); sp placement, no budget, "
+                        std::string(wasm::dispatch_name(default_run_dispatch())) + ", `dlab wasm run`'s); sp placement, no budget, "
                         "bounds checked");
     run->add_option("--predict-sample", o->predict_sample,
                     "with --predict: ON/PERIOD, trace the first ON of every PERIOD instructions of the process only (a long "
@@ -266,8 +254,8 @@ void add_run_command(CLI::App& cmd, bool profile) {
   run->add_option("--invoke", o->invoke, "call this export with the arguments (i32/i64 decimal or 0x hex, f32/f64) and print its results");
   if (!profile) {
     run->add_option("--dispatch", o->dispatch,
-                    "dispatch mode (default: " + std::string(wasm::dispatch_name(run_default_dispatch())) + ", " +
-                        kRunDefaultWhy + ")")
+                    "dispatch mode (default: " + std::string(wasm::dispatch_name(default_run_dispatch())) + ", " +
+                        kDefaultRunEngineWhy + ")")
         ->check(CLI::IsMember(dispatch_choices()));
     auto* placement = run->add_option("--placement", o->placement, "stack placement (engines.def lists which modes have which)")
                           ->check(CLI::IsMember(placement_choices()))
@@ -328,14 +316,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
       ->check(clock_validator())
       ->capture_default_str();
   add_wasi_dir_options(run, o->dirs);
-  run->add_option("--env", o->env, "KEY=VALUE for the program's environment (none by default; repeat for more)")
-      ->allow_extra_args(false)
-      ->check(CLI::Validator(
-          [](std::string& s) {
-            auto eq = s.find('=');
-            return eq == std::string::npos || eq == 0 ? std::string("'" + s + "' is not KEY=VALUE") : std::string();
-          },
-          "KEY=VALUE"));
+  add_wasi_env_option(run, o->env);
   run->callback([o, profile, run] {
     // Options that would be silently ignored are refused.
     if (profile && run->count("--json") && o->json.empty()) throw CLI::ValidationError("--json", "needs a file name");
@@ -359,7 +340,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
       }
       o->predict.table_on_stderr = true;
       o->predict.progress = "wasm profile --predict";
-      const std::string modes = o->predict_dispatch.empty() ? std::string(wasm::dispatch_name(run_default_dispatch())) : o->predict_dispatch;
+      const std::string modes = o->predict_dispatch.empty() ? std::string(wasm::dispatch_name(default_run_dispatch())) : o->predict_dispatch;
       const std::vector<std::string> names = split_commas(modes);
       if (names.empty()) throw CLI::ValidationError("--predict-dispatch", "an empty list: name dispatch modes, e.g. switch,tail");
       for (const std::string& name : names) {
@@ -386,16 +367,8 @@ void add_run_command(CLI::App& cmd, bool profile) {
                  em.emulator);
     // Checked before the program runs, so a refused output costs no run.
     if (!o->json.empty()) check_output_file(o->json, o->force ? ExistingFile::kReplace : ExistingFile::kRefuse, "--force");
-    wasm::Module m;
-    try {
-      m = wasm::decode_module(read_module(o->file));
-      wasm::validate_module(m);
-    } catch (const wasm::DecodeError& e) {
-      throw std::runtime_error(fmt::format("{}: malformed at byte {}: {}", o->file, e.offset(), e.what()));
-    } catch (const wasm::ValidationError& e) {
-      throw std::runtime_error(fmt::format("{}: invalid: {}", o->file, e.what()));
-    }
-    auto mode = o->dispatch.empty() ? run_default_dispatch() : *wasm::parse_dispatch(o->dispatch);
+    wasm::Module m = load_checked_module(o->file);
+    auto mode = o->dispatch.empty() ? default_run_dispatch() : *wasm::parse_dispatch(o->dispatch);
     auto place = *wasm::parse_placement(o->placement);
     wasm::Budget budget = !o->budget.empty() ? *wasm::parse_budget(o->budget)
                           : o->fuel          ? wasm::Budget::kFuel
@@ -451,102 +424,74 @@ void add_run_command(CLI::App& cmd, bool profile) {
     // guest's own code at every branch and call): the run's deadline, armed with the budget.
     auto deadline_at = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::time_point::max());
     if (o->deadline_ms) wasi.deadline_passed = [deadline_at] { return std::chrono::steady_clock::now() >= *deadline_at; };
+    // What the profile counted so far, written when the run ends in a trap or an uncaught exception.
+    auto write_profile_so_far = [&] {
+      if (profile) write_profile_json(report_profile(rt.profile(), wasm::lowered_code_words(rt), o->top), o->json, o->force);
+    };
     int exit_code = 0;
     try {
-      // In the try: a WASI import of the wrong type is a link error, said with the file's name.
-      wasm::register_wasi(rt, m, wasi);
-      wasm::Instance& inst = rt.instantiate(std::move(m));
-      std::string entry = o->invoke.empty() ? "_start" : o->invoke;
-      auto ex = inst.exports.find(entry);
-      if (ex == inst.exports.end() || ex->second.kind != wasm::ExternKind::kFunc) {
-        std::string funcs;
-        for (const auto& [name, v] : inst.exports)
-          if (v.kind == wasm::ExternKind::kFunc) funcs += (funcs.empty() ? "" : ", ") + name;
-        throw std::runtime_error(fmt::format("{}: no exported function {}{}; exported functions: {}", o->file, entry,
-                                             o->invoke.empty() ? " (not a WASI command: pass --invoke NAME)" : "",
-                                             funcs.empty() ? "none" : funcs));
-      }
-      const wasm::FuncType& type = ex->second.func->type;
-      std::vector<wasm::Value> args;
-      if (!o->invoke.empty()) {
-        if (o->args.size() != type.params.size())
-          throw std::runtime_error(fmt::format("{} takes {} arguments, {} given", entry, type.params.size(), o->args.size()));
-        for (size_t i = 0; i < o->args.size(); ++i) args.push_back(parse_arg(o->args[i], type.params[i], i));
-      }
-      if (o->invoke.empty() && o->repeat != 1) throw std::runtime_error("--repeat needs --invoke (a WASI command's _start runs once)");
-      std::vector<wasm::Value> results;
-      // The budget is set afresh for every call; a suspended call is resumed --refills times.
-      uint64_t suspensions = 0, spent = 0;
-      auto arm = [&] {
-        if (o->fuel) rt.set_fuel(o->fuel);
-        if (o->deadline_ms) {
-          rt.set_deadline(std::chrono::milliseconds(o->deadline_ms));
-          *deadline_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(o->deadline_ms);
+      exit_code = run_reporting_failures(o->file, rt, [&] {
+        // In the try: a WASI import of the wrong type is a link error, said with the file's name.
+        wasm::register_wasi(rt, m, wasi);
+        wasm::Instance& inst = rt.instantiate(std::move(m));
+        std::string entry = o->invoke.empty() ? "_start" : o->invoke;
+        auto ex = inst.exports.find(entry);
+        if (ex == inst.exports.end() || ex->second.kind != wasm::ExternKind::kFunc) {
+          std::string funcs;
+          for (const auto& [name, v] : inst.exports)
+            if (v.kind == wasm::ExternKind::kFunc) funcs += (funcs.empty() ? "" : ", ") + name;
+          throw std::runtime_error(fmt::format("{}: no exported function {}{}; exported functions: {}", o->file, entry,
+                                               o->invoke.empty() ? " (not a WASI command: pass --invoke NAME)" : "",
+                                               funcs.empty() ? "none" : funcs));
         }
-      };
-      auto call = [&](uint64_t repetitions) {
-      for (uint64_t i = 0; i < repetitions; ++i) {
-        arm();
-        for (bool first = true;; first = false) {
-          try {
-            results = first ? rt.invoke(ex->second.func, args) : rt.resume();
-            if (o->fuel) spent += o->fuel - rt.fuel_left();
-            break;
-          } catch (const wasm::Suspended& s) {
-            if (o->fuel) spent += o->fuel;
-            if (suspensions == o->refills) throw;
-            ++suspensions;
-            fmt::print(stderr, "dlab: {}: {} ({} of --refills {}); resuming with the same budget\n", o->file, s.what(), suspensions,
-                       o->refills);
-            arm();
+        const wasm::FuncType& type = ex->second.func->type;
+        std::vector<wasm::Value> args;
+        if (!o->invoke.empty()) {
+          if (o->args.size() != type.params.size())
+            throw std::runtime_error(fmt::format("{} takes {} arguments, {} given", entry, type.params.size(), o->args.size()));
+          for (size_t i = 0; i < o->args.size(); ++i) args.push_back(parse_arg(o->args[i], type.params[i], i));
+        }
+        if (o->invoke.empty() && o->repeat != 1) throw std::runtime_error("--repeat needs --invoke (a WASI command's _start runs once)");
+        std::vector<wasm::Value> results;
+        // The budget is set afresh for every call; a suspended call is resumed --refills times.
+        uint64_t suspensions = 0, spent = 0;
+        auto arm = [&] {
+          if (o->fuel) rt.set_fuel(o->fuel);
+          if (o->deadline_ms) {
+            rt.set_deadline(std::chrono::milliseconds(o->deadline_ms));
+            *deadline_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(o->deadline_ms);
+          }
+        };
+        auto call = [&](uint64_t repetitions) {
+        for (uint64_t i = 0; i < repetitions; ++i) {
+          arm();
+          for (bool first = true;; first = false) {
+            try {
+              results = first ? rt.invoke(ex->second.func, args) : rt.resume();
+              if (o->fuel) spent += o->fuel - rt.fuel_left();
+              break;
+            } catch (const wasm::Suspended& s) {
+              if (o->fuel) spent += o->fuel;
+              if (suspensions == o->refills) throw;
+              ++suspensions;
+              fmt::print(stderr, "dlab: {}: {} ({} of --refills {}); resuming with the same budget\n", o->file, s.what(), suspensions,
+                         o->refills);
+              arm();
+            }
           }
         }
-      }
-      };
-      if (o->cachegrind_pair) count_forked_pair(o->cachegrind_pair, call);
-      call(o->repeat);
-      if (o->fuel) fmt::print(stderr, "dlab: fuel: {} branches and calls charged, {} suspensions\n", spent, suspensions);
-      for (const auto& r : results) fmt::print("{}\n", format_value(r, ex->second.func->instance));
-    } catch (const wasm::ProcExit& e) {
-      // WASI's exit code is a u32 but a process status is 8 bits: 256 would read as success.
-      // Outside 0..255 the status is 1 and stderr says what the program asked for.
-      uint32_t code = static_cast<uint32_t>(e.code());
-      if (code > 255) {
-        fmt::print(stderr, "dlab: {}: the program exited with code {}, outside 0..255: exit status 1\n", o->file, code);
-        exit_code = 1;
-      } else {
-        exit_code = static_cast<int>(code);
-      }
-    } catch (const wasm::Exception& e) {
-      // A wasm exception no handler caught: its tag by the name an instance exports it under.
-      std::fflush(stdout);
-      const wasm::ExnInst* exn = e.exception();
-      std::string tag = "a tag no instance exports";
-      for (const auto& inst : rt.instances())
-        for (const auto& [name, v] : inst->exports)
-          if (v.kind == wasm::ExternKind::kTag && v.tag == exn->tag) tag = "tag \"" + name + "\"";
-      std::string payload;
-      for (uint64_t w : exn->payload) payload += (payload.empty() ? "" : " ") + fmt::format("{:#x}", w);
-      // The profile of what ran, as after a trap or an exit.
-      if (profile) write_profile_json(report_profile(rt.profile(), wasm::lowered_code_words(rt), o->top), o->json, o->force);
-      throw std::runtime_error(fmt::format("{}: uncaught exception of {} (payload{}{})", o->file, tag, payload.empty() ? "" : " ",
-                                           payload.empty() ? " empty" : payload));
+        };
+        if (o->cachegrind_pair) count_forked_pair(o->cachegrind_pair, call);
+        call(o->repeat);
+        if (o->fuel) fmt::print(stderr, "dlab: fuel: {} branches and calls charged, {} suspensions\n", spent, suspensions);
+        for (const auto& r : results) fmt::print("{}\n", format_value(r, ex->second.func->instance));
+      }, write_profile_so_far);
     } catch (const wasm::Suspended& e) {
       std::fflush(stdout);
-      if (profile) write_profile_json(report_profile(rt.profile(), wasm::lowered_code_words(rt), o->top), o->json, o->force);
+      write_profile_so_far();
       throw std::runtime_error(fmt::format("{}: trap: {} (the {} budget: {}{})", o->file, e.what(), wasm::budget_name(budget),
                                            o->fuel ? fmt::format("--fuel {}", o->fuel) : fmt::format("--deadline {}", o->deadline_ms),
                                            o->refills ? fmt::format(", refilled {} times", o->refills) : ""));
-    } catch (const wasm::Trap& e) {
-      std::fflush(stdout);
-      if (profile) write_profile_json(report_profile(rt.profile(), wasm::lowered_code_words(rt), o->top), o->json, o->force);
-      throw std::runtime_error(fmt::format("{}: trap: {}", o->file, e.what()));
-    } catch (const wasm::LinkError& e) {
-      throw std::runtime_error(fmt::format("{}: cannot link: {}", o->file, e.what()));
-    } catch (const wasm::Unsupported& e) {
-      throw std::runtime_error(fmt::format("{}: cannot run: {}", o->file, e.what()));
-    } catch (const wasm::ImplementationLimit& e) {
-      throw std::runtime_error(fmt::format("{}: cannot run: implementation limit: {}", o->file, e.what()));
     }
     std::fflush(stdout);
     if (profile) {

@@ -12,9 +12,12 @@ namespace dlab::standard_output {
 // EPIPE, which is reported, instead of killing dlab without a word; children get SIGPIPE's
 // default back, process.cc), keeps a closed descriptor 1 reserved but unwritable (so no file dlab
 // opens becomes "stdout", and a write to it still fails as a closed one would), and routes
-// `stdout` (and std::cout) through one writer that remembers the first write that failed.
+// `stdout` through one writer that remembers the first write that failed.
 // Every writer keeps its own semantics: fmt::print throws, the WASI guest gets its errno.
 void install();
+// After install(): std::cout (where CLI11 prints help) through the same writer. In a file of its
+// own (standard_output_iostream.cc): a program without streams links no <iostream>.
+void route_cout();
 
 // Flushes stdout and returns the errno of the first write to descriptor 1 that failed; 0 if none.
 int flush_and_check();

@@ -1,0 +1,120 @@
+"""dlab-run, the default engine as a program of its own (interpreter/cli/run_main.cc): it gives the
+output and exit status `dlab wasm run` gives on the same programs (standard input, files in a
+preopened folder, the environment, proc_exit, a trap), passes every argument after the module to
+the program, refuses a wrong command line with status 2, and its linker order file still covers
+the functions an empty module runs (tools/startup_order.py --check, under callgrind)."""
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+SOURCE = REPO / "interpreter" / "tests" / "programs" / "io.c"
+EXIT_WITH = ('(module (import "wasi_snapshot_preview1" "proc_exit" (func $e (param i32))) (memory (export "memory") 1)'
+             ' (func (export "_start") (call $e (i32.const {code}))))')
+TRAP = '(module (memory (export "memory") 1) (func (export "_start") unreachable))'
+
+
+@pytest.fixture(scope="session")
+def dlab_run_bin(dlab_bin):
+    path = Path(dlab_bin).parent / "dlab-run"
+    if not path.exists():
+        pytest.skip(f"{path} not built: `just build` builds it beside dlab")
+    return path
+
+
+@pytest.fixture(scope="module")
+def io_program(tmp_path_factory):
+    if not Path("/usr/lib/wasm32-wasi/libc.a").exists():
+        pytest.skip("wasi-libc is missing: ./tools/bootstrap installs it")
+    wasm = tmp_path_factory.mktemp("io") / "io.wasm"
+    subprocess.run(["clang-19", "--target=wasm32-wasi", "--sysroot=/usr", "-O2", str(SOURCE), "-o", str(wasm)], check=True)
+    return wasm
+
+
+def both(dlab_bin, dlab_run_bin, options, module, program_args, stdin=b"", cwd=None):
+    """The same run in `dlab wasm run` and in dlab-run: (dlab's, dlab-run's) CompletedProcess."""
+    kw = dict(input=stdin, capture_output=True, timeout=120, cwd=cwd)
+    dlab = subprocess.run([str(dlab_bin), "wasm", "run", *options, str(module), "--", *program_args], **kw)
+    alone = subprocess.run([str(dlab_run_bin), *options, str(module), *program_args], **kw)
+    return dlab, alone
+
+
+def test_stdin_files_and_environment_as_dlab_wasm_run(dlab_bin, dlab_run_bin, io_program, tmp_path):
+    (tmp_path / "a.txt").write_text("alpha\nbeta gamma\n")
+    (tmp_path / "sub").mkdir()
+    cases = [([], ["stdin"], b"one two\nthree\n" * 500),
+             (["--dir", f"{tmp_path}::."], ["cat", "a.txt"], b""),
+             (["--dir", f"{tmp_path}::."], ["ls", "."], b""),
+             (["--dir", f"{tmp_path}::."], ["cat", "missing.txt"], b""),
+             (["--dir-rw", f"{tmp_path}::."], ["write", "new.txt", "written"], b"")]
+    for options, args, stdin in cases:
+        dlab, alone = both(dlab_bin, dlab_run_bin, options, io_program, args, stdin)
+        assert (alone.returncode, alone.stdout) == (dlab.returncode, dlab.stdout), (args, alone.stderr)
+        assert alone.stdout, args  # each case prints something: equal outputs are not two empty ones
+    assert (tmp_path / "new.txt").read_text() == "written"
+
+
+def test_arguments_after_the_module_are_the_programs_even_dashed(dlab_run_bin, io_program):
+    # io.c's "args" command is not needed: an unknown command makes it print its usage with argv[1].
+    out = subprocess.run([str(dlab_run_bin), str(io_program), "--help", "-x"], capture_output=True, timeout=60)
+    assert b"dlab-run" not in out.stdout + out.stderr  # dlab-run took neither as its own option
+
+
+@pytest.mark.parametrize("code,status", [(0, 0), (3, 3), (255, 255), (256, 1)])
+def test_proc_exit_is_the_exit_status(dlab_run_bin, wat, code, status):
+    out = subprocess.run([str(dlab_run_bin), str(wat(EXIT_WITH.format(code=code)))], capture_output=True, text=True, timeout=60)
+    assert out.returncode == status, out.stderr
+    assert ("outside 0..255" in out.stderr) == (code > 255)
+
+
+def test_a_trap_is_status_1_with_the_file_named(dlab_run_bin, wat):
+    module = wat(TRAP)
+    out = subprocess.run([str(dlab_run_bin), str(module)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1
+    assert out.stderr.startswith("dlab-run: error: ") and f"{module}: trap: unreachable" in out.stderr
+
+
+@pytest.mark.parametrize("argv,text", [
+    ([], "no module"),
+    (["--bogus", "m.wasm"], "'--bogus' is not an option"),
+    (["--env", "NOEQUALS", "m.wasm"], "is not KEY=VALUE"),
+    (["--dir"], "--dir needs a value"),
+    (["--dir", "/no/such/folder", "m.wasm"], "no such folder"),
+])
+def test_a_wrong_command_line_is_status_2(dlab_run_bin, argv, text):
+    out = subprocess.run([str(dlab_run_bin), *argv], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and text in out.stderr and "usage: dlab-run" in out.stderr, out.stderr
+
+
+def test_a_missing_or_malformed_module_is_status_1(dlab_run_bin, tmp_path):
+    out = subprocess.run([str(dlab_run_bin), str(tmp_path / "none.wasm")], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and "no such file" in out.stderr
+    bad = tmp_path / "bad.wasm"
+    bad.write_bytes(b"\0asm\x01\0\0\0\x01")
+    out = subprocess.run([str(dlab_run_bin), str(bad)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and "malformed at byte" in out.stderr
+
+
+def test_engine_is_dlab_wasm_runs_default(dlab_bin, dlab_run_bin):
+    out = subprocess.run([str(dlab_run_bin), "--engine"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0
+    help_text = subprocess.run([str(dlab_bin), "wasm", "run", "--help"], capture_output=True, text=True, timeout=60).stdout
+    dispatch = out.stdout.split("dispatch ")[1].split(",")[0]
+    assert f"dispatch mode (default: {dispatch}," in " ".join(help_text.split())
+
+
+def test_writing_to_a_full_disk_is_a_failure(dlab_run_bin, io_program):
+    with open("/dev/full", "wb") as full:
+        out = subprocess.run([str(dlab_run_bin), str(io_program), "stdin"], input=b"some text\n" * 100, stdout=full,
+                             stderr=subprocess.PIPE, timeout=60)
+    assert out.returncode != 0
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is missing: ./tools/bootstrap installs it")
+def test_the_order_file_covers_an_empty_modules_start_up(dlab_run_bin):
+    out = subprocess.run([sys.executable, str(REPO / "tools" / "startup_order.py"), str(dlab_run_bin), "--check"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
