@@ -116,8 +116,8 @@ models:
     {{python}} -m dispatchlab_analysis.experiments models "$run" --dlab {{dlab}} --build-dir {{build_dir}}
     DLAB_BIN="$PWD/{{dlab}}" {{python}} -m dispatchlab_analysis.report "$run"
 
-# the pace table of the README: the default engine of `dlab wasm run` against wasm3 (`just peers`) and the native build on the corpus (`just corpus`; lz4 and lua held out, sqlite the selection program) and the kernels, full sizes, 7 interleaved samples (tools/experiments.toml's pace steps), in a new run directory with its report; refuses a dirty tree (DLAB_ALLOW_DIRTY=1 to run anyway)
-pace: build peers corpus
+# the pace table of the README: the default engine of `dlab wasm run` against wasm3 (`just peers`) and the native build on the corpus (`just corpus`; lz4 and lua held out, sqlite the selection program) and the kernels, full sizes, 7 interleaved samples, and whole programs built by others (`just programs`) as processes in dlab-run and wasm3 with their start-up and peak memory (tools/experiments.toml's pace steps), in a new run directory with its report; refuses a dirty tree (DLAB_ALLOW_DIRTY=1 to run anyway)
+pace: build peers corpus programs
     #!/usr/bin/env bash
     set -euo pipefail
     run=$({{new_run}})
@@ -188,6 +188,10 @@ corpus:
     ./tools/fetch-corpus
     @[ -f {{build_dir}}/build.ninja ] || cmake --preset {{preset}}
     cmake --build {{build_dir}} --target corpus
+
+# whole WASI programs built by others with other toolchains (interpreter/programs/programs.json: Go's esbuild and pdfcpu, Flite, a Rust cowsay, the empty module), pinned npm packages fetched and checked, their inputs generated, into ~/.cache/dispatchlab/programs (DLAB_PROGRAMS_CACHE), for `dlab wasm programs` and `just pace`
+programs:
+    ./tools/fetch-programs
 
 # the peer engine to beat, wasm3, into build/peers/wasm3/wasm3: built from ../shared/peers (pinned source, clang-19, seconds; and a build without -march=native for cachegrind in build/peers/wasm3-portable), or DLAB_WASM3=/path/to/wasm3 taken as it is; `just rfc` then times it beside dlab on the kernels
 peers:

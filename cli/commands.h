@@ -33,6 +33,7 @@ void add_models_command(CLI::App& app);  // models/cli/models_command.cc
 void add_probes_command(CLI::App& app);  // probes/cli/probes_command.cc
 void add_wasm_command(CLI::App& app);    // interpreter/cli/wasm_command.cc
 void add_wasm_bench_command(CLI::App& wasm_cmd);  // interpreter/cli/wasm_bench_command.cc
+void add_wasm_programs_command(CLI::App& wasm_cmd);  // interpreter/cli/wasm_programs_command.cc
 
 // Thrown to end dlab with this status when the reason is already printed (a child program that
 // said why it refused): main returns it without a message of its own.

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .experiments import describe, in_run_order
 from .figures import all_figures
+from .programs import programs_markdown
 from .workloads import DefError, read_suites
 from .knee import dbinop_knees, kcopy_knees
 from . import where
@@ -94,6 +95,8 @@ def experiment_markdown(exp) -> str:
         return "\n".join(parts)
     if exp.name.startswith("wasm") and exp.name.endswith("_calls"):
         return calls_markdown(exp)
+    if "programs" in exp.sidecar:  # `dlab wasm programs`
+        return programs_markdown(exp)
     if exp.name == "models_simulated":
         sim = exp.sidecar.get("simulation", {})
         return simulated_markdown(exp.summary, (

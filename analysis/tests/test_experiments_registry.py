@@ -32,9 +32,10 @@ def test_registry_names_are_unique():
 
 def written_name(argv: tuple[str, ...]) -> str:
     """The experiment a dlab command line writes (<name>.summary.csv), by dlab's naming rules:
-    the command's name or --name, then _calls for --calls, _valgrind for --valgrind, _simulated for --predict."""
+    the command's name or --name (`wasm bench` writes wasm, `wasm programs` programs), then _calls for --calls,
+    _valgrind for --valgrind, _simulated for --predict."""
     args = list(argv[1:])
-    name = "wasm" if args[:2] == ["wasm", "bench"] else args[0]
+    name = {("wasm", "bench"): "wasm", ("wasm", "programs"): "programs"}.get(tuple(args[:2]), args[0])
     if "--name" in args:
         name = args[args.index("--name") + 1]
     if "--calls" in args:
@@ -78,8 +79,8 @@ def test_the_corpus_steps_and_the_node_peer_are_conditional():
     extras = [(s.name, e.if_on_path or e.if_exists) for s in reg.steps for r in s.recipes.values() for e in r.extra]
     assert extras == [("wasm", "node"), ("wasm", "build/peers/wasm3/wasm3"), ("wasm", "build/peers/wasm3/wasm3"),
                       ("wasm_valgrind", "build/peers/wasm3-portable/wasm3"),
-                      ("wasm_pace_heldout", "build/peers/wasm3/wasm3"), ("wasm_pace_heldout", "{dlab}"),
-                      ("wasm_pace_kernels", "build/peers/wasm3/wasm3")]
+                      ("wasm_pace_heldout", "build/peers/wasm3/wasm3"), ("wasm_pace_heldout", "{build_dir}/dlab-run"),
+                      ("programs", "build/peers/wasm3/wasm3"), ("wasm_pace_kernels", "build/peers/wasm3/wasm3")]
 
 
 @pytest.mark.parametrize("text, message", [

@@ -123,6 +123,22 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   }
   std::string program = resolve_program(argv[0], r.spawn_error);
   if (program.empty()) return r;
+  if (!o.working_directory.empty()) {
+    struct stat st {};
+    if (::stat(o.working_directory.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      r.spawn_error = "working directory " + o.working_directory + ": " + (S_ISDIR(st.st_mode) || st.st_mode == 0 ? std::strerror(errno) : "not a folder");
+      return r;
+    }
+  }
+  if (!o.working_directory.empty() && program.front() != '/') {
+    char* cwd = ::getcwd(nullptr, 0);  // before fork: the child changes directory, then execs this path
+    if (!cwd) {
+      r.spawn_error = std::string("getcwd: ") + std::strerror(errno);
+      return r;
+    }
+    program = std::string(cwd) + "/" + program;
+    std::free(cwd);
+  }
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -163,6 +179,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     if (ok && !o.stdin_file.empty()) ok = redirect(STDIN_FILENO, o.stdin_file.c_str(), O_RDONLY);
     if (ok && !o.stderr_file.empty()) ok = redirect(STDERR_FILENO, o.stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC);
     else if (ok && o.quiet) ok = redirect(STDERR_FILENO, "/dev/null", O_WRONLY);
+    if (ok && !o.working_directory.empty()) ok = ::chdir(o.working_directory.c_str()) == 0;
     if (ok) ::execve(program.c_str(), args.data(), environ);
     int err = errno;
     ssize_t ignored = ::write(err_fd, &err, sizeof err);

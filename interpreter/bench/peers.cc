@@ -109,7 +109,8 @@ bool command_module_has(const std::string& command_module, const std::string& wo
   return code == 0;
 }
 
-std::optional<long> peak_resident_kb(const std::vector<std::string>& argv, double timeout_s, std::string& why) {
+std::optional<long> peak_resident_kb(const std::vector<std::string>& argv, double timeout_s, std::string& why,
+                                     const std::string& working_directory, const std::string& stdin_file) {
   const char* kGnuTime = "/usr/bin/time";
   if (::access(kGnuTime, X_OK) != 0) {
     why = "GNU time is not installed (/usr/bin/time; Debian: apt-get install time, which ./tools/bootstrap does)";
@@ -119,7 +120,7 @@ std::optional<long> peak_resident_kb(const std::vector<std::string>& argv, doubl
   const std::string out = scratch.file("max_rss_kb").string();
   std::vector<std::string> timed = {kGnuTime, "-f", "%M", "-o", out};
   timed.insert(timed.end(), argv.begin(), argv.end());
-  ProcessResult r = run_peer(timed, true, timeout_s);
+  ProcessResult r = run_peer(timed, true, timeout_s, working_directory, stdin_file);
   if (!r.ok()) {
     why = r.describe("GNU time running the peer");
     return std::nullopt;
@@ -143,8 +144,11 @@ std::optional<long> peak_resident_kb(const std::vector<std::string>& argv, doubl
   return kb;
 }
 
-ProcessResult run_peer(const std::vector<std::string>& argv, bool capture, double timeout_s) {
+ProcessResult run_peer(const std::vector<std::string>& argv, bool capture, double timeout_s, const std::string& working_directory,
+                       const std::string& stdin_file) {
   ProcessOptions po;
+  po.working_directory = working_directory;
+  po.stdin_file = stdin_file;
   po.own_process_group = true;  // a timeout kills what the peer started too
   po.timeout_s = timeout_s;
   if (capture) {

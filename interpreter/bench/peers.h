@@ -40,14 +40,17 @@ bool command_module_has(const std::string& command_module, const std::string& wo
 inline constexpr size_t kPeerOutputLimit = 1 << 20;
 
 // One run of a peer in its own process group, within `timeout_s`; stdout captured when asked.
-ProcessResult run_peer(const std::vector<std::string>& argv, bool capture, double timeout_s);
+// `working_directory` and `stdin_file` as ProcessOptions has them ("": dlab's folder, dlab's stdin).
+ProcessResult run_peer(const std::vector<std::string>& argv, bool capture, double timeout_s, const std::string& working_directory = "",
+                       const std::string& stdin_file = "");
 
 // The program's peak resident memory in KiB as GNU time counts it (`/usr/bin/time -f %M`, Debian's
 // `time`): time, about 1 MiB itself, forks and execs the program, so the count is the program's and
 // at least time's own. A child forked from dlab would not do: it starts with dlab's pages resident,
 // and the kernel's maxrss keeps them across exec. nullopt with the reason in `why` when GNU time is
-// not there or the run fails.
-std::optional<long> peak_resident_kb(const std::vector<std::string>& argv, double timeout_s, std::string& why);
+// not there or the run fails. `working_directory` and `stdin_file` as run_peer's.
+std::optional<long> peak_resident_kb(const std::vector<std::string>& argv, double timeout_s, std::string& why,
+                                     const std::string& working_directory = "", const std::string& stdin_file = "");
 
 // "peer NAME: ..." for a run that did not succeed, with the limit that ended it.
 std::string describe_peer_failure(const Peer& p, const ProcessResult& r, double timeout_s);

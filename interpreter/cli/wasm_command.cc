@@ -559,6 +559,7 @@ void add_wasm_command(CLI::App& app) {
   add_run_command(*cmd, false);
   add_run_command(*cmd, true);
   add_wasm_bench_command(*cmd);
+  add_wasm_programs_command(*cmd);
 
   // Which engines this build has: a default build leaves out those only the measurements compare
   // and the one-function modes' placements beyond sp (engines.def's BUILD column), and tail_pn

@@ -14,6 +14,9 @@ struct ProcessOptions {
   std::string stdout_file;  // redirect stdout to this file (truncated); "" = inherit, unless captured
   std::string stderr_file;  // redirect stderr to this file (truncated); "" = inherit
   std::string stdin_file;   // the program's standard input from this file ("/dev/null"); "" = inherit
+  // The program's current directory ("" = dlab's). The files above are opened before the change, so
+  // a relative name is dlab's; a relative program path is made absolute first, for the same reason.
+  std::string working_directory;
   bool capture_stdout = false;  // collect stdout into ProcessResult::output
   bool quiet = false;           // stdout and stderr to /dev/null unless redirected or captured
   double timeout_s = 0;         // > 0: killed (SIGKILL) after this many seconds; ProcessResult::timed_out
