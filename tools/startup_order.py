@@ -9,8 +9,8 @@ The order changes no instruction of any function.
     tools/startup_order.py build/release/dlab-run --check      # exit 1 when the file misses some
 
 The functions come from callgrind (valgrind's instruction-level tracer), which lists every function
-a run enters, by its linkage name; the empty module is the smallest WASI command (a memory and an
-empty _start). Sorted by name, so a rewrite's diff shows which functions came and went. --check
+a run enters, by its linkage name; the modules are the smallest WASI command (a memory and an
+empty _start) and one that calls proc_exit. Sorted by name, so a rewrite's diff shows which functions came and went. --check
 says which functions the run entered that the file lacks and fails when they are more than
 --tolerance of them (a renamed helper or a new step in start-up): run it again without --check and
 commit the file.
@@ -36,16 +36,27 @@ EMPTY_COMMAND = bytes.fromhex(
     "071302" "066d656d6f7279" "0200" "065f7374617274" "0000"  # export "memory" (memory 0), "_start" (func 0)
     "0a040102000b")             # code section: one body, no locals, end
 
+# (module (import "wasi_snapshot_preview1" "proc_exit" (func (param i32))) (memory (export "memory") 1)
+#  (func (export "_start") (call 0 (i32.const 0)))): the exit most programs end with (Go's always),
+# which dlab-run takes as a C++ exception: the unwinder's functions are start-up's too.
+EXITING_COMMAND = bytes.fromhex(
+    "0061736d0100000001080260017f0060000002240116776173695f736e617073686f745f70726576696577310970726f635f657869"
+    "740000030201010503010001071302066d656d6f72790200065f737461727400010a08010600410010000b")
+
 HEADER = ("# dlab-run's start-up functions, by linkage name: the linker places them together (--symbol-ordering-file).\n"
-          "# Made by tools/startup_order.py from a callgrind run of an empty WASI command; do not edit by hand.\n")
+          "# Made by tools/startup_order.py from callgrind runs of an empty WASI command and one that calls proc_exit; do not edit by hand.\n")
 
 
 def entered_functions(dlab_run: Path) -> set[str]:
-    """The linkage names of the functions a run of the empty command entered, as callgrind saw them."""
+    """The linkage names of the functions runs of the two commands entered, as callgrind saw them."""
+    return entered_by(dlab_run, EMPTY_COMMAND) | entered_by(dlab_run, EXITING_COMMAND)
+
+
+def entered_by(dlab_run: Path, command: bytes) -> set[str]:
     with tempfile.TemporaryDirectory() as tmp:
-        module, out = Path(tmp) / "empty.wasm", Path(tmp) / "callgrind.out"
-        module.write_bytes(EMPTY_COMMAND)
-        run = subprocess.run(["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={out}", str(dlab_run),
+        module, out = Path(tmp) / "command.wasm", Path(tmp) / "callgrind.out"
+        module.write_bytes(command)
+        run = subprocess.run(["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={out}", str(dlab_run.resolve()),
                               str(module)], capture_output=True, text=True, timeout=300)
         if run.returncode != 0:
             sys.exit(f"startup_order: {dlab_run} under callgrind failed (exit {run.returncode}):\n{run.stderr[-2000:]}")

@@ -4,7 +4,7 @@
 // Why a second executable: `dlab` holds every command, engine and counter library, and a run of an
 // empty module in it is mostly the dynamic loader binding libstdc++ and libfmt, and the pages of a
 // 19 MB binary touched on the way. dlab-run is linked statically where the toolchain can (no loader,
-// no relocations; interpreter/CMakeLists.txt), its start-up functions laid out together by an order
+// no symbol binding; CMakeLists.txt says why static-pie), its start-up functions laid out together by an order
 // file made from a run of an empty module (interpreter/cli/dlab_run.order, tools/startup_order.py), and
 // it parses its few options by hand: CLI11 includes <iostream>, whose initializer builds the C++
 // locale at every start-up (a third of an empty module's instructions). Nor does it ask whether it

@@ -113,6 +113,25 @@ def test_writing_to_a_full_disk_is_a_failure(dlab_run_bin, io_program):
     assert out.returncode != 0
 
 
+def instructions(argv, tmp_path) -> int:
+    """The instructions a run executes, as callgrind counts them (deterministic, unlike its time)."""
+    out = tmp_path / "callgrind.out"
+    run = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *map(str, argv)], capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    return int(next(line for line in out.read_text().splitlines() if line.startswith("summary:")).split()[1])
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is missing: ./tools/bootstrap installs it")
+def test_an_exit_costs_no_sort_of_every_unwind_table(dlab_run_bin, wat, tmp_path):
+    # proc_exit unwinds the interpreter as a C++ exception. Linked -static (not -static-pie), the
+    # first exception made libgcc sort every frame description of the binary: 209 million
+    # instructions (12 ms) on top of an empty module's 0.2 million.
+    empty = instructions([dlab_run_bin, wat('(module (memory (export "memory") 1) (func (export "_start")))', "empty")], tmp_path)
+    exiting = instructions([dlab_run_bin, wat(EXIT_WITH.format(code=0), "exit")], tmp_path)
+    assert exiting < empty + 5_000_000, (empty, exiting)
+
+
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is missing: ./tools/bootstrap installs it")
 def test_the_order_file_covers_an_empty_modules_start_up(dlab_run_bin):
     out = subprocess.run([sys.executable, str(REPO / "tools" / "startup_order.py"), str(dlab_run_bin), "--check"],
