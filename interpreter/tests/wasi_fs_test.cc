@@ -212,7 +212,11 @@ TEST_F(WasiFs, AReadOnlyPreopenChangesNothing) {
   EXPECT_EQ(link(3, "file.txt", 3, "l"), kNotcapable);
   uint32_t p = put("file.txt");
   EXPECT_EQ(call("path_filestat_set_times", {3, 1, p, 8, 0, 0, 2 | 8}), kNotcapable);
-  ASSERT_EQ(open(3, "file.txt", fd, 0, kFdRead | (1ull << 22) | (1ull << 23) | (1ull << 8)), kNotcapable);
+  // The size- and time-changing rights without fd_write: a read, which opens with them dropped.
+  ASSERT_EQ(open(3, "file.txt", fd, 0, kFdRead | (1ull << 22) | (1ull << 23) | (1ull << 8)), 0u);
+  EXPECT_EQ(call("fd_fdstat_get", {fd, 0}), 0u);
+  EXPECT_EQ(u64_at(8), kFdRead);
+  EXPECT_EQ(call("fd_filestat_set_size", {fd, 0}), kNotcapable);
   ASSERT_EQ(open(3, "file.txt", fd, 0, kFdRead, 0), 0u);
   std::string got;
   EXPECT_EQ(read(fd, got), 0u);
@@ -235,6 +239,39 @@ TEST_F(WasiFs, AReadOnlyPreopenChangesNothing) {
   EXPECT_EQ(on_path("path_create_directory", sub, "d"), kNotcapable);
   EXPECT_EQ(slurp(root() / "file.txt"), "inside");
   EXPECT_EQ(std::distance(fs::directory_iterator(root()), fs::directory_iterator()), 2);  // file.txt, sub
+}
+
+// Go's os.Open (syscall/fs_wasip1.go, Go 1.21 on): base every file right but fd_datasync,
+// fd_write, fd_allocate and path_filestat_set_size (fd_filestat_set_size stays in), inheriting every
+// file right. A read-only open all the same, under a read-only preopen and of a read-only file.
+constexpr uint64_t kGoFileRights = (1ull << 28) - 1;  // fd_datasync (bit 0) to poll_fd_readwrite (27)
+constexpr uint64_t kGoReadOnly = kGoFileRights & ~((1ull << 0) | (1ull << 6) | (1ull << 8) | (1ull << 19));
+
+TEST_F(WasiFs, GoReadOnlyOpensReadUnderAReadOnlyPreopen) {
+  options_.preopens[0].writable = false;
+  load();
+  uint32_t fd;
+  ASSERT_EQ(open(3, "file.txt", fd, 0, kGoReadOnly, kGoFileRights), 0u);
+  std::string got;
+  EXPECT_EQ(read(fd, got), 0u);
+  EXPECT_EQ(got, "inside");
+  EXPECT_EQ(write(fd, "x"), kNotcapable);
+  EXPECT_EQ(slurp(root() / "file.txt"), "inside");
+}
+
+TEST_F(WasiFs, GoReadOnlyOpenUnderAWritablePreopenOpensTheHostFileForReading) {
+  load();
+  uint32_t fd;
+  ASSERT_EQ(open(3, "file.txt", fd, 0, kGoReadOnly, kGoFileRights), 0u);
+  std::string got;
+  EXPECT_EQ(read(fd, got), 0u);
+  EXPECT_EQ(got, "inside");
+  EXPECT_EQ(write(fd, "x"), kNotcapable);  // no fd_write right: refused before the host is asked
+  // It keeps fd_filestat_set_size, but the host file is open for reading only (opened for writing,
+  // as the old rule did, a file of mode 0400 would have been EACCES for any user but root), so the
+  // host refuses the truncation and the file is as it was.
+  EXPECT_NE(call("fd_filestat_set_size", {fd, 0}), 0u);
+  EXPECT_EQ(slurp(root() / "file.txt"), "inside");
 }
 
 TEST_F(WasiFs, RenumberMovesAnFdOverAnOpenOneAndStdioCanBeClosed) {

@@ -55,9 +55,12 @@ inline constexpr uint64_t kModifyingRights = kFdDatasync | kFdWrite | kFdAllocat
                                              kPathRenameSource | kPathRenameTarget | kPathFilestatSetSize |
                                              kPathFilestatSetTimes | kFdFilestatSetSize | kFdFilestatSetTimes |
                                              kPathSymlink | kPathRemoveDirectory | kPathUnlinkFile;
-// The rights that make path_open open a file for writing (wasi-libc asks for them for O_WRONLY and
-// O_RDWR, and for no read-only open).
-inline constexpr uint64_t kWriteRights = kFdWrite | kFdAllocate | kFdFilestatSetSize;
+// The right that makes path_open open a file for writing: fd_write's. wasi-libc and Go both ask for
+// it for O_WRONLY and O_RDWR and for no read-only open; the size-changing rights are no sign of a
+// write (Go's read-only open asks for fd_filestat_set_size: a rule on them refused every Go program's
+// reads under a read-only preopen, and opened its reads for writing elsewhere). An fd opened without
+// it that has them fails where the host refuses (ftruncate of a read-only descriptor).
+inline constexpr uint64_t kWriteRights = kFdWrite;
 
 // filetype
 enum : uint8_t {
