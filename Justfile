@@ -189,7 +189,7 @@ corpus:
     @[ -f {{build_dir}}/build.ninja ] || cmake --preset {{preset}}
     cmake --build {{build_dir}} --target corpus
 
-# whole WASI programs built by others with other toolchains (interpreter/programs/programs.json: Go's esbuild and pdfcpu, Flite, a Rust cowsay, the empty module), pinned npm packages fetched and checked, their inputs generated, into ~/.cache/dispatchlab/programs (DLAB_PROGRAMS_CACHE), for `dlab wasm programs` and `just pace`
+# whole WASI programs built by others with other toolchains (interpreter/programs/programs.json: Go's esbuild and pdfcpu, Rust's nitrogql, Flite, a Rust cowsay, the empty module), pinned npm packages fetched and checked, their inputs generated, into ~/.cache/dispatchlab/programs (DLAB_PROGRAMS_CACHE), for `dlab wasm programs` and `just pace`
 programs:
     ./tools/fetch-programs
 

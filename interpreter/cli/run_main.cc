@@ -27,6 +27,7 @@
 #include "dispatchlab/harness/quote.h"
 #include "dispatchlab/harness/standard_output.h"
 #include "dispatchlab/interpreter/runtime.h"
+#include "dispatchlab/interpreter/unknown_imports.h"
 #include "dispatchlab/interpreter/wasi.h"
 #include "wasi_command.h"
 
@@ -47,6 +48,8 @@ constexpr const char* kUsage =
     "                          nothing outside it can be reached; repeat for more (fds 3, 4, ... in order)\n"
     "  --dir-rw HOST[::GUEST]  as --dir, and the program may create, write, rename and remove in it\n"
     "  --env KEY=VALUE         a variable of the program's environment (none by default); repeat for more\n"
+    "  --trap-unknown-imports  link a function import no module provides (not WASI's) to one that traps\n"
+    "                          \"unknown import M.N called\" if called: for a program built for a richer host\n"
     "  --engine                print the engine this build runs and why, and exit\n"
     "  -h, --help              print this help and exit\n"
     "\n"
@@ -61,7 +64,7 @@ struct Options {
   std::vector<std::string> read_only_dirs, writable_dirs, env;
   std::string module;
   std::vector<std::string> args;
-  bool help = false, engine = false;
+  bool help = false, engine = false, trap_unknown_imports = false;
 };
 
 Options parse_options(int argc, char** argv) {
@@ -82,6 +85,8 @@ Options parse_options(int argc, char** argv) {
       o.help = true;
     } else if (a == "--engine") {
       o.engine = true;
+    } else if (a == "--trap-unknown-imports") {
+      o.trap_unknown_imports = true;
     } else if (a == "--dir") {
       o.read_only_dirs.push_back(value(a));
     } else if (a == "--dir-rw") {
@@ -131,6 +136,7 @@ int run(int argc, char** argv) {
   return cli::run_reporting_failures(o.module, rt, [&] {
     // In here: a WASI import of the wrong type is a link error, said with the file's name.
     wasm::register_wasi(rt, m, wasi);
+    if (o.trap_unknown_imports) wasm::link_unknown_imports_as_traps(rt, m);
     wasm::Instance& inst = rt.instantiate(std::move(m));
     auto start = inst.exports.find("_start");
     if (start == inst.exports.end() || start->second.kind != wasm::ExternKind::kFunc)

@@ -28,6 +28,7 @@
 #include "dispatchlab/interpreter/reference_text.h"
 #include "dispatchlab/interpreter/spec_runner.h"
 #include "dispatchlab/interpreter/validator.h"
+#include "dispatchlab/interpreter/unknown_imports.h"
 #include "dispatchlab/interpreter/wasi.h"
 #include "wasi_command.h"
 #include "wasi_dirs.h"
@@ -203,7 +204,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
     std::string bounds;  // empty: run's default (guard where the engine has it)
     uint64_t fuel = 0, deadline_ms = 0, refills = 0;
     uint64_t heap_limit = 0;
-    bool gc_stats = false;
+    bool gc_stats = false, trap_unknown_imports = false;
     WasiDirs dirs;
     // profile --predict: the same program in real engines under dlabtrace (engine_simulation.h).
     std::string predict_dispatch, predict_sample;
@@ -317,6 +318,9 @@ void add_run_command(CLI::App& cmd, bool profile) {
       ->capture_default_str();
   add_wasi_dir_options(run, o->dirs);
   add_wasi_env_option(run, o->env);
+  run->add_flag("--trap-unknown-imports", o->trap_unknown_imports,
+                "link a function import no module provides (not WASI's) to one that traps \"unknown import M.N called\" if "
+                "called: for a program built for a richer host (a JavaScript bridge, a plugin hook) whose run never calls it");
   run->callback([o, profile, run] {
     // Options that would be silently ignored are refused.
     if (profile && run->count("--json") && o->json.empty()) throw CLI::ValidationError("--json", "needs a file name");
@@ -433,6 +437,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
       exit_code = run_reporting_failures(o->file, rt, [&] {
         // In the try: a WASI import of the wrong type is a link error, said with the file's name.
         wasm::register_wasi(rt, m, wasi);
+        if (o->trap_unknown_imports) wasm::link_unknown_imports_as_traps(rt, m);
         wasm::Instance& inst = rt.instantiate(std::move(m));
         std::string entry = o->invoke.empty() ? "_start" : o->invoke;
         auto ex = inst.exports.find(entry);
@@ -508,6 +513,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
           argv.insert(argv.end(), flags.begin(), flags.end());
           argv.insert(argv.end(), {"--clock", o->clock, "--heap-limit", std::to_string(o->heap_limit), "--repeat", std::to_string(o->repeat)});
           if (!o->invoke.empty()) argv.insert(argv.end(), {"--invoke", o->invoke});
+          if (o->trap_unknown_imports) argv.push_back("--trap-unknown-imports");
           for (const auto& kv : o->env) argv.insert(argv.end(), {"--env", kv});
           for (const auto& d : o->dirs.read_only) argv.insert(argv.end(), {"--dir", d});
           for (const auto& d : o->dirs.writable) argv.insert(argv.end(), {"--dir-rw", d});

@@ -208,11 +208,13 @@ void run_programs(const ProgramsOptions& o, const CLI::App& cmd) {
       throw std::runtime_error(fmt::format("{}: not fetched ({} has no module.wasm): run tools/fetch-programs{} (or `just programs`)",
                                            p.name, (fs::path(cache) / p.name).string(), o.cache.empty() ? "" : " --cache " + cache));
   // dlab-run first: the baseline every peer's ratio is paired against. Its one preopen is the
-  // program's folder as "/", as wasm3 preopens its current folder.
+  // program's folder as "/", as wasm3 preopens its current folder; an import of the program's
+  // richer host that no WASI provides traps if called (a program whose run calls one fails its
+  // check), as wasm3 links such an import lazily.
   std::string dlab_run = o.dlab_run.empty() ? (fs::path(self_executable()).parent_path() / "dlab-run").string() : o.dlab_run;
   if (::access(dlab_run.c_str(), X_OK) != 0)
     throw CLI::ValidationError("--dlab-run", dlab_run + " is not an executable: build it (cmake --build build/release --target dlab-run)");
-  std::vector<ProcessEngine> engines = {{"dlab-run", {dlab_run, "--dir-rw", ".::/", "{module}", "{args}"}}};
+  std::vector<ProcessEngine> engines = {{"dlab-run", {dlab_run, "--dir-rw", ".::/", "--trap-unknown-imports", "{module}", "{args}"}}};
   for (const auto& peer : bench::parse_peers(o.peers)) {
     if (peer.name == "dlab-run") throw CLI::ValidationError("--peer", "dlab-run is this command's own engine: give the peer another name");
     if (std::find(peer.argv.begin(), peer.argv.end(), "{module}") == peer.argv.end() ||

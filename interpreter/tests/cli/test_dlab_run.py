@@ -70,6 +70,22 @@ def test_proc_exit_is_the_exit_status(dlab_run_bin, wat, code, status):
     assert ("outside 0..255" in out.stderr) == (code > 255)
 
 
+HOST_IMPORT = ('(module (import "host" "bridge" (func $b (param i32) (result i32))) (memory (export "memory") 1)'
+               ' (func (export "_start") {body}))')
+
+
+@pytest.mark.parametrize("runner", ["dlab-run", "dlab wasm run"])
+def test_an_unknown_import_links_as_a_trap_only_when_asked(dlab_bin, dlab_run_bin, wat, runner):
+    argv = [str(dlab_run_bin)] if runner == "dlab-run" else [str(dlab_bin), "wasm", "run"]
+    never_called, called = wat(HOST_IMPORT.format(body="nop"), "never"), wat(HOST_IMPORT.format(body="(drop (call $b (i32.const 1)))"), "called")
+    out = subprocess.run([*argv, str(never_called)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and "unknown import host.bridge" in out.stderr
+    out = subprocess.run([*argv, "--trap-unknown-imports", str(never_called)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    out = subprocess.run([*argv, "--trap-unknown-imports", str(called)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and "trap: unknown import host.bridge called" in out.stderr
+
+
 def test_a_trap_is_status_1_with_the_file_named(dlab_run_bin, wat):
     module = wat(TRAP)
     out = subprocess.run([str(dlab_run_bin), str(module)], capture_output=True, text=True, timeout=60)

@@ -293,6 +293,13 @@ class Runtime {
 
   // Makes `exports` importable as module `name` (an instance's exports or a host module).
   void register_module(const std::string& name, ExternMap exports) { registry_[name] = std::move(exports); }
+  // One more export of module `module` (made if new), beside what register_module gave it.
+  void register_export(const std::string& module, const std::string& name, ExternVal v) { registry_[module][name] = std::move(v); }
+  // Whether a registered module exports `name`.
+  bool provides(const std::string& module, const std::string& name) const {
+    auto m = registry_.find(module);
+    return m != registry_.end() && m->second.count(name);
+  }
 
   // Links, allocates, lowers, initialises segments and runs the start function. Throws
   // LinkError (unknown or incompatible import), Unsupported, or Trap (segment out of bounds, a
