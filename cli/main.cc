@@ -18,21 +18,6 @@
 
 namespace {
 
-// A closed standard descriptor would be reused by the next open(2): a result file would become
-// "stderr" and receive the progress lines. A closed stdin or stderr is pointed at /dev/null first
-// (errors to a closed stderr are lost, the exit status still says); stdout is
-// standard_output::install's, which keeps a closed one unwritable, so output to it is a failure.
-void reserve_standard_descriptors() noexcept {
-  for (int fd : {STDIN_FILENO, STDERR_FILENO})
-    if (::fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
-      int null = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
-      if (null >= 0 && null != fd) {
-        ::dup2(null, fd);
-        ::close(null);
-      }
-    }
-}
-
 // True when `e` is the failed write to standard output itself (fmt::print throws a system_error
 // with the write's errno): check_standard_output says that once, in its own words.
 bool failed_writing_stdout(const std::exception& e) {
@@ -100,7 +85,7 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  reserve_standard_descriptors();
+  dlab::standard_output::reserve_standard_descriptors();
   dlab::standard_output::install();
   dlab::standard_output::route_cout();
   int status = 1;

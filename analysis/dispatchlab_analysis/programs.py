@@ -22,7 +22,7 @@ def _mib(kb: str) -> str:
 
 def programs_rows(exp) -> list[dict]:
     """One dict per (program, peer): the program's role, toolchain, dlab-run's ms and MiB, the
-    peer's ms, ratio and MiB, or why the peer cannot run it."""
+    peer's ms, ratio and MiB, and a note: why the peer cannot run it, or what the table lacks."""
     hz = exp.sidecar.get("machine", {}).get("tsc", {}).get("hz")
     summary = with_case(exp.summary)
     ticks = summary[(summary["metric"] == "tsc_ticks") & (summary["n"] > 0)]
@@ -32,6 +32,10 @@ def programs_rows(exp) -> list[dict]:
         name = group["program"]
         base = by_case.get(group["baseline"])
         if base is None or not hz:
+            # Said, not dropped: a program the table cannot time (no TSC rate, no row of dlab-run's).
+            rows.append({"program": name, "role": group["role"], "toolchain": group["toolchain"], "peer": "", "dlab_ms": math.nan,
+                         "dlab_mib": "", "peer_ms": math.nan, "ratio": math.nan, "peer_mib": "",
+                         "note": "no TSC rate in the sidecar" if not hz else f"no timed row of {group['baseline']}"})
             continue
         base_params = parse_params(base.params)
         for engine, note in group.get("engines", {}).items():
@@ -39,12 +43,14 @@ def programs_rows(exp) -> list[dict]:
                 continue
             row = {"program": name, "role": group["role"], "toolchain": group["toolchain"], "peer": engine,
                    "dlab_ms": float(base.median) / hz * 1e3, "dlab_mib": _mib(base_params.get("peak_rss_kb", "")),
-                   "peer_ms": math.nan, "ratio": math.nan, "peer_mib": "", "why": ""}
+                   "peer_ms": math.nan, "ratio": math.nan, "peer_mib": "", "note": ""}
             if not note.get("runs"):
-                row["why"] = note.get("why", "")
+                row["note"] = f"cannot run it: {note.get('why', '')}"
             else:
                 peer = by_case.get(f"{name}/{engine}")
-                if peer is not None:
+                if peer is None:
+                    row["note"] = f"no timed row of {name}/{engine}"
+                else:
                     row["peer_ms"] = float(peer.median) / hz * 1e3
                     row["ratio"] = row["peer_ms"] / row["dlab_ms"]
                     row["peer_mib"] = _mib(parse_params(peer.params).get("peak_rss_kb", ""))
@@ -52,7 +58,7 @@ def programs_rows(exp) -> list[dict]:
         if len(group.get("engines", {})) == 1:  # dlab-run alone: no peer asked for
             rows.append({"program": name, "role": group["role"], "toolchain": group["toolchain"], "peer": "",
                          "dlab_ms": float(base.median) / hz * 1e3, "dlab_mib": _mib(base_params.get("peak_rss_kb", "")),
-                         "peer_ms": math.nan, "ratio": math.nan, "peer_mib": "", "why": ""})
+                         "peer_ms": math.nan, "ratio": math.nan, "peer_mib": "", "note": ""})
     return rows
 
 
@@ -65,9 +71,9 @@ def programs_markdown(exp) -> str:
         ran = math.isfinite(r["ratio"])
         if ran and r["role"] == "held_out":
             means.setdefault(r["peer"], []).append(r["ratio"])
-        table.append([r["program"], r["role"].replace("_", " "), r["toolchain"], _ms(r["dlab_ms"]), r["dlab_mib"], r["peer"],
-                      _ms(r["peer_ms"]) if ran else "", f"{r['ratio']:.2f}" if ran else "", r["peer_mib"] if ran else "",
-                      "" if ran or not r["peer"] else f"cannot run it: {r['why']}"])
+        table.append([r["program"], r["role"].replace("_", " "), r["toolchain"],
+                      _ms(r["dlab_ms"]) if math.isfinite(r["dlab_ms"]) else "", r["dlab_mib"], r["peer"],
+                      _ms(r["peer_ms"]) if ran else "", f"{r['ratio']:.2f}" if ran else "", r["peer_mib"] if ran else "", r["note"]])
     for peer, rs in means.items():
         table.append([f"geometric mean, held out ({len(rs)})", "", "", "", "", peer, "",
                       f"{math.exp(sum(map(math.log, rs)) / len(rs)):.2f}", "", ""])

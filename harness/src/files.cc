@@ -27,16 +27,20 @@ std::string read_input_file(const std::string& path) {
   // construction installs every standard facet, a third of an empty module's start-up in
   // `dlab-run` (and its pages a share of the peak resident memory the pace table reports).
   auto fail = [&](const std::string& why) { return std::runtime_error("cannot read " + path + ": " + why); };
-  // O_NONBLOCK: a FIFO is refused by fstat below instead of blocking the open for a writer.
+  // What it is, before it is opened: opening a device or a FIFO can have effects of its own.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw fail(errno == ENOENT ? std::string("no such file") : std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) throw fail("a directory, not a file");
+  if (!S_ISREG(st.st_mode)) throw fail("not a regular file");
+  // O_NONBLOCK: were the path swapped for a FIFO in between, fstat refuses it below instead of the
+  // open blocking for a writer.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw fail(errno == ENOENT ? std::string("no such file") : std::strerror(errno));
   struct FdCloser {
     int fd;
     ~FdCloser() { ::close(fd); }  // read-only: nothing a close could lose
   } closer{fd};
-  struct stat st {};
   if (::fstat(fd, &st) != 0) throw fail(std::strerror(errno));
-  if (S_ISDIR(st.st_mode)) throw fail("a directory, not a file");
   if (!S_ISREG(st.st_mode)) throw fail("not a regular file");
   std::string text;
   text.reserve(static_cast<size_t>(st.st_size));

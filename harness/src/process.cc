@@ -65,6 +65,21 @@ std::string resolve_program(const std::string& name, std::string& why) {
   return "";
 }
 
+// The steps of the child between fork and exec, for the message of the one that failed.
+enum ChildStep : int { kStepStdout, kStepPassFd, kStepStdin, kStepStderr, kStepChdir, kStepExec };
+
+// "" for the exec itself (describe says "cannot run PROGRAM: ..."), else what the step was.
+std::string describe_child_step(int step, const ProcessOptions& o) {
+  switch (step) {
+    case kStepStdout: return "standard output " + (o.stdout_file.empty() ? std::string("(a pipe or /dev/null)") : o.stdout_file) + ": ";
+    case kStepPassFd: return fmt::format("passing descriptor {} as {}: ", o.pass_fd, o.pass_fd_as);
+    case kStepStdin: return "standard input " + o.stdin_file + ": ";
+    case kStepStderr: return "standard error " + (o.stderr_file.empty() ? std::string("/dev/null") : o.stderr_file) + ": ";
+    case kStepChdir: return "working directory " + o.working_directory + ": ";
+    default: return "";
+  }
+}
+
 // Redirects `fd` to `file` in the child; false on failure.
 bool redirect(int fd, const char* file, int flags) {
   int f = ::open(file, flags | O_CLOEXEC, 0644);
@@ -166,23 +181,31 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     // Signals dlab ignores or handles are reset for the program.
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::signal(sig, SIG_DFL);
     bool ok = true;
+    // Which step failed goes to the parent with its errno: a stdin file that is missing must not
+    // read as a program that is.
+    int step = kStepStdout;
     if (o.capture_stdout) ok = ::dup2(out_pipe[1], STDOUT_FILENO) >= 0;
     else if (!o.stdout_file.empty()) ok = redirect(STDOUT_FILENO, o.stdout_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC);
     else if (o.quiet) ok = redirect(STDOUT_FILENO, "/dev/null", O_WRONLY);
     int err_fd = err_pipe[1];
     if (o.pass_fd >= 0 && err_fd == o.pass_fd_as) err_fd = ::fcntl(err_fd, F_DUPFD_CLOEXEC, o.pass_fd_as + 1);  // not overwritten below
+    if (ok) step = kStepPassFd;
     if (ok && o.pass_fd >= 0) {
       // dup2 onto itself keeps close-on-exec: cleared by hand then.
       if (o.pass_fd == o.pass_fd_as) ok = ::fcntl(o.pass_fd, F_SETFD, 0) == 0;
       else ok = ::dup2(o.pass_fd, o.pass_fd_as) >= 0;
     }
+    if (ok) step = kStepStdin;
     if (ok && !o.stdin_file.empty()) ok = redirect(STDIN_FILENO, o.stdin_file.c_str(), O_RDONLY);
+    if (ok) step = kStepStderr;
     if (ok && !o.stderr_file.empty()) ok = redirect(STDERR_FILENO, o.stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC);
     else if (ok && o.quiet) ok = redirect(STDERR_FILENO, "/dev/null", O_WRONLY);
+    if (ok) step = kStepChdir;
     if (ok && !o.working_directory.empty()) ok = ::chdir(o.working_directory.c_str()) == 0;
+    if (ok) step = kStepExec;
     if (ok) ::execve(program.c_str(), args.data(), environ);
-    int err = errno;
-    ssize_t ignored = ::write(err_fd, &err, sizeof err);
+    int failure[2] = {step, errno};
+    ssize_t ignored = ::write(err_fd, failure, sizeof failure);
     (void)ignored;
     ::_exit(127);
   }
@@ -248,9 +271,9 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
       return r;
     }
   }
-  int exec_errno = 0;
-  if (::read(err_pipe[0], &exec_errno, sizeof exec_errno) == static_cast<ssize_t>(sizeof exec_errno))
-    r.spawn_error = std::strerror(exec_errno);
+  int failure[2] = {0, 0};  // the child's step and errno, when it could not exec
+  if (::read(err_pipe[0], failure, sizeof failure) == static_cast<ssize_t>(sizeof failure))
+    r.spawn_error = describe_child_step(failure[0], o) + std::strerror(failure[1]);
   ::close(err_pipe[0]);
   if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   else if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);

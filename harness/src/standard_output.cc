@@ -53,6 +53,17 @@ void reserve_closed_descriptor() {
 
 }  // namespace
 
+void reserve_standard_descriptors() noexcept {
+  for (int fd : {STDIN_FILENO, STDERR_FILENO})
+    if (::fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+      int null = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+      if (null >= 0 && null != fd) {
+        ::dup2(null, fd);
+        ::close(null);
+      }
+    }
+}
+
 void install() {
   ::signal(SIGPIPE, SIG_IGN);
   reserve_closed_descriptor();

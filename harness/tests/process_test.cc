@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <string>
 
@@ -72,6 +73,46 @@ TEST(Process, RedirectsStdoutAndStderrToFiles) {
   EXPECT_EQ(read_text_file(err.string()), "err\n");
   fs::remove(out);
   fs::remove(err);
+}
+
+// working_directory: the program runs there; a relative program path and the redirected files are
+// dlab's (resolved before the change), and a step that fails before exec says which it was.
+TEST(Process, RunsInAWorkingDirectoryWithDlabsPathsResolvedFirst) {
+  namespace fs = std::filesystem;
+  const fs::path base = fs::temp_directory_path() / ("dlab-process-wd-" + std::to_string(::getpid()));
+  fs::create_directories(base / "work");
+  fs::create_directories(base / "bin");
+  {
+    std::FILE* f = std::fopen((base / "bin" / "where").c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("#!/bin/sh\npwd\ncat\n", f);
+    std::fclose(f);
+    fs::permissions(base / "bin" / "where", fs::perms::owner_all);
+  }
+  {
+    std::FILE* f = std::fopen((base / "input.txt").c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("from stdin\n", f);
+    std::fclose(f);
+  }
+  const fs::path before = fs::current_path();
+  fs::current_path(base);  // relative names below are this folder's, not the child's
+  ProcessOptions po;
+  po.capture_stdout = true;
+  po.working_directory = (base / "work").string();
+  po.stdin_file = "input.txt";
+  ProcessResult r = run_process({"bin/where"}, po);
+  EXPECT_TRUE(r.ok()) << r.describe("bin/where");
+  EXPECT_EQ(r.output, fs::canonical(base / "work").string() + "\nfrom stdin\n");
+  po.stdin_file = "missing.txt";
+  r = run_process({"bin/where"}, po);
+  EXPECT_EQ(r.describe("where"), "cannot run where: standard input missing.txt: No such file or directory");
+  po.stdin_file = "";
+  po.working_directory = (base / "nowhere").string();
+  r = run_process({"bin/where"}, po);
+  EXPECT_NE(r.describe("where").find("working directory " + po.working_directory), std::string::npos) << r.describe("where");
+  fs::current_path(before);
+  fs::remove_all(base);
 }
 
 }  // namespace

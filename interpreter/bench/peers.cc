@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <filesystem>
 #include <cstdio>
 #include <set>
 
@@ -117,7 +118,9 @@ std::optional<long> peak_resident_kb(const std::vector<std::string>& argv, doubl
     return std::nullopt;
   }
   TempDir scratch("peak-memory");
-  const std::string out = scratch.file("max_rss_kb").string();
+  // Absolute: the program may run in a working directory of its own (a relative TMPDIR would
+  // otherwise put GNU time's report there).
+  const std::string out = std::filesystem::absolute(scratch.file("max_rss_kb")).string();
   std::vector<std::string> timed = {kGnuTime, "-f", "%M", "-o", out};
   timed.insert(timed.end(), argv.begin(), argv.end());
   ProcessResult r = run_peer(timed, true, timeout_s, working_directory, stdin_file);

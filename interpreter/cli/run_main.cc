@@ -17,6 +17,7 @@
 #include <exception>
 #include <filesystem>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -70,17 +71,27 @@ struct Options {
 Options parse_options(int argc, char** argv) {
   Options o;
   int i = 1;
+  // An option's value: --dir X or --dir=X, as CLI11 (dlab's parser) reads them.
+  std::optional<std::string> attached;
   auto value = [&](std::string_view option) -> std::string {
+    if (attached) return *attached;
     if (i + 1 >= argc) throw UsageError(fmt::format("{} needs a value", option));
     return argv[++i];
   };
   for (; i < argc; ++i) {
-    const std::string_view a = argv[i];
+    std::string_view a = argv[i];
     if (a == "--") {
       ++i;
       break;
     }
     if (a.empty() || a[0] != '-' || a == "-") break;  // the module
+    attached.reset();
+    if (const size_t eq = a.find('='); a.starts_with("--") && eq != std::string_view::npos) {
+      attached = std::string(a.substr(eq + 1));
+      a = a.substr(0, eq);
+      if (a != "--dir" && a != "--dir-rw" && a != "--env")
+        throw UsageError(fmt::format("{} takes no value", quote_input(a)));
+    }
     if (a == "-h" || a == "--help") {
       o.help = true;
     } else if (a == "--engine") {
@@ -122,18 +133,21 @@ int run(int argc, char** argv) {
     return 0;
   }
   wasm::WasiOptions wasi;
-  try {
-    for (const auto& d : o.read_only_dirs) wasi.preopens.push_back(cli::parse_wasi_preopen(d, false));
-    for (const auto& d : o.writable_dirs) wasi.preopens.push_back(cli::parse_wasi_preopen(d, true));
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(fmt::format("--dir: {}", e.what()));
-  }
+  auto preopen = [&](const std::string& spec, bool writable) {
+    try {
+      wasi.preopens.push_back(cli::parse_wasi_preopen(spec, writable));
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(fmt::format("{}: {}", writable ? "--dir-rw" : "--dir", e.what()));
+    }
+  };
+  for (const auto& d : o.read_only_dirs) preopen(d, false);
+  for (const auto& d : o.writable_dirs) preopen(d, true);
   wasm::Module m = cli::load_checked_module(o.module);
   wasi.args.push_back(std::filesystem::path(o.module).filename().string());
   wasi.args.insert(wasi.args.end(), o.args.begin(), o.args.end());
   wasi.env = o.env;
   wasm::Runtime rt(engine);
-  return cli::run_reporting_failures(o.module, rt, [&] {
+  return cli::run_reporting_failures("dlab-run", o.module, rt, [&] {
     // In here: a WASI import of the wrong type is a link error, said with the file's name.
     wasm::register_wasi(rt, m, wasi);
     if (o.trap_unknown_imports) wasm::link_unknown_imports_as_traps(rt, m);
@@ -154,6 +168,7 @@ int run(int argc, char** argv) {
 // reached its reader (a full disk, a reader that quit) is a failure, never a silent success, though
 // the program itself was told of it (its fd_write's errno) and may have gone on.
 int main(int argc, char** argv) {
+  standard_output::reserve_standard_descriptors();
   standard_output::install();
   int status = 1;
   try {

@@ -64,18 +64,24 @@ wasm::Dispatch default_run_dispatch() {
                                                                                                    : wasm::Dispatch::kTail;
 }
 
+wasm::Bounds default_run_bounds(wasm::Dispatch d, wasm::Placement p, wasm::Budget b) {
+  return wasm::engine_unavailable(d, p, b, wasm::Bounds::kGuard).empty() ? wasm::Bounds::kGuard : wasm::Bounds::kCheck;
+}
+
+wasm::Ir default_run_ir(wasm::Dispatch d, wasm::Placement p, wasm::Budget b, wasm::Bounds bounds) {
+  return wasm::ir_unavailable(wasm::Ir::kRegister, d, p, b, bounds).empty() ? wasm::Ir::kRegister : wasm::Ir::kStack;
+}
+
 wasm::EngineConfig default_run_engine() {
   wasm::EngineConfig e;
   e.dispatch = default_run_dispatch();
   e.budget = wasm::Budget::kNone;
-  e.bounds = wasm::engine_unavailable(e.dispatch, e.placement, e.budget, wasm::Bounds::kGuard).empty() ? wasm::Bounds::kGuard
-                                                                                                       : wasm::Bounds::kCheck;
-  e.lowering.ir = wasm::ir_unavailable(wasm::Ir::kRegister, e.dispatch, e.placement, e.budget, e.bounds).empty() ? wasm::Ir::kRegister
-                                                                                                                 : wasm::Ir::kStack;
+  e.bounds = default_run_bounds(e.dispatch, e.placement, e.budget);
+  e.lowering.ir = default_run_ir(e.dispatch, e.placement, e.budget, e.bounds);
   return e;
 }
 
-int run_reporting_failures(const std::string& file, const wasm::Runtime& rt, const std::function<void()>& body,
+int run_reporting_failures(const char* who, const std::string& file, const wasm::Runtime& rt, const std::function<void()>& body,
                            const std::function<void()>& before_failure) {
   auto failing = [&] {
     std::fflush(stdout);  // the program's output first, then the error
@@ -90,7 +96,7 @@ int run_reporting_failures(const std::string& file, const wasm::Runtime& rt, con
     uint32_t code = static_cast<uint32_t>(e.code());
     if (code <= 255) return static_cast<int>(code);
     std::fflush(stdout);
-    fmt::print(stderr, "dlab: {}: the program exited with code {}, outside 0..255: exit status 1\n", file, code);
+    fmt::print(stderr, "{}: {}: the program exited with code {}, outside 0..255: exit status 1\n", who, file, code);
     return 1;
   } catch (const wasm::Exception& e) {
     // A wasm exception no handler caught: its tag by the name an instance exports it under.

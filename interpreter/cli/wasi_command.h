@@ -31,6 +31,11 @@ wasm::Module load_checked_module(const std::string& file);
 // the corpus's selection program, measured on its held-out ones (docs/interpreter/register-ir.md).
 wasm::EngineConfig default_run_engine();
 wasm::Dispatch default_run_dispatch();
+// The parts of that choice `dlab wasm run` makes for the dispatch mode, placement and budget its
+// options name (default_run_engine composes them for its own): guard pages where that engine has
+// them, else checked bounds; the register IR where it has it with those bounds, else the stack IR.
+wasm::Bounds default_run_bounds(wasm::Dispatch d, wasm::Placement p, wasm::Budget b);
+wasm::Ir default_run_ir(wasm::Dispatch d, wasm::Placement p, wasm::Budget b, wasm::Bounds bounds);
 extern const char* const kDefaultRunEngineWhy;  // the choice in one clause, for --help
 
 // Runs `body` (which instantiates and calls into `rt`) and returns the process status: 0 when it
@@ -39,7 +44,8 @@ extern const char* const kDefaultRunEngineWhy;  // the choice in one clause, for
 // unsupported feature become std::runtime_error "FILE: trap: ...", etc.; `before_failure` runs first
 // (dlab wasm profile writes what it counted). A wasm::Suspended is left to the caller, whose budget
 // it is.
-int run_reporting_failures(const std::string& file, const wasm::Runtime& rt, const std::function<void()>& body,
+// `who` names the command in the one line said on stderr for an exit status outside 0..255.
+int run_reporting_failures(const char* who, const std::string& file, const wasm::Runtime& rt, const std::function<void()>& body,
                            const std::function<void()>& before_failure = {});
 
 }  // namespace dlab::cli

@@ -378,13 +378,13 @@ void add_run_command(CLI::App& cmd, bool profile) {
                           : o->fuel          ? wasm::Budget::kFuel
                           : o->deadline_ms   ? wasm::Budget::kDeadline
                                              : wasm::Budget::kNone;
-    // run's default IR: register where the engine has it (the sp placement; a default build leaves
-    // it out of switch and goto), else stack.
-    if (o->ir.empty()) o->ir = wasm::ir_unavailable(wasm::Ir::kRegister, mode, place, budget).empty() ? "register" : "stack";
-    // run's default bounds: guard where the engine has one (tail and tail_pn, sp, no budget), else check.
+    // run's defaults (dlab-run's engine when no option names one; wasi_command.h): guard where the
+    // engine has one (tail and tail_pn, sp, no budget), else check (profile: check); the register IR
+    // where the engine has it with those bounds (profile: the stack IR, set above), else the stack IR.
     wasm::Bounds bounds = !o->bounds.empty() ? *wasm::parse_bounds(o->bounds)
-                          : !profile && wasm::engine_unavailable(mode, place, budget, wasm::Bounds::kGuard).empty() ? wasm::Bounds::kGuard
-                                                                                                     : wasm::Bounds::kCheck;
+                          : profile          ? wasm::Bounds::kCheck
+                                             : default_run_bounds(mode, place, budget);
+    if (o->ir.empty()) o->ir = wasm::ir_name(default_run_ir(mode, place, budget, bounds));
     if (o->fuel && !wasm::budget_counts_fuel(budget))
       throw CLI::ValidationError("--fuel", fmt::format("the {} budget spends no fuel: use --budget fuel or fuel_machine", wasm::budget_name(budget)));
     if (o->deadline_ms && !wasm::budget_needs_timer(budget))
@@ -434,7 +434,7 @@ void add_run_command(CLI::App& cmd, bool profile) {
     };
     int exit_code = 0;
     try {
-      exit_code = run_reporting_failures(o->file, rt, [&] {
+      exit_code = run_reporting_failures("dlab", o->file, rt, [&] {
         // In the try: a WASI import of the wrong type is a link error, said with the file's name.
         wasm::register_wasi(rt, m, wasi);
         if (o->trap_unknown_imports) wasm::link_unknown_imports_as_traps(rt, m);

@@ -1,6 +1,7 @@
 // `dlab wasm programs`: whole WASI programs built by other people with other toolchains
-// (interpreter/programs/programs.json, fetched by tools/fetch-programs), each run as a whole process
-// in dlab-run and in every --peer, interleaved under the run protocol: the wall time of a run
+// (interpreter/programs/programs.json, fetched by tools/fetch-programs, the module's hash checked
+// again here), each run as a whole process in dlab-run and in every --peer, in a scratch copy of
+// the program's inputs, interleaved under the run protocol: the wall time of a run
 // (start-up included: what a user waits for) and the peak resident memory of one more run. Every
 // engine's output is checked against the list's sha256 before anything is timed, and every timed
 // run's exit status after; a peer that cannot run a program (wasm3 and Go's wasip1 programs) is
@@ -51,6 +52,7 @@ struct Program {
   std::string stdin_file;                 // in the program's folder; "" reads /dev/null
   std::string output_file;                // in the program's folder; "" means standard output
   std::string output_sha256;
+  std::string module_sha256;  // the pinned module's (none for a generated one)
 };
 
 const std::set<std::string> kRoles = {"held_out", "selection", "start_up"};
@@ -86,8 +88,9 @@ std::vector<Program> read_programs(const std::string& path) {
     g.what = text(p, "what");
     g.toolchain = text(p, "toolchain");
     const auto& source = p.value("source", nlohmann::json());
-    g.source = source.is_object() && source.contains("generated") ? "generated"
-                                                                   : text(source, "package") + "@" + text(source, "version");
+    const bool generated = source.is_object() && source.contains("generated");
+    g.source = generated ? "generated" : text(source, "package") + "@" + text(source, "version");
+    if (!generated) g.module_sha256 = text(source, "module_sha256");
     if (!p.contains("args") || !p["args"].is_array()) throw std::runtime_error(where + ": \"args\" must be a list of texts");
     for (const auto& a : p["args"]) {
       if (!a.is_string()) throw std::runtime_error(where + ": \"args\" must be a list of texts");
@@ -133,6 +136,7 @@ std::string file_sha256(const std::string& path) {
   po.capture_stdout = true;
   po.max_output = 4096;
   po.timeout_s = 600;
+  po.stderr_file = "/dev/null";  // its own words about the file are not ours to print unescaped
   ProcessResult r = run_process({"sha256sum", "-b", path}, po);
   if (!r.ok() || r.output.size() < 64) throw std::runtime_error("sha256sum " + path + ": " + r.describe("sha256sum"));
   return r.output.substr(0, 64);
@@ -179,7 +183,13 @@ std::string check_run(const std::vector<std::string>& argv, const std::string& f
     while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();
     return r.describe(argv.front()) + (tail.empty() ? "" : ": " + escape_input(tail));
   }
-  const std::string got = file_sha256(p.output_file.empty() ? out : written.string());
+  if (!p.output_file.empty() && !fs::is_regular_file(written, ec)) return "it wrote no " + p.output_file;
+  std::string got;
+  try {
+    got = file_sha256(p.output_file.empty() ? out : written.string());
+  } catch (const std::exception& e) {
+    return e.what();
+  }
   if (got != p.output_sha256)
     return fmt::format("its {} has sha256 {}, not the expected {}", p.output_file.empty() ? "output" : p.output_file, got, p.output_sha256);
   return "";
@@ -196,13 +206,16 @@ void run_programs(const ProgramsOptions& o, const CLI::App& cmd) {
   if (!o.only.empty()) {
     std::vector<Program> chosen;
     for (const auto& n : split_commas(o.only)) {
+      if (std::any_of(chosen.begin(), chosen.end(), [&](const Program& p) { return p.name == n; }))
+        throw CLI::ValidationError("--only", fmt::format("{} listed twice", quote_input(n)));
       auto it = std::find_if(programs.begin(), programs.end(), [&](const Program& p) { return p.name == n; });
       if (it == programs.end()) throw CLI::ValidationError("--only", fmt::format("no program {} in {}", quote_input(n), o.list));
       chosen.push_back(*it);
     }
     programs = chosen;
   }
-  const std::string cache = o.cache.empty() ? default_cache() : o.cache;
+  // Absolute: each run starts in a folder of its own, where a relative path would mean another file.
+  const std::string cache = fs::absolute(o.cache.empty() ? default_cache() : o.cache).lexically_normal().string();
   for (const auto& p : programs)
     if (!fs::is_regular_file(fs::path(cache) / p.name / "module.wasm"))
       throw std::runtime_error(fmt::format("{}: not fetched ({} has no module.wasm): run tools/fetch-programs{} (or `just programs`)",
@@ -212,7 +225,7 @@ void run_programs(const ProgramsOptions& o, const CLI::App& cmd) {
   // richer host that no WASI provides traps if called (a program whose run calls one fails its
   // check), as wasm3 links such an import lazily.
   std::string dlab_run = o.dlab_run.empty() ? (fs::path(self_executable()).parent_path() / "dlab-run").string() : o.dlab_run;
-  if (::access(dlab_run.c_str(), X_OK) != 0)
+  if (std::error_code ec; !fs::is_regular_file(dlab_run, ec) || ::access(dlab_run.c_str(), X_OK) != 0)
     throw CLI::ValidationError("--dlab-run", dlab_run + " is not an executable: build it (cmake --build build/release --target dlab-run)");
   std::vector<ProcessEngine> engines = {{"dlab-run", {dlab_run, "--dir-rw", ".::/", "--trap-unknown-imports", "{module}", "{args}"}}};
   for (const auto& peer : bench::parse_peers(o.peers)) {
@@ -251,8 +264,26 @@ void run_programs(const ProgramsOptions& o, const CLI::App& cmd) {
              programs.size(), engines.size(), o.protocol.rounds_text(), o.protocol.warmup_rounds);
   for (size_t pi = 0; pi < programs.size(); ++pi) {
     const Program& p = programs[pi];
-    const std::string folder = (fs::path(cache) / p.name).string();
-    const std::string module = (fs::path(folder) / "module.wasm").string();
+    const fs::path fetched = fs::path(cache) / p.name;
+    const std::string module = (fetched / "module.wasm").string();
+    if (!p.module_sha256.empty()) {
+      if (std::string got = file_sha256(module); got != p.module_sha256)
+        throw std::runtime_error(fmt::format("{}: {} has sha256 {}, not the pinned {}: run tools/fetch-programs again", p.name, module, got,
+                                             p.module_sha256));
+    }
+    // The runs' folder: a copy of the program's inputs in a scratch folder, so that no guest (each
+    // may write where it runs) changes the cache; the module is read from the cache by the engine.
+    const fs::path work = scratch.path() / p.name;
+    fs::create_directories(work);
+    for (const auto& entry : fs::directory_iterator(fetched)) {
+      const std::string leaf = entry.path().filename().string();
+      if (leaf == "module.wasm" || leaf == ".fetched") continue;
+      fs::copy(entry.path(), work / leaf, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+    }
+    const std::string folder = work.string();
+    if (!p.stdin_file.empty() && !fs::is_regular_file(work / p.stdin_file))
+      throw std::runtime_error(fmt::format("{}: its input {} is not in {}: run tools/fetch-programs again", p.name, p.stdin_file,
+                                           fetched.string()));
     nlohmann::json notes = nlohmann::json::object();
     std::vector<MeasuredCase> cases;
     for (const auto& e : engines) {

@@ -2,8 +2,8 @@
 here of io.c's commands and the empty module, in a cache folder laid out as tools/fetch-programs
 lays it out): every engine's output checked against the list's sha256 before timing (standard output
 or a file the program writes), a peer that cannot run a program said and left out, dlab-run failing
-one is an error, the rows and sidecar the report's table reads; the list read strictly; and the
-fetch tool's inputs the same on every run."""
+one is an error, the rows and sidecar the report's table reads; the list read strictly; the
+fetch tool's inputs pinned by hash, and a list that would make it write outside its cache refused."""
 import hashlib
 import json
 import shutil
@@ -67,26 +67,32 @@ def programs(tmp_path, io_wasm):
     return path, cache
 
 
-def bench(dlab_bin, list_file, cache, *extra, timeout=300):
+def bench(dlab_bin, list_file, cache, *extra, timeout=300, cwd=None):
     return subprocess.run([str(dlab_bin), "wasm", "programs", "--list", str(list_file), "--cache", str(cache), "--samples", "2",
-                           "--warmup", "0", *extra], capture_output=True, text=True, timeout=timeout)
+                           "--warmup", "0", *extra], capture_output=True, text=True, timeout=timeout, cwd=cwd)
 
 
 def test_programs_are_checked_timed_and_tabled_a_failing_peer_said(dlab_bin, programs, tmp_path):
     list_file, cache = programs
     run_dir = subprocess.run([dlab_bin, "new-run", "--results", tmp_path / "results"], check=True, capture_output=True,
                              text=True).stdout.strip()
-    out = bench(dlab_bin, list_file, cache, "--peer", f"dlabproc={dlab_bin} wasm run --dir-rw .::/ {{module}} -- {{args}}",
-                "--peer", "broken=false {module} {args}", "--run-dir", run_dir)
+    # the cache named relatively (each run starts in a folder of its own), a peer that fails, and one
+    # that exits 0 having done nothing (its output checked, a file it never wrote said so)
+    out = bench(dlab_bin, list_file.name, cache.name, "--peer", f"dlabproc={dlab_bin} wasm run --dir-rw .::/ {{module}} -- {{args}}",
+                "--peer", "broken=false {module} {args}", "--peer", "idle=true {module} {args}", "--run-dir", run_dir, cwd=cache.parent)
     assert out.returncode == 0, out.stderr[-2000:]
     for name in ("count", "writer", "empty"):
         assert f"{name}: broken cannot run it: " in out.stderr
-    assert (cache / "writer" / "out.txt").read_bytes() == b"written"
+    assert "writer: idle cannot run it: it wrote no out.txt" in out.stderr
+    assert "count: idle cannot run it: its output has sha256 e3b0c442" in out.stderr
+    # the runs wrote into a scratch copy of the inputs: the cache is as the fetch left it
+    assert not (cache / "writer" / "out.txt").exists() and sorted(p.name for p in (cache / "writer").iterdir()) == ["module.wasm"]
     run = load_run(run_dir)
     exp = run.experiments["programs"]
     rows = with_params(exp.summary)
     ticks = rows[rows["metric"] == "tsc_ticks"]
-    assert set(zip(ticks["program"], ticks["engine"])) == {(p, e) for p in ("count", "writer", "empty") for e in ("dlab-run", "dlabproc")}
+    assert set(zip(ticks["program"], ticks["engine"])) == ({(p, e) for p in ("count", "writer", "empty") for e in ("dlab-run", "dlabproc")}
+                                                          | {("empty", "idle")})  # idle does all the empty module does
     assert (ticks["peak_rss_kb"].astype(float) > 0).all() if Path("/usr/bin/time").exists() else True
     notes = {g["program"]: g["engines"] for g in exp.sidecar["programs"]}
     assert notes["count"]["broken"]["runs"] is False and "exited with status 1" in notes["count"]["broken"]["why"]
@@ -135,7 +141,7 @@ def test_a_peer_needs_module_and_args(dlab_bin, programs):
     assert out.returncode == 2 and "needs {module} and {args}" in out.stderr
 
 
-def test_the_committed_list_is_valid_and_every_generated_input_is_the_same_twice(dlab_bin, tmp_path):
+def test_the_committed_list_is_valid_and_every_generated_input_is_pinned(dlab_bin, tmp_path):
     # The real list, read by dlab's own reader (nothing fetched: the error is the fetch one, not the list's).
     out = subprocess.run([str(dlab_bin), "wasm", "programs", "--cache", str(tmp_path / "none"), "--no-save"], capture_output=True,
                          text=True, timeout=60)
@@ -150,14 +156,44 @@ def test_the_committed_list_is_valid_and_every_generated_input_is_the_same_twice
     spec = importlib.util.spec_from_loader("fetch_programs", loader)
     fetch = importlib.util.module_from_spec(spec)
     loader.exec_module(fetch)
+    # Each input as its expected output was taken from: a generator that changes (a new seed, a
+    # Python whose random differs) fails here, not as a checksum mismatch in a timed run.
+    pinned = {"flite": "6bd253be6f0aa024ed1b0a9fadc21c1f8cf77441e3b07bbbbd183dcd7c3b9cf9",
+              "esbuild": "ab76d7f932fea1a7a39d43cebd5a41b16c99df362adf6205fb4cf44b85015fe6",
+              "nitrogql": "8823494a99039ce922d383d2d81ea57b889bcdca9b1fe409a23ba7d8781cdd4d",
+              "pdfcpu": "98d8f49075c07eb102ba164195e4766a251e2a5e83c6b1995eb4753dc526fbfc"}
     for p in listed:
         spec_in = dict(p.get("input") or {})
         if not spec_in:
             continue
         gen = fetch.GENERATORS[spec_in.pop("generator")]
         spec_in.pop("file", None)
-        assert gen(**spec_in) == gen(**spec_in)
+        made = gen(**spec_in)
+        if isinstance(made, dict):  # several files: each name and its bytes, in name order
+            made = b"".join(name.encode() + b"\0" + data for name, data in sorted(made.items()))
+        assert sha(made) == pinned.pop(p["name"]), p["name"]
+    assert not pinned, f"pinned inputs of programs no longer listed: {pinned}"
     empty = tmp_path / "empty.wasm"
     empty.write_bytes(fetch.empty_command())
     decoded = subprocess.run([str(dlab_bin), "wasm", "decode", str(empty)], capture_output=True, text=True, timeout=60)
     assert decoded.returncode == 0 and "1 exports" not in decoded.stdout and "2 exports" in decoded.stdout
+
+
+@pytest.mark.parametrize("change,text", [
+    (lambda p: p["input"].update(file="../../escaped.txt"), "is not a relative path inside the program's folder"),
+    (lambda p: p["input"].update(file="/tmp/absolute.txt"), "is not a relative path inside the program's folder"),
+    (lambda p: p.update(name="../up"), "lowercase letters, digits"),
+    (lambda p: p["source"].update(version="github:someone/repo"), "is not an exact version"),
+    (lambda p: p["source"].update(module="../module.wasm"), "is not a relative path inside the program's folder"),
+    (lambda p: p["source"].pop("tarball_sha256"), "has no source.tarball_sha256"),
+])
+def test_the_fetch_tool_refuses_a_list_that_would_write_outside_its_cache(tmp_path, change, text):
+    listed = json.loads((REPO / "interpreter" / "programs" / "programs.json").read_text())
+    flite = next(p for p in listed["programs"] if p["name"] == "flite")
+    change(flite)
+    (tmp_path / "list.json").write_text(json.dumps(listed))
+    out = subprocess.run([sys.executable, str(FETCH), "--list", str(tmp_path / "list.json"), "--cache", str(tmp_path / "cache"),
+                          "--only", "empty"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and text in out.stderr, out.stderr
+    assert not (tmp_path / "escaped.txt").exists() and not (tmp_path / "up").exists()
+    assert not (tmp_path / "cache").exists()  # checked before anything is written

@@ -8,7 +8,13 @@
 
 namespace dlab::standard_output {
 
-// Called first in main. Ignores SIGPIPE (a write to a pipe whose reader quit then fails with
+// Called first in main, before install(). A closed standard descriptor would be reused by the next
+// open(2): a result file would become "stderr" and receive the progress lines (dlab), a module or a
+// guest's file descriptor 0 (dlab-run). A closed stdin or stderr is pointed at /dev/null (errors to
+// a closed stderr are lost, the exit status still says); stdout is install's, which keeps a closed
+// one unwritable, so output to it is a failure.
+void reserve_standard_descriptors() noexcept;
+// Ignores SIGPIPE (a write to a pipe whose reader quit then fails with
 // EPIPE, which is reported, instead of killing dlab without a word; children get SIGPIPE's
 // default back, process.cc), keeps a closed descriptor 1 reserved but unwritable (so no file dlab
 // opens becomes "stdout", and a write to it still fails as a closed one would), and routes
