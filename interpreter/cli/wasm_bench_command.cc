@@ -36,6 +36,7 @@
 #include "../workloads/corpus_suite.h"
 #include "../workloads/workload_suites.h"
 #include "../bench/peers.h"
+#include "wasi_command.h"
 #include "dispatchlab/harness/temp_dir.h"
 #include "dispatchlab/harness/result_rows.h"
 #include "dispatchlab/harness/run_protocol.h"
@@ -400,16 +401,7 @@ wasm::Module read_bench_module(const std::string& path) {
     throw std::runtime_error(path == workloads::workload_suite("kernels").module_path() ? path + " not found: it is built with the project when wasi-libc is installed (run "
                                                                "./tools/bootstrap, then just build)"
                                                       : path + " not found (--module)");
-  std::string text = read_input_file(path);
-  try {
-    wasm::Module m = wasm::decode_module(std::vector<uint8_t>(text.begin(), text.end()));
-    wasm::validate_module(m);
-    return m;
-  } catch (const wasm::DecodeError& e) {
-    throw std::runtime_error(fmt::format("{}: malformed at byte {}: {}", path, e.offset(), e.what()));
-  } catch (const wasm::ValidationError& e) {
-    throw std::runtime_error(fmt::format("{}: invalid: {}", path, e.what()));
-  }
+  return load_checked_module(path);
 }
 
 // Fills `plan` in place: it owns a scratch folder, which is not copied or moved.

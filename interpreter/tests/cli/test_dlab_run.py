@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[3]
-SOURCE = REPO / "interpreter" / "tests" / "programs" / "io.c"
 EXIT_WITH = ('(module (import "wasi_snapshot_preview1" "proc_exit" (func $e (param i32))) (memory (export "memory") 1)'
              ' (func (export "_start") (call $e (i32.const {code}))))')
 TRAP = '(module (memory (export "memory") 1) (func (export "_start") unreachable))'
@@ -25,13 +24,9 @@ def dlab_run_bin(dlab_bin):
     return path
 
 
-@pytest.fixture(scope="module")
-def io_program(tmp_path_factory):
-    if not Path("/usr/lib/wasm32-wasi/libc.a").exists():
-        pytest.skip("wasi-libc is missing: ./tools/bootstrap installs it")
-    wasm = tmp_path_factory.mktemp("io") / "io.wasm"
-    subprocess.run(["clang-19", "--target=wasm32-wasi", "--sysroot=/usr", "-O2", str(SOURCE), "-o", str(wasm)], check=True)
-    return wasm
+@pytest.fixture
+def io_program(io_programs):
+    return io_programs[0]
 
 
 def both(dlab_bin, dlab_run_bin, options, module, program_args, stdin=b"", cwd=None):

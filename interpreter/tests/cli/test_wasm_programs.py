@@ -17,24 +17,12 @@ from dispatchlab_analysis import report
 from dispatchlab_analysis.results import load_run, with_params
 
 REPO = Path(__file__).resolve().parents[3]
-SOURCE = REPO / "interpreter" / "tests" / "programs" / "io.c"
 FETCH = REPO / "tools" / "fetch-programs"
 TEXT = b"one two three\nfour five\n" * 200
 
 
 def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-@pytest.fixture(scope="module")
-def io_wasm(tmp_path_factory):
-    if not Path("/usr/lib/wasm32-wasi/libc.a").exists():
-        pytest.skip("wasi-libc is missing: ./tools/bootstrap installs it")
-    out = tmp_path_factory.mktemp("io")
-    wasm, native = out / "io.wasm", out / "io.native"
-    subprocess.run(["clang-19", "--target=wasm32-wasi", "--sysroot=/usr", "-O2", str(SOURCE), "-o", str(wasm)], check=True)
-    subprocess.run(["clang-19", "-O2", str(SOURCE), "-o", str(native)], check=True)
-    return wasm, native
 
 
 def program(name, role="held_out", args=(), stdin=None, output=None):
@@ -46,9 +34,9 @@ def program(name, role="held_out", args=(), stdin=None, output=None):
 
 
 @pytest.fixture
-def programs(tmp_path, io_wasm):
+def programs(tmp_path, io_programs):
     """(list file, cache folder): io.c counting standard input, io.c writing a file, the empty module."""
-    wasm, native = io_wasm
+    wasm, native = io_programs
     cache = tmp_path / "cache"
     for name in ("count", "writer"):
         (cache / name).mkdir(parents=True)

@@ -16,21 +16,9 @@ import pytest
 from dlab_cli import run_dlab
 
 REPO = Path(__file__).resolve().parents[3]
-SOURCE = REPO / "interpreter" / "tests" / "programs" / "io.c"
 ENGINES = {"default": [], "tail-stack": ["--dispatch", "tail", "--ir", "stack"]}
 EXIT_WITH = ('(module (import "wasi_snapshot_preview1" "proc_exit" (func $e (param i32))) (memory (export "memory") 1)'
              ' (func (export "_start") (call $e (i32.const {code}))))')
-
-
-@pytest.fixture(scope="module")
-def io_programs(tmp_path_factory):
-    if not Path("/usr/lib/wasm32-wasi/libc.a").exists():
-        pytest.skip("wasi-libc is missing: ./tools/bootstrap installs it")
-    out = tmp_path_factory.mktemp("io")
-    wasm, native = out / "io.wasm", out / "io.native"
-    subprocess.run(["clang-19", "--target=wasm32-wasi", "--sysroot=/usr", "-O2", str(SOURCE), "-o", str(wasm)], check=True)
-    subprocess.run(["clang-19", "-O2", str(SOURCE), "-o", str(native)], check=True)
-    return wasm, native
 
 
 @pytest.fixture
