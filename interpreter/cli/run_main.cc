@@ -89,7 +89,7 @@ Options parse_options(int argc, char** argv) {
     if (const size_t eq = a.find('='); a.starts_with("--") && eq != std::string_view::npos) {
       attached = std::string(a.substr(eq + 1));
       a = a.substr(0, eq);
-      if (a != "--dir" && a != "--dir-rw" && a != "--env")
+      if (a == "--engine" || a == "--trap-unknown-imports" || a == "--help")
         throw UsageError(fmt::format("{} takes no value", quote_input(a)));
     }
     if (a == "-h" || a == "--help") {

@@ -91,6 +91,9 @@ def test_a_trap_is_status_1_with_the_file_named(dlab_run_bin, wat):
 @pytest.mark.parametrize("argv,text", [
     ([], "no module"),
     (["--bogus", "m.wasm"], "'--bogus' is not an option"),
+    (["--bogus=1", "m.wasm"], "'--bogus' is not an option"),
+    (["--engine=1"], "'--engine' takes no value"),
+    (["--env=NOEQUALS", "m.wasm"], "is not KEY=VALUE"),
     (["--env", "NOEQUALS", "m.wasm"], "is not KEY=VALUE"),
     (["--dir"], "--dir needs a value"),
     (["--dir", "/no/such/folder", "m.wasm"], "no such folder"),
