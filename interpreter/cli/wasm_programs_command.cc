@@ -166,7 +166,8 @@ ProcessOptions run_options(const std::string& folder, const Program& p, double t
 std::string check_run(const std::vector<std::string>& argv, const std::string& folder, const Program& p, double timeout,
                       const TempDir& scratch) {
   ProcessOptions po = run_options(folder, p, timeout);
-  const std::string out = scratch.file("stdout").string(), err = scratch.file("stderr").string();
+  // Dot names: a program's folder beside them is named without one (read_programs' rule).
+  const std::string out = scratch.file(".stdout").string(), err = scratch.file(".stderr").string();
   po.stdout_file = out;
   po.stderr_file = err;
   const fs::path written = fs::path(folder) / (p.output_file.empty() ? "" : p.output_file);
@@ -201,7 +202,7 @@ std::string default_cache() {
   return std::string(home && *home ? home : ".") + "/.cache/dispatchlab/programs";
 }
 
-void run_programs(const ProgramsOptions& o, const CLI::App& cmd) {
+void run_programs(const ProgramsOptions& o) {
   std::vector<Program> programs = read_programs(o.list);
   if (!o.only.empty()) {
     std::vector<Program> chosen;
@@ -239,7 +240,6 @@ void run_programs(const ProgramsOptions& o, const CLI::App& cmd) {
   // GNU time (which execs it from there) as much as for the runs themselves.
   for (auto& e : engines)
     if (e.argv.front().find('/') != std::string::npos) e.argv.front() = fs::absolute(e.argv.front()).string();
-  (void)cmd;
   // Which engine dlab-run is, in its own words, for the sidecar: the engine, its IR and lowering.
   ProcessOptions ask;
   ask.capture_stdout = true;
@@ -382,7 +382,7 @@ void add_wasm_programs_command(CLI::App& wasm_cmd) {
   add_protocol_options(cmd, o->protocol);
   cmd->add_flag("--no-save", o->no_save, "print only, write no files");
   o->out.add_to(cmd, "results");
-  cmd->callback([o, cmd] { run_programs(*o, *cmd); });
+  cmd->callback([o] { run_programs(*o); });
 }
 
 }  // namespace dlab::cli

@@ -23,8 +23,7 @@ struct Frame {
 };
 
 // The value types the rules below name (T holds a ValType's code, or a reference type's).
-constexpr T I32 = static_cast<T>(ValType::kI32), I64 = static_cast<T>(ValType::kI64), F32 = static_cast<T>(ValType::kF32),
-            F64 = static_cast<T>(ValType::kF64), V128 = static_cast<T>(ValType::kV128);
+constexpr T I32 = static_cast<T>(ValType::kI32), I64 = static_cast<T>(ValType::kI64);
 
 class FunctionValidator {
  public:
