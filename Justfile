@@ -116,7 +116,7 @@ models:
     {{python}} -m dispatchlab_analysis.experiments models "$run" --dlab {{dlab}} --build-dir {{build_dir}}
     DLAB_BIN="$PWD/{{dlab}}" {{python}} -m dispatchlab_analysis.report "$run"
 
-# the pace table of the README: the default engine of `dlab wasm run` against wasm3 (`just peers`) and the native build on the corpus (`just corpus`; lz4 and lua held out, sqlite the selection program) and the kernels, full sizes, 7 interleaved samples, and whole programs built by others (`just programs`) as processes in dlab-run and wasm3 with their start-up and peak memory (tools/experiments.toml's pace steps), in a new run directory with its report; refuses a dirty tree (DLAB_ALLOW_DIRTY=1 to run anyway)
+# the pace table (docs/findings.md): the default engine of `dlab wasm run` against wasm3 (`just peers`) and the native build on the corpus (`just corpus`; lz4 and lua held out, sqlite the selection program) and the kernels, full sizes, 7 interleaved samples, and whole programs built by others (`just programs`) as processes in dlab-run and wasm3 with their start-up and peak memory (tools/experiments.toml's pace steps), in a new run directory with its report; refuses a dirty tree (DLAB_ALLOW_DIRTY=1 to run anyway)
 pace: build peers corpus programs
     #!/usr/bin/env bash
     set -euo pipefail
