@@ -83,6 +83,9 @@ CLI::Option* add_old_option_name(CLI::App* cmd, CLI::Option* current, const std:
 
 // --samples, --warmup and --pin, writing into `protocol`.
 void add_protocol_options(CLI::App* cmd, RunProtocol& protocol, const std::string& samples_help = "measured rounds");
+// --name's check where it names an experiment's files in a run directory (<name>.summary.csv ...):
+// lower-case letters, digits and '_', 1 to 40 of them, so no name leaves the folder.
+CLI::Validator experiment_name_validator();
 
 // --quick's protocol: 5 samples and 1 warm-up round, unless --samples / --warmup were given.
 void apply_quick_protocol(const CLI::App* cmd, RunProtocol& protocol);

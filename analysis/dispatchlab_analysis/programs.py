@@ -17,7 +17,8 @@ def _ms(ms: float) -> str:
 
 
 def _mib(kb: str) -> str:
-    return f"{float(kb) / 1024:.3g}" if kb not in ("", None) and not (isinstance(kb, float) and math.isnan(kb)) else ""
+    """A row's peak_rss_kb (text, empty where GNU time could not say) in MiB."""
+    return f"{float(kb) / 1024:.3g}" if kb else ""
 
 
 def programs_rows(exp) -> list[dict]:

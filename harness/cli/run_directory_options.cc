@@ -197,6 +197,16 @@ const CLI::Validator& pinnable_cpu() {
 
 }  // namespace
 
+CLI::Validator experiment_name_validator() {
+  return CLI::Validator(
+      [](std::string& n) {
+        bool ok = !n.empty() && n.size() <= 40;
+        for (char c : n) ok = ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_');
+        return ok ? std::string() : quote_input(n) + ": lower-case letters, digits and '_' only (1..40)";
+      },
+      "NAME");
+}
+
 void add_protocol_options(CLI::App* cmd, RunProtocol& protocol, const std::string& samples_help) {
   cmd->add_option("--samples", protocol.samples, samples_help + " (1..100000)")
       ->check(CLI::Range(1, 100000))

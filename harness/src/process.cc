@@ -140,8 +140,12 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   if (program.empty()) return r;
   if (!o.working_directory.empty()) {
     struct stat st {};
-    if (::stat(o.working_directory.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-      r.spawn_error = "working directory " + o.working_directory + ": " + (S_ISDIR(st.st_mode) || st.st_mode == 0 ? std::strerror(errno) : "not a folder");
+    if (::stat(o.working_directory.c_str(), &st) != 0) {
+      r.spawn_error = "working directory " + o.working_directory + ": " + std::strerror(errno);
+      return r;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+      r.spawn_error = "working directory " + o.working_directory + ": not a folder";
       return r;
     }
   }

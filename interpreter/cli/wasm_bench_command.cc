@@ -754,13 +754,7 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
   cmd->add_option("--name", o->name,
                   "experiment name: the files are <name>.summary.csv ... (<name>_valgrind with --valgrind), so several "
                   "benches can share a run directory")
-      ->check(CLI::Validator(
-          [](std::string& n) {
-            bool ok = !n.empty() && n.size() <= 40;
-            for (char c : n) ok = ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_');
-            return ok ? std::string() : std::string("'" + n + "': lower-case letters, digits and '_' only (1..40)");
-          },
-          "NAME"))
+      ->check(experiment_name_validator())
       ->capture_default_str();
   cmd->add_flag("--quick", o->quick, "a quarter of each workload's size (or its own: " + quick_sizes + "), 5 to 10 rounds (on while an interval is wider than 2%), 1 warm-up round");
   cmd->add_option("--suite", o->suite,

@@ -378,7 +378,9 @@ void add_wasm_programs_command(CLI::App& wasm_cmd) {
   cmd->add_option("--timeout", o->timeout, "seconds one run may take before it is killed (1..86400)")
       ->check(CLI::Range(1.0, 86400.0))
       ->capture_default_str();
-  cmd->add_option("--name", o->name, "the experiment's file name")->capture_default_str();
+  cmd->add_option("--name", o->name, "experiment name: the files are <name>.summary.csv ...")
+      ->check(experiment_name_validator())
+      ->capture_default_str();
   add_protocol_options(cmd, o->protocol);
   cmd->add_flag("--no-save", o->no_save, "print only, write no files");
   o->out.add_to(cmd, "results");

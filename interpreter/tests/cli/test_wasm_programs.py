@@ -123,6 +123,13 @@ def test_the_list_is_read_strictly(dlab_bin, programs, change, text):
     assert out.returncode == 1 and "programs[0]" in out.stderr and text in out.stderr, out.stderr
 
 
+def test_the_experiment_name_cannot_leave_the_run_directory(dlab_bin, programs, tmp_path):
+    list_file, cache = programs
+    out = bench(dlab_bin, list_file, cache, "--name", "../escaped", "--results", str(tmp_path / "results"))
+    assert out.returncode == 2 and "lower-case letters, digits and '_' only" in out.stderr, out.stderr
+    assert not (tmp_path / "results").exists()
+
+
 def test_a_peer_needs_module_and_args(dlab_bin, programs):
     list_file, cache = programs
     out = bench(dlab_bin, list_file, cache, "--peer", "w=wasm3 {module}", "--no-save")
