@@ -78,8 +78,8 @@ std::vector<std::string> choose_from(const std::string& s, const std::vector<std
 std::string command_line_error(const CLI::App* app, const CLI::Error& e);
 
 // A renamed option's old name (`old_name`, e.g. "--variants" for --placements): hidden from the help,
-// it sets the same `target`, and each use prints a warning naming the new one. Refused beside the new name.
-CLI::Option* add_old_option_name(CLI::App* cmd, CLI::Option* current, const std::string& old_name, std::string& target);
+// refused with an error that names the new one (harness/cli/renamed_option.cc).
+void refuse_renamed_option(CLI::App* cmd, const std::string& old_name, const std::string& new_name);
 
 // --samples, --warmup and --pin, writing into `protocol`.
 void add_protocol_options(CLI::App* cmd, RunProtocol& protocol, const std::string& samples_help = "measured rounds");

@@ -724,12 +724,12 @@ void add_wasm_bench_command(CLI::App& wasm_cmd) {
   cmd->add_option("--module", o->module, "the workload module (built from interpreter/workloads/kernels.c)")->capture_default_str();
   cmd->add_option("--workloads", o->workloads, "comma-separated subset of: " + names);
   cmd->add_option("--dispatch", o->dispatch, "comma-separated dispatch modes; the first is the baseline")->capture_default_str();
-  auto* placements = cmd->add_option("--placements,--placement", o->placements,
+  cmd->add_option("--placements,--placement", o->placements,
                   "comma-separated subset of the stack placements " + join(placement_choices(), ",") +
                       " (engines.def); with several, every placement in every mode, "
                       "the first placement in the first mode the baseline (e.g. --placements vec,sp,sp_wt)")
       ->capture_default_str();
-  add_old_option_name(cmd, placements, "--variants", o->placements);
+  refuse_renamed_option(cmd, "--variants", "--placements");
   cmd->add_option("--lowerings,--lowering", o->lowerings,
                   "comma-separated subset of the lowering's technique sets " + join(lowering_choices(), ",") + " (" +
                       wasm::lowering_help() +

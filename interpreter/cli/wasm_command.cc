@@ -258,10 +258,10 @@ void add_run_command(CLI::App& cmd, bool profile) {
                     "dispatch mode (default: " + std::string(wasm::dispatch_name(default_run_dispatch())) + ", " +
                         kDefaultRunEngineWhy + ")")
         ->check(CLI::IsMember(dispatch_choices()));
-    auto* placement = run->add_option("--placement", o->placement, "stack placement (engines.def lists which modes have which)")
-                          ->check(CLI::IsMember(placement_choices()))
-                          ->capture_default_str();
-    add_old_option_name(run, placement, "--variant", o->placement)->check(CLI::IsMember(placement_choices()));
+    run->add_option("--placement", o->placement, "stack placement (engines.def lists which modes have which)")
+        ->check(CLI::IsMember(placement_choices()))
+        ->capture_default_str();
+    refuse_renamed_option(run, "--variant", "--placement");
   }
   run->add_option("--lowering", o->lowering, wasm::lowering_help())->check(CLI::IsMember(lowering_choices()))->capture_default_str();
   if (profile) {
@@ -603,10 +603,10 @@ void add_wasm_command(CLI::App& app) {
   spec->add_option("--dispatch", *dispatch, "execute stage: " + join(dispatch_choices()) + ", or all (each mode in turn; one this build lacks is said not run, with how to build it)")
       ->check(CLI::IsMember(dispatch_choices(true)))
       ->capture_default_str();
-  auto* placement_option = spec->add_option("--placement", *placement, "execute stage: a stack placement, or all (each in turn)")
-                               ->check(CLI::IsMember(placement_choices(true)))
-                               ->capture_default_str();
-  add_old_option_name(spec, placement_option, "--variant", *placement)->check(CLI::IsMember(placement_choices(true)));
+  spec->add_option("--placement", *placement, "execute stage: a stack placement, or all (each in turn)")
+      ->check(CLI::IsMember(placement_choices(true)))
+      ->capture_default_str();
+  refuse_renamed_option(spec, "--variant", "--placement");
   spec->add_option("--lowering", *lowering, "execute stage: " + wasm::lowering_help())
       ->check(CLI::IsMember(lowering_choices()))
       ->capture_default_str();

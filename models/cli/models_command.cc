@@ -87,10 +87,13 @@ Grid make_grid(GridOptions o, bool valgrind) {
   if (o.which != "all" && o.which != "kcopy" && o.which != "stack")
     throw CLI::ValidationError("--model", fmt::format("unknown '{}' (valid: kcopy, stack, all)", o.which));
   std::vector<std::string> modes;
-  for (const auto& d : models::dispatch_docs()) modes.push_back(d.name);
+  for (const auto& d : models::dispatch_modes()) modes.push_back(d.name);
+  // The stack model's placements, in the spec's order, each once (a placement is built in some
+  // modes only: not_built).
   std::vector<std::string> stack_placements;
   for (const auto& e : models::all_entries())
-    if (e.model == "stack" && e.dispatch == "tail") stack_placements.push_back(e.placement);
+    if (e.model == "stack" && std::find(stack_placements.begin(), stack_placements.end(), e.placement) == stack_placements.end())
+      stack_placements.push_back(e.placement);
   bool small = o.quick || valgrind;
   if (o.kinds.empty()) o.kinds = small ? "u,o" : "u,o,p";
   if (o.copies.empty()) o.copies = valgrind ? "1,16,512" : o.quick ? "1,8,32,128,512" : "1,2,4,8,16,24,32,48,64,128,256,512";
@@ -144,8 +147,8 @@ Grid make_grid(GridOptions o, bool valgrind) {
     auto stack_dispatch = choose_from(o.stack_dispatch, modes, "--stack-dispatch", false);
     auto mode_placements = o.mode_placements == "none" ? std::vector<std::string>{}
                                                        : choose_from(o.mode_placements, stack_placements, "--mode-placements", false);
-    // switch first: the baseline of a mode group, as in `dlab wasm bench`.
-    std::stable_partition(modes.begin(), modes.end(), [](const std::string& m) { return m == "switch"; });
+    // The baseline (switch: one shared indirect jump) first in a mode group, as in `dlab wasm bench`.
+    std::stable_partition(modes.begin(), modes.end(), [](const std::string& m) { return models::dispatch_mode(m).is_baseline(); });
     for (auto c : parse_list(o.stack_copies, "--stack-copies", 1, 64))
       for (auto n : parse_list(o.statements, "--statements", 1, 1'000'000)) {
         // Placement groups: every state placement in one dispatch mode, against vec.
@@ -158,7 +161,7 @@ Grid make_grid(GridOptions o, bool valgrind) {
         for (const auto& v : mode_placements) {
           Group g{fmt::format("stack modes {} x{} s{}", v, c, n), {}, {}};
           for (const auto& d : modes) add(g, {"stack", v, d, static_cast<int>(c), {}, o.seed, n});
-          if (g.cases.size() < 2 || g.cases.front().dispatch != "switch") {
+          if (g.cases.size() < 2 || !models::dispatch_mode(g.cases.front().dispatch).is_baseline()) {
             std::string why = "fewer than two dispatch modes, or no switch baseline:";
             for (const auto& ng : g.not_generated) why += " " + ng + ";";
             grid.skipped.emplace_back(g.label, why);
@@ -569,12 +572,12 @@ void add_models_command(CLI::App& app) {
                               models::kDefaultStackStatements));
   cmd->add_option("--stack-dispatch", o->grid.stack_dispatch,
                   "dispatch modes of the stack placement groups (each a group against vec), comma-separated (default tail)");
-  auto* placements = cmd->add_option("--placements", o->grid.placements, "stack-state placements, comma-separated (default: all)");
-  add_old_option_name(cmd, placements, "--variants", o->grid.placements);
-  auto* mode_placements = cmd->add_option("--mode-placements", o->grid.mode_placements,
+  cmd->add_option("--placements", o->grid.placements, "stack-state placements, comma-separated (default: all)");
+  refuse_renamed_option(cmd, "--variants", "--placements");
+  cmd->add_option("--mode-placements", o->grid.mode_placements,
                   "stack placements run in every dispatch mode, a group each against switch (default sp; full grid vec,sp,sp_wt_nr; "
                   "none for no mode groups)");
-  add_old_option_name(cmd, mode_placements, "--mode-variants", o->grid.mode_placements);
+  refuse_renamed_option(cmd, "--mode-variants", "--mode-placements");
   cmd->add_option("--seed", o->grid.seed, "program seed")->capture_default_str();
   add_protocol_options(cmd, o->protocol, "measured rounds per group");
   cmd->add_option("--dispatches", o->target_dispatches, "dispatches per sample (1..10^10)")

@@ -25,8 +25,16 @@ Spec Spec::from_json_text(const std::string& text) {
       throw std::runtime_error("placement " + vs.name + ": top must be mem, wt, wb or flag");
     s.placements.push_back(vs);
   }
-  for (const auto& d : j.at("dispatch_modes"))
-    s.dispatch_modes.push_back({d.at("name"), d.at("doc"), d.value("flags", std::vector<std::string>{})});
+  for (const auto& d : j.at("dispatch_modes")) {
+    DispatchSpec ds{d.at("name"), d.at("doc"), d.at("form"), d.at("convention"), d.value("flags", std::vector<std::string>{})};
+    if (ds.form != "tail" && ds.form != "goto" && ds.form != "switch")
+      throw std::runtime_error("dispatch mode " + ds.name + ": form must be tail, goto or switch");
+    if (ds.convention != "default" && ds.convention != "preserve_none")
+      throw std::runtime_error("dispatch mode " + ds.name + ": convention must be default or preserve_none");
+    if (ds.convention != "default" && !ds.calls_between_handlers())
+      throw std::runtime_error("dispatch mode " + ds.name + ": a calling convention other than the default needs the tail form");
+    s.dispatch_modes.push_back(std::move(ds));
+  }
   for (const auto& m : j.at("models")) {
     ModelSpec ms{m.at("name"), m.at("doc"), {}, m.at("placements"), m.at("dispatch")};
     for (const auto& [k, n] : m.at("kinds").items()) ms.kinds.emplace_back(k, n.get<int>());
@@ -51,7 +59,7 @@ Spec Spec::from_json_text(const std::string& text) {
     // argument is passed (past the register budget) has no meaning there and must be excluded.
     for (const auto& v : ms.placements)
       for (const auto& d : ms.dispatch)
-        if (d != "tail" && d != "tail_pn" && s.placement(v).height == "spill" && !ms.excluded(v, d))
+        if (!s.dispatch(d).calls_between_handlers() && s.placement(v).height == "spill" && !ms.excluded(v, d))
           throw std::runtime_error(fmt::format("model {}: placement {} passes its height past the register budget, which "
                                                "{} dispatch (no calls) cannot express: list it under not_generated",
                                                ms.name, v, d));
@@ -110,7 +118,7 @@ std::string body_of(const Spec& spec, const std::string& kind, int copy) {
   return b;
 }
 
-std::string axes(const VariantSpec& v, const std::string& dispatch) {
+std::string axes(const VariantSpec& v, const DispatchSpec& dispatch) {
   std::string s;
   auto def = [&](const char* n, bool on) { s += fmt::format("#define {} {}\n", n, on ? 1 : 0); };
   def("DL_HEIGHT_MEM", v.height == "mem");
@@ -121,12 +129,12 @@ std::string axes(const VariantSpec& v, const std::string& dispatch) {
   def("DL_TOP_WB", v.top == "wb");
   def("DL_TOP_FLAG", v.top == "flag");
   def("DL_NR", v.nr);
-  def("DL_PN", v.pn || dispatch == "tail_pn");
+  def("DL_PN", v.pn || dispatch.convention == "preserve_none");
   def("DL_NI", v.ni);
   def("DL_SL", v.sl);
-  def("DL_DISPATCH_TAIL", dispatch == "tail" || dispatch == "tail_pn");
-  def("DL_DISPATCH_GOTO", dispatch == "goto" || dispatch == "goto_nodup");
-  def("DL_DISPATCH_SWITCH", dispatch == "switch");
+  def("DL_DISPATCH_TAIL", dispatch.form == "tail");
+  def("DL_DISPATCH_GOTO", dispatch.form == "goto");
+  def("DL_DISPATCH_SWITCH", dispatch.form == "switch");
   return s;
 }
 
@@ -190,7 +198,7 @@ std::map<std::string, std::string> generate(const Spec& spec, const std::string&
                               "opcode layout per model: DL_KIND(model, kind, first_opcode, copies), DL_EXIT(model, opcode)");
   std::string docs = header(spec_path,
                             "documentation of the axes: DL_KIND_DOC(kind, doc), DL_PLACEMENT_DOC(name, height, top, nr, pn, ni, sl, "
-                            "doc), DL_DISPATCH_DOC(name, doc, flags), DL_MODEL_DOC(name, doc), DL_NOT_GENERATED(model, placement, "
+                            "doc), DL_DISPATCH_DOC(name, form, convention, doc, flags), DL_MODEL_DOC(name, doc), DL_NOT_GENERATED(model, placement, "
                             "dispatch, why)");
   for (const auto& k : spec.kinds) docs += fmt::format("DL_KIND_DOC(\"{}\", \"{}\")\n", k.name, k.doc);
   for (const auto& v : spec.placements)
@@ -199,7 +207,7 @@ std::map<std::string, std::string> generate(const Spec& spec, const std::string&
   for (const auto& d : spec.dispatch_modes) {
     std::string flags;
     for (const auto& f : d.flags) flags += (flags.empty() ? "" : " ") + f;
-    docs += fmt::format("DL_DISPATCH_DOC(\"{}\", \"{}\", \"{}\")\n", d.name, d.doc, flags);
+    docs += fmt::format("DL_DISPATCH_DOC(\"{}\", \"{}\", \"{}\", \"{}\", \"{}\")\n", d.name, d.form, d.convention, d.doc, flags);
   }
   for (const auto& m : spec.models) {
     docs += fmt::format("DL_MODEL_DOC(\"{}\", \"{}\")\n", m.name, m.doc);
@@ -214,7 +222,7 @@ std::map<std::string, std::string> generate(const Spec& spec, const std::string&
     // One body per model and dispatch form, written once; each placement x dispatch file sets the
     // axes and includes it (the placements differ only in the operand-location macros).
     for (const auto& d : m.dispatch) {
-      std::string form = d == "tail" || d == "tail_pn" ? "tail" : d == "switch" ? "switch" : "goto";
+      const std::string& form = spec.dispatch(d).form;
       std::string inc = fmt::format("{}_{}.inc", m.name, form);
       if (!out.count(inc))
         out[inc] = header(spec_path, fmt::format("model {}, {} form: the handlers every {}_*_{}* file includes", m.name, form, m.name,
@@ -225,7 +233,7 @@ std::map<std::string, std::string> generate(const Spec& spec, const std::string&
         const auto& v = spec.placement(vn);
         std::string file = fmt::format("{}_{}_{}.cc", m.name, vn, d);
         std::string what = fmt::format("model {}, placement {}, dispatch {}: {}", m.name, vn, d, v.doc);
-        out[file] = header(spec_path, what) + "\n" + axes(v, d) + "#include \"placement_macros.h\"\n\n" +
+        out[file] = header(spec_path, what) + "\n" + axes(v, spec.dispatch(d)) + "#include \"placement_macros.h\"\n\n" +
                     fmt::format("#define DL_ENTRY {}\n#include \"{}\"\n", entry_name(m.name, vn, d), inc);
         registry += fmt::format("DL_MODEL(\"{}\", \"{}\", \"{}\", {})\n", m.name, vn, d, entry_name(m.name, vn, d));
       }

@@ -18,7 +18,10 @@ struct VariantSpec {
 };
 struct DispatchSpec {
   std::string name, doc;
+  std::string form;        // tail (a function per handler, musttail), goto (one function, computed goto), switch
+  std::string convention;  // the handlers' calling convention: default or preserve_none
   std::vector<std::string> flags;  // extra compiler flags for files of this mode
+  bool calls_between_handlers() const { return form == "tail"; }
 };
 // A (placement, dispatch) pair a model does not generate, and why: listed by `dlab models --list`
 // and named in the error when asked for, never silently dropped.

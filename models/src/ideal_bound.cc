@@ -14,7 +14,7 @@ namespace dlab::models {
 
 IdealBound ideal_bound(const ModelCase& c, const TracedBinary& binary, const std::string& mcpu) {
   IdealBound out;
-  if (c.dispatch != "tail" && c.dispatch != "tail_pn") {
+  if (!dispatch_mode(c.dispatch).handlers_are_functions()) {
     out.reason = fmt::format("{} dispatch puts every handler in one function: no handler's own code for llvm-mca", c.dispatch);
     return out;
   }

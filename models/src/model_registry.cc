@@ -1,4 +1,6 @@
+#include <algorithm>
 #include <stdexcept>
+#include <string_view>
 #include <string>
 
 #include "dispatchlab/models/models.h"
@@ -54,8 +56,12 @@ const Registry& registry() {
 
 std::span<const NotGeneratedEntry> not_built() { return registry().not_built; }
 
+namespace {
+bool placement_preserve_none(const std::string& placement);
+}
+
 std::string ModelEntry::convention() const {
-  return dispatch == "tail_pn" || placement.ends_with("_pn") ? "preserve_none" : "default";
+  return dispatch_mode(dispatch).preserve_none || placement_preserve_none(placement) ? "preserve_none" : "default";
 }
 
 std::span<const ModelEntry> all_entries() { return registry().built; }
@@ -132,14 +138,23 @@ uint32_t opcode(const std::string& model, const std::string& kind, uint32_t copy
 namespace {
 struct Docs {
   std::vector<AxisDoc> kinds, placements, dispatch, models;
+  std::vector<std::string> preserve_none_placements;
+  std::vector<DispatchMode> modes;
   std::vector<NotGeneratedEntry> not_generated;
 };
+constexpr DispatchForm form_named(std::string_view form) {
+  return form == "tail" ? DispatchForm::kTail : form == "goto" ? DispatchForm::kGoto : DispatchForm::kSwitch;
+}
 const Docs& docs() {
   static const Docs d = [] {
     Docs d;
 #define DL_KIND_DOC(n, doc) d.kinds.push_back({n, doc});
-#define DL_PLACEMENT_DOC(n, height, top, nr, pn, ni, sl, doc) d.placements.push_back({n, doc});
-#define DL_DISPATCH_DOC(n, doc, flags) d.dispatch.push_back({n, doc});
+#define DL_PLACEMENT_DOC(n, height, top, nr, pn, ni, sl, doc) \
+  d.placements.push_back({n, doc});                          \
+  if (pn) d.preserve_none_placements.push_back(n);
+#define DL_DISPATCH_DOC(n, form, convention, doc, flags) \
+  d.dispatch.push_back({n, doc});                        \
+  d.modes.push_back({n, form_named(form), std::string_view(convention) == "preserve_none"});
 #define DL_MODEL_DOC(n, doc) d.models.push_back({n, doc});
 #define DL_NOT_GENERATED(model, placement, dispatch, why) d.not_generated.push_back({model, placement, dispatch, why});
 #include "model_docs.inc"
@@ -157,6 +172,18 @@ const Docs& docs() {
 std::vector<AxisDoc> kind_docs() { return docs().kinds; }
 std::vector<AxisDoc> placement_docs() { return docs().placements; }
 std::vector<AxisDoc> dispatch_docs() { return docs().dispatch; }
+std::span<const DispatchMode> dispatch_modes() { return docs().modes; }
+const DispatchMode& dispatch_mode(const std::string& name) {
+  for (const auto& m : docs().modes)
+    if (m.name == name) return m;
+  throw std::invalid_argument("unknown dispatch mode " + name);
+}
+namespace {
+bool placement_preserve_none(const std::string& placement) {
+  const auto& pn = docs().preserve_none_placements;
+  return std::find(pn.begin(), pn.end(), placement) != pn.end();
+}
+}  // namespace
 std::vector<AxisDoc> model_docs() { return docs().models; }
 std::span<const NotGeneratedEntry> not_generated() { return docs().not_generated; }
 

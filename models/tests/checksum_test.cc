@@ -72,6 +72,21 @@ TEST(Registry, OnlyTheOneFunctionModesPlacementsBeyondSpAndKCopyGotoAreLeftOutAn
   for (const char* d : {"tail", "tail_pn", "switch"}) EXPECT_TRUE(has_entry("kcopy_p", "sp", d)) << d;
 }
 
+// A mode's properties and an entry's convention come from the spec's rows (handlers.json).
+TEST(Registry, ModesAndConventionsAreReadFromTheSpecRows) {
+  EXPECT_TRUE(dispatch_mode("tail_pn").preserve_none && dispatch_mode("tail_pn").handlers_are_functions());
+  EXPECT_FALSE(dispatch_mode("tail").preserve_none);
+  EXPECT_FALSE(dispatch_mode("goto").handlers_are_functions() || dispatch_mode("goto_nodup").handlers_are_functions());
+  size_t baselines = 0;
+  for (const auto& m : dispatch_modes()) baselines += m.is_baseline();
+  EXPECT_EQ(baselines, 1u);
+  EXPECT_TRUE(dispatch_mode("switch").is_baseline());
+  EXPECT_THROW(dispatch_mode("tail_nope"), std::invalid_argument);
+  EXPECT_EQ(find_entry("stack", "sp", "tail").convention(), "default");
+  EXPECT_EQ(find_entry("stack", "sp", "tail_pn").convention(), "preserve_none");
+  EXPECT_EQ(find_entry("stack", "sp_wt_pn", "tail").convention(), "preserve_none");  // the placement's pn
+}
+
 TEST(Checksums, DifferentSeedsGiveDifferentResults) {
   // Guards against a checksum that ignores the computation.
   const auto& e = find_entry("stack", "sp", "tail");

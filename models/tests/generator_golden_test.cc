@@ -56,7 +56,10 @@ TEST(GeneratorSpec, RejectsInconsistentSpecs) {
   const std::string base = R"({"kinds": [{"name": "u", "doc": "", "body": ""}],
     "placements": [{"name": "sp", "height": "arg", "top": "mem", "doc": ""}, {"name": "vec", "height": "mem", "top": "mem", "doc": ""},
                  {"name": "sp_spill", "height": "spill", "top": "mem", "doc": ""}],
-    "dispatch_modes": [{"name": "tail", "doc": ""}, {"name": "switch", "doc": ""}], "models": [MODEL]})";
+    "dispatch_modes": [{"name": "tail", "form": "tail", "convention": "default", "doc": ""},
+                       {"name": "switch", "form": "switch", "convention": "default", "doc": ""},
+                       {"name": "loop", "form": "switch", "convention": "default", "doc": ""},
+                       {"name": "calls_pn", "form": "tail", "convention": "preserve_none", "doc": ""}], "models": [MODEL]})";
   auto with = [&](const std::string& m) { return std::string(base).replace(base.find("MODEL"), 5, m); };
   EXPECT_NO_THROW(Spec::from_json_text(with(R"({"name": "m", "doc": "", "kinds": {"u": 2}, "placements": ["sp"], "dispatch": ["switch"]})")));
   EXPECT_THROW(Spec::from_json_text(with(R"({"name": "m", "doc": "", "kinds": {"x": 2}, "placements": ["sp"], "dispatch": ["tail"]})")),
@@ -76,6 +79,37 @@ TEST(GeneratorSpec, RejectsInconsistentSpecs) {
   EXPECT_NE(files.at("model_docs.inc").find("DL_NOT_GENERATED(\"m\", \"sp_spill\", \"switch\", \"no arguments\")"), std::string::npos);
   EXPECT_THROW(Spec::from_json_text(with(R"({"name": "m", "doc": "", "kinds": {"u": 2}, "placements": ["sp"], "dispatch": ["tail"],
       "not_generated": [{"placements": ["sp"], "dispatch": ["tail"], "why": ""}]})")), std::runtime_error);
+}
+
+// What a dispatch mode generates follows its form and convention, never its name: a mode named
+// "loop" of the switch form is a switch, one named "calls_pn" of the tail form with preserve_none
+// is the tail body with preserve_none handlers.
+TEST(GeneratorSpec, ModesGenerateByTheirFormAndConvention) {
+  const std::string model = R"({"name": "m", "doc": "", "kinds": {"u": 2}, "placements": ["sp"], "dispatch": ["loop", "calls_pn"]})";
+  std::string text = R"({"kinds": [{"name": "u", "doc": "", "body": ""}],
+    "placements": [{"name": "sp", "height": "arg", "top": "mem", "doc": ""}],
+    "dispatch_modes": [{"name": "loop", "form": "switch", "convention": "default", "doc": ""},
+                       {"name": "calls_pn", "form": "tail", "convention": "preserve_none", "doc": ""}], "models": [MODEL]})";
+  text.replace(text.find("MODEL"), 5, model);
+  auto files = generate(Spec::from_json_text(text), "t");
+  const std::string& loop = files.at("m_sp_loop.cc");
+  EXPECT_NE(loop.find("#define DL_DISPATCH_SWITCH 1"), std::string::npos) << loop;
+  EXPECT_NE(loop.find("#define DL_PN 0"), std::string::npos) << loop;
+  EXPECT_NE(loop.find("m_switch.inc"), std::string::npos) << loop;
+  const std::string& calls = files.at("m_sp_calls_pn.cc");
+  EXPECT_NE(calls.find("#define DL_DISPATCH_TAIL 1"), std::string::npos) << calls;
+  EXPECT_NE(calls.find("#define DL_PN 1"), std::string::npos) << calls;
+  EXPECT_NE(files.at("model_docs.inc").find(R"(DL_DISPATCH_DOC("loop", "switch", "default")"), std::string::npos);
+  // A form or convention the generator does not know, or preserve_none where no call is made.
+  auto mode = [&](const std::string& row) {
+    std::string t = R"({"kinds": [], "placements": [], "dispatch_modes": [ROW], "models": []})";
+    return Spec::from_json_text(t.replace(t.find("ROW"), 3, row));
+  };
+  EXPECT_NO_THROW(mode(R"({"name": "x", "form": "goto", "convention": "default", "doc": ""})"));
+  EXPECT_THROW(mode(R"({"name": "x", "form": "threaded", "convention": "default", "doc": ""})"), std::runtime_error);
+  EXPECT_THROW(mode(R"({"name": "x", "form": "tail", "convention": "fastcall", "doc": ""})"), std::runtime_error);
+  EXPECT_THROW(mode(R"({"name": "x", "form": "goto", "convention": "preserve_none", "doc": ""})"), std::runtime_error);
+  EXPECT_THROW(mode(R"({"name": "x", "doc": ""})"), std::exception);
 }
 
 }  // namespace

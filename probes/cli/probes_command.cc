@@ -60,8 +60,8 @@ void add_probes_command(CLI::App& app) {
   cmd->add_option("--count", o->count, fmt::format("integer and float arguments per probe (1..{})", probes::kMaxProbeArguments))
       ->check(CLI::Range(1, static_cast<int>(probes::kMaxProbeArguments)))
       ->capture_default_str();
-  auto* placements = cmd->add_option("--placements", o->placements, "stack-state placements for the placement report (default all)");
-  add_old_option_name(cmd, placements, "--variants", o->placements);
+  cmd->add_option("--placements", o->placements, "stack-state placements for the placement report (default all)");
+  refuse_renamed_option(cmd, "--variants", "--placements");
   cmd->add_flag("--verbose", o->verbose, "also list the register of every argument");
   cmd->add_flag("--skip-placement", o->skip_placement, "register budget only");
   auto* out = cmd->add_option("--out", o->out, "output folder (its probes files are replaced: they are facts about the compiler)")

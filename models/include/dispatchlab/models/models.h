@@ -23,7 +23,7 @@ struct ModelEntry {
   // The entry's function name in the binary (dl_run_<model>_<placement>_<dispatch>, as generated); a
   // literal: a std::string here made the registry's translation unit take 18 s instead of 11.
   const char* symbol;
-  std::string convention() const;  // "preserve_none" or "default"
+  std::string convention() const;  // "preserve_none" or "default": the mode's, or the placement's (sp_wt_pn)
 };
 std::span<const ModelEntry> all_entries();
 const ModelEntry& find_entry(const std::string& model, const std::string& placement, const std::string& dispatch);
@@ -43,6 +43,22 @@ struct AxisDoc {
 std::vector<AxisDoc> kind_docs();
 std::vector<AxisDoc> placement_docs();
 std::vector<AxisDoc> dispatch_docs();
+// A dispatch mode's properties, read from its row in models/spec/handlers.json: code asks a mode
+// these, never its name.
+enum class DispatchForm {
+  kTail,    // a function per handler, chained by musttail calls: each handler has code of its own
+  kGoto,    // every handler in one function, threaded by computed goto
+  kSwitch,  // one function, a switch in a loop: one shared indirect jump, a mode group's baseline
+};
+struct DispatchMode {
+  std::string name;
+  DispatchForm form;
+  bool preserve_none;  // the handlers' calling convention (only a tail form makes calls)
+  bool handlers_are_functions() const { return form == DispatchForm::kTail; }
+  bool is_baseline() const { return form == DispatchForm::kSwitch; }
+};
+std::span<const DispatchMode> dispatch_modes();
+const DispatchMode& dispatch_mode(const std::string& name);  // throws std::invalid_argument
 std::vector<AxisDoc> model_docs();
 // (model, placement, dispatch) combinations the spec excludes on purpose, with the reason.
 struct NotGeneratedEntry {
