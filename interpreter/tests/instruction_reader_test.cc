@@ -167,8 +167,18 @@ TEST(StackEffect, DeclarationsAreReadAndCheckedOnce) {
   EXPECT_TRUE(valid_stack_effect("*"));
   EXPECT_FALSE(valid_stack_effect("ii"));      // no colon
   EXPECT_FALSE(valid_stack_effect("i:i:i"));   // two
-  EXPECT_FALSE(valid_stack_effect("x:i"));     // an unknown letter
+  EXPECT_FALSE(valid_stack_effect("z:i"));     // an unknown letter
   EXPECT_FALSE(valid_stack_effect(":r"));      // any reference is popped, never pushed
+  EXPECT_TRUE(valid_stack_effect("r:R"));      // ... and made non-null
+  EXPECT_FALSE(valid_stack_effect("i:R"));     // 'R' needs the 'r' it is made from
+  EXPECT_FALSE(valid_stack_effect("R:"));
+  EXPECT_TRUE(valid_stack_effect("xiW:"));     // the GC letters: x and W popped only ...
+  EXPECT_FALSE(valid_stack_effect(":x"));
+  EXPECT_FALSE(valid_stack_effect(":W"));
+  EXPECT_TRUE(valid_stack_effect("Fi:X"));     // ... X and P pushed only, F either way
+  EXPECT_FALSE(valid_stack_effect("X:"));
+  EXPECT_FALSE(valid_stack_effect("P:"));
+  EXPECT_TRUE(valid_stack_effect("xi:P"));
   const StackEffect e = stack_effect("et:t");
   EXPECT_EQ(e.pops, "et");
   EXPECT_EQ(e.pushes, "t");
@@ -181,6 +191,13 @@ TEST(StackEffect, DeclarationsAreReadAndCheckedOnce) {
   ASSERT_NE(in.decl, nullptr);
   EXPECT_EQ(in.opcode, Opcode::table_grow);
   EXPECT_STREQ(in.decl->effect, "et:t");
+  // struct.get's effect is declared: its reference and its field, both resolved from x and y.
+  Instruction get = read({0xFB, 0x02, 0x03, 0x01});
+  ASSERT_NE(get.decl, nullptr);
+  EXPECT_EQ(get.opcode, Opcode::struct_get);
+  EXPECT_STREQ(get.decl->effect, "x:F");
+  EXPECT_EQ(get.x, 3u);
+  EXPECT_EQ(get.y, 1u);
 }
 
 }  // namespace

@@ -58,6 +58,7 @@ constexpr bool every_stack_effect_valid() {
       if ((c == static_cast<char>(ContextLetter::kTableAddress) || c == static_cast<char>(ContextLetter::kTableElement)) &&
           !has(ImmKind::TABLE))
         return false;
+      if (is_type_letter(c) && d.imm[0] != ImmKind::TYPE) return false;  // x is the first immediate
     }
   }
   return true;

@@ -43,11 +43,26 @@ constexpr std::optional<ValType> fixed_letter_type(char letter) {
   }
 }
 // The letters resolved from the instruction's immediates: a memory's address type, a table's
-// address and element types; and any reference, which is only popped.
-enum class ContextLetter : char { kMemoryAddress = 'a', kTableAddress = 't', kTableElement = 'e', kAnyRef = 'r' };
-constexpr bool is_context_letter(char c) { return c == 'a' || c == 't' || c == 'e' || c == 'r'; }
+// address and element types; any reference, which is only popped, and that reference made
+// non-null, only pushed. And the GC letters, resolved from the type index immediate x (and a
+// field index y): the reference to x, nullable (popped) or not (pushed); the storage x and y
+// name (struct x's field y, or array x's element) read or written: its unpacked type ('F': a
+// plain get pushes it, which needs an unpacked storage; array.new pops it), a packed storage read
+// sign- or zero-extended to i32 ('P', pushed), a value written into a mutable storage ('W', popped).
+enum class ContextLetter : char {
+  kMemoryAddress = 'a', kTableAddress = 't', kTableElement = 'e', kAnyRef = 'r', kNonNullRef = 'R',
+  kTypeRef = 'x', kTypeRefNonNull = 'X', kStorage = 'F', kPackedRead = 'P', kStorageWrite = 'W',
+};
+constexpr bool is_context_letter(char c) {
+  for (char k : {'a', 't', 'e', 'r', 'R', 'x', 'X', 'F', 'P', 'W'})
+    if (c == k) return true;
+  return false;
+}
+// The letters resolved from a type index immediate (instruction_reader.h checks the row has one).
+constexpr bool is_type_letter(char c) { return c == 'x' || c == 'X' || c == 'F' || c == 'P' || c == 'W'; }
 
-// Whether a declaration is well formed: "*", or one ':' between known letters, 'r' only popped.
+// Whether a declaration is well formed: "*", or one ':' between known letters; 'r', 'x' and 'W'
+// only popped, 'R', 'X' and 'P' only pushed, 'R' only where an 'r' is popped.
 constexpr bool valid_stack_effect(std::string_view declared) {
   if (declared == "*") return true;
   const size_t colon = declared.find(':');
@@ -55,7 +70,10 @@ constexpr bool valid_stack_effect(std::string_view declared) {
   for (size_t i = 0; i < declared.size(); ++i) {
     const char c = declared[i];
     if (c == ':') continue;
-    if (c == 'r' && i > colon) return false;
+    const bool popped = i < colon;
+    if ((c == 'r' || c == 'x' || c == 'W') && !popped) return false;
+    if ((c == 'R' || c == 'X' || c == 'P') && popped) return false;
+    if (c == 'R' && declared.substr(0, colon).find('r') == std::string_view::npos) return false;
     if (!fixed_letter_type(c) && !is_context_letter(c)) return false;
   }
   return true;

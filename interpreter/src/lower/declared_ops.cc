@@ -50,7 +50,8 @@ static_assert(every_immediate_free_row_has_its_handler(),
 }  // namespace
 
 // The operand types of a declared effect: its pops, then its pushes, the context letters
-// resolved from the immediates (the memory's or the table's address type, the table's element).
+// resolved from the immediates (the memory's or the table's address type, the table's element,
+// the type x and the storage it names) or from the reference popped ('R').
 void Lowerer::apply_effect(const Instruction& in) {
   uint32_t memory = 0, table = 0;
   for (int k = 0; k < 2; ++k) {
@@ -58,12 +59,26 @@ void Lowerer::apply_effect(const Instruction& in) {
     if (in.decl->imm[k] == ImmKind::TABLE) table = k ? in.y : in.x;
   }
   const StackEffect e = stack_effect(in.decl->effect);
-  pop(e.pops.size());
+  ValType popped_ref = ValType::kFuncRef;  // replaced by the one 'r' pops, which an 'R' needs (stack_effect.h)
+  for (size_t i = e.pops.size(); i-- > 0;) {
+    const ValType t = pop();
+    if (e.pops[i] == static_cast<char>(ContextLetter::kAnyRef)) popped_ref = t;
+  }
   for (char letter : e.pushes) {
-    if (auto t = fixed_letter_type(letter)) push(*t);
-    else if (letter == static_cast<char>(ContextLetter::kMemoryAddress)) push(memory64(memory) ? ValType::kI64 : ValType::kI32);
-    else if (letter == static_cast<char>(ContextLetter::kTableAddress)) push(table64(table) ? ValType::kI64 : ValType::kI32);
-    else push(inst_.tables.at(table)->type.element);  // kTableElement ('r' is never pushed: stack_effect.h)
+    if (auto t = fixed_letter_type(letter)) {
+      push(*t);
+      continue;
+    }
+    switch (static_cast<ContextLetter>(letter)) {
+      case ContextLetter::kMemoryAddress: push(memory64(memory) ? ValType::kI64 : ValType::kI32); break;
+      case ContextLetter::kTableAddress: push(table64(table) ? ValType::kI64 : ValType::kI32); break;
+      case ContextLetter::kTableElement: push(inst_.tables.at(table)->type.element); break;
+      case ContextLetter::kNonNullRef: push(ref_type(false, ref_heap(popped_ref))); break;
+      case ContextLetter::kTypeRefNonNull: push(ref_type(false, kHeapTypeIndex + in.x)); break;
+      case ContextLetter::kStorage: push(unpacked(def(in.x).fields.at(in.decl->imm[1] == ImmKind::FIELD ? in.y : 0))); break;
+      case ContextLetter::kPackedRead: push(ValType::kI32); break;
+      default: throw Unsupported(fmt::format("{}: the letter '{}' is never pushed", in.decl->name, letter));  // stack_effect.h refuses it
+    }
   }
 }
 
@@ -104,6 +119,11 @@ void Lowerer::declared_op(const Instruction& in) {
       if (table64(in.x)) emit(Op::i64_extend_i32_s);
       return;
     case Opcode::table_fill: index64(in.x, {3, 1}); emit(Op::table_fill); table_word(in.x); return;
+    case Opcode::struct_get: case Opcode::struct_get_s: case Opcode::struct_get_u: case Opcode::struct_set:
+    case Opcode::array_new: case Opcode::array_get: case Opcode::array_get_s: case Opcode::array_get_u: case Opcode::array_set:
+    case Opcode::array_fill:
+      gc_access(in);
+      return;
     default: {
       const StackEffect e = stack_effect(in.decl->effect);
       if (e.pops.empty() && e.pushes.empty() && in.decl->imm[0] == ImmKind::NONE) return;  // nop: nothing to run

@@ -30,7 +30,9 @@ Op Lowerer::access(uint32_t bytes, bool is_signed, const std::array<Op, 7>& gets
   return gets[2 + std::countr_zero(bytes)];                                 // 4, 8, 16: 4, 5, 6
 }
 
-void Lowerer::gc(const Instruction& in) {
+// The GC rows with a declared effect (apply_effect has moved their operands): the access handler
+// for the storage's size and the field's offset, or the allocation.
+void Lowerer::gc_access(const Instruction& in) {
   const Opcode op = in.opcode;
   static constexpr std::array<Op, 7> kStructGets = {Op::struct_get8_s, Op::struct_get8_u, Op::struct_get16_s, Op::struct_get16_u,
                                                     Op::struct_get32,   Op::struct_get64,  Op::struct_get128};
@@ -40,6 +42,28 @@ void Lowerer::gc(const Instruction& in) {
                                                     Op::struct_set32, Op::struct_set64, Op::struct_set128};
   static constexpr std::array<Op, 7> kArraySets = {Op::array_set8, Op::array_set8, Op::array_set16, Op::array_set16,
                                                    Op::array_set32, Op::array_set64, Op::array_set128};
+  const Rtt* t = rtt(in.x);
+  switch (op) {
+    case Opcode::struct_get: case Opcode::struct_get_s: case Opcode::struct_get_u:
+      emit(access(t->field_sizes.at(in.y), op == Opcode::struct_get_s, kStructGets));
+      word(t->field_offsets.at(in.y));
+      return;
+    case Opcode::struct_set:
+      emit(access(t->field_sizes.at(in.y), false, kStructSets));
+      word(t->field_offsets.at(in.y));
+      return;
+    case Opcode::array_new: gc_op(&gc_array_new, reinterpret_cast<uint64_t>(t)); return;
+    case Opcode::array_get: case Opcode::array_get_s: case Opcode::array_get_u:
+      emit(access(t->elem_bytes, op == Opcode::array_get_s, kArrayGets));
+      return;
+    case Opcode::array_set: emit(access(t->elem_bytes, false, kArraySets)); return;
+    case Opcode::array_fill: gc_op(&gc_array_fill, reinterpret_cast<uint64_t>(t)); return;
+    default: throw Unsupported(fmt::format("{} has no GC access rule", in.decl->name));
+  }
+}
+
+void Lowerer::gc(const Instruction& in) {
+  const Opcode op = in.opcode;
   auto ref_of = [&](uint32_t x) { return ref_type(false, kHeapTypeIndex + x); };
   switch (op) {
     case Opcode::struct_new: case Opcode::struct_new_default: {  // struct.new(_default) x
@@ -49,26 +73,11 @@ void Lowerer::gc(const Instruction& in) {
       gc_op(op == Opcode::struct_new ? &gc_struct_new : &gc_struct_new_default, reinterpret_cast<uint64_t>(rtt(x)));
       return;
     }
-    case Opcode::struct_get: case Opcode::struct_get_s: case Opcode::struct_get_u: case Opcode::struct_set: {  // struct.get(_s|_u) x i, struct.set x i
-      const uint32_t x = in.x, i = in.y;
-      const FieldType& f = def(x).fields.at(i);
-      const Rtt* t = rtt(x);
-      if (op == Opcode::struct_set) {
-        pop(2);
-        emit(access(t->field_sizes.at(i), false, kStructSets));
-      } else {
-        pop();
-        push(unpacked(f));
-        emit(access(t->field_sizes.at(i), op == Opcode::struct_get_s, kStructGets));
-      }
-      word(t->field_offsets.at(i));
-      return;
-    }
-    case Opcode::array_new: case Opcode::array_new_default: {  // array.new(_default) x
+    case Opcode::array_new_default: {  // array.new_default x
       const uint32_t x = in.x;
-      pop(op == Opcode::array_new ? 2 : 1);
+      pop(1);
       push(ref_of(x));
-      gc_op(op == Opcode::array_new ? &gc_array_new : &gc_array_new_default, reinterpret_cast<uint64_t>(rtt(x)));
+      gc_op(&gc_array_new_default, reinterpret_cast<uint64_t>(rtt(x)));
       return;
     }
     case Opcode::array_new_fixed: {  // array.new_fixed x n
@@ -84,26 +93,6 @@ void Lowerer::gc(const Instruction& in) {
       push(ref_of(x));
       if (op == Opcode::array_new_data) gc_op(&gc_array_new_data, reinterpret_cast<uint64_t>(rtt(x)), reinterpret_cast<uint64_t>(&inst_.datas.at(seg)));
       else gc_op(&gc_array_new_elem, reinterpret_cast<uint64_t>(rtt(x)), reinterpret_cast<uint64_t>(&inst_.elems.at(seg)));
-      return;
-    }
-    case Opcode::array_get: case Opcode::array_get_s: case Opcode::array_get_u: case Opcode::array_set: {  // array.get(_s|_u) x, array.set x
-      const uint32_t x = in.x;
-      const FieldType& f = def(x).fields.at(0);
-      uint32_t bytes = rtt(x)->elem_bytes;
-      if (op == Opcode::array_set) {
-        pop(3);
-        emit(access(bytes, false, kArraySets));
-      } else {
-        pop(2);
-        push(unpacked(f));
-        emit(access(bytes, op == Opcode::array_get_s, kArrayGets));
-      }
-      return;
-    }
-    case Opcode::array_fill: {  // array.fill x
-      const uint32_t x = in.x;
-      pop(4);
-      gc_op(&gc_array_fill, reinterpret_cast<uint64_t>(rtt(x)));
       return;
     }
     case Opcode::array_copy: {  // array.copy x y

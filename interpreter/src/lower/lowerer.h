@@ -250,6 +250,7 @@ class Lowerer {
   static ValType unpacked(const FieldType& f) { return f.packed == Packed::kNone ? f.type : ValType::kI32; }
   static Op access(uint32_t bytes, bool is_signed, const std::array<Op, 7>& gets);
   void gc(const Instruction& in);
+  void gc_access(const Instruction& in);  // the declared GC rows' handlers and words (gc_and_misc.cc)
   void misc(const Instruction& in);
 
   Instance& inst_;

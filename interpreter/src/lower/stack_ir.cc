@@ -219,7 +219,6 @@ void Lowerer::stack_body(const Instruction& in) {
       return;
     }
     case Opcode::ref_null: push(ref_type(true, in.heap)); emit(Op::const_); word(0); return;
-    case Opcode::ref_as_non_null: emit(Op::ref_as_non_null); return;
     case Opcode::br_on_null: case Opcode::br_on_non_null: branch_on_null(in.x, op == Opcode::br_on_null); return;
     case Opcode::ref_func: push(ValType::kFuncRef); emit(Op::const_); word(reinterpret_cast<uint64_t>(inst_.funcs.at(in.x))); return;
     default: break;

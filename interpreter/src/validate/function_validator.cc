@@ -356,11 +356,6 @@ class FunctionValidator {
         push(static_cast<T>(ref_type(false, kHeapTypeIndex + c_.func_types[f])));  // (ref $t): typed function references
         return;
       }
-      case Opcode::ref_as_non_null: {  // ref.as_non_null: [(ref null ht)] -> [(ref ht)]
-        T t = pop_ref();
-        push(t == kUnknown ? kUnknown : static_cast<T>(ref_type(false, ref_heap(static_cast<VT>(t)))));
-        return;
-      }
       case Opcode::br_on_null: {  // br_on_null l: [t* (ref null ht)] -> [t* (ref ht)], l of type [t*]
         const Frame& l = label(in.x);
         T t = pop_ref();
@@ -419,29 +414,10 @@ class FunctionValidator {
         push(ref_of(x, false));
         return;
       }
-      case Opcode::struct_get: case Opcode::struct_get_s: case Opcode::struct_get_u: case Opcode::struct_set: {  // struct.get(_s|_u) x i, struct.set x i
-        uint32_t x = in.x, i = in.y;
-        const DefType& t = struct_at(c_, x);
-        if (i >= t.fields.size()) invalid("unknown field");
-        const FieldType& f = t.fields[i];
-        if (op == Opcode::struct_set) {
-          if (!f.mutable_) invalid("field is immutable");
-          pop(static_cast<T>(unpacked(f)));
-          pop(ref_of(x, true));
-          return;
-        }
-        if ((op == Opcode::struct_get) != (f.packed == Packed::kNone)) invalid("type mismatch: packed field access");
-        pop(ref_of(x, true));
-        push(static_cast<T>(unpacked(f)));
-        return;
-      }
-      case Opcode::array_new: case Opcode::array_new_default: case Opcode::array_new_fixed: case Opcode::array_new_data: case Opcode::array_new_elem: {  // array.new(_default|_fixed|_data|_elem) x
+      case Opcode::array_new_default: case Opcode::array_new_fixed: case Opcode::array_new_data: case Opcode::array_new_elem: {  // array.new_default, _fixed, _data, _elem x
         uint32_t x = in.x;
         const FieldType& f = array_at(c_, x).fields.at(0);
-        if (op == Opcode::array_new) {
-          pop(I32);
-          pop(static_cast<T>(unpacked(f)));
-        } else if (op == Opcode::array_new_default) {
+        if (op == Opcode::array_new_default) {
           if (!defaultable(f.type)) invalid("type mismatch: an element without a default");
           pop(I32);
         } else if (op == Opcode::array_new_fixed) {
@@ -458,32 +434,6 @@ class FunctionValidator {
           pop(I32);
         }
         push(ref_of(x, false));
-        return;
-      }
-      case Opcode::array_get: case Opcode::array_get_s: case Opcode::array_get_u: case Opcode::array_set: {  // array.get(_s|_u) x, array.set x
-        uint32_t x = in.x;
-        const FieldType& f = array_at(c_, x).fields.at(0);
-        if (op == Opcode::array_set) {
-          if (!f.mutable_) invalid("array is immutable");
-          pop(static_cast<T>(unpacked(f)));
-          pop(I32);
-          pop(ref_of(x, true));
-          return;
-        }
-        if ((op == Opcode::array_get) != (f.packed == Packed::kNone)) invalid("type mismatch: packed element access");
-        pop(I32);
-        pop(ref_of(x, true));
-        push(static_cast<T>(unpacked(f)));
-        return;
-      }
-      case Opcode::array_fill: {  // array.fill x: [ref i32 t i32] -> []
-        uint32_t x = in.x;
-        const FieldType& f = array_at(c_, x).fields.at(0);
-        if (!f.mutable_) invalid("array is immutable");
-        pop(I32);
-        pop(static_cast<T>(unpacked(f)));
-        pop(I32);
-        pop(ref_of(x, true));
         return;
       }
       case Opcode::array_copy: {  // array.copy x y: [ref x, i32, ref y, i32, i32] -> []
@@ -559,7 +509,7 @@ class FunctionValidator {
       case ContextLetter::kMemoryAddress: return address;
       case ContextLetter::kTableAddress: return table_at(*table);
       case ContextLetter::kTableElement: return static_cast<T>(table->element);
-      case ContextLetter::kAnyRef: break;  // popped by pop_ref, never resolved
+      default: break;  // 'r' popped by pop_ref; the type letters resolved by declared(InstructionDecl)
     }
     return kUnknown;  // not reached: instruction_reader.h's static_assert checks every row's letters
   }
@@ -585,8 +535,10 @@ class FunctionValidator {
   }
 
   // An instructions.def row with a declared effect: its index immediates checked by kind (the
-  // memory, table, data or elem segment exists), then its operands popped (last first) and its
-  // results pushed, the context letters resolved from those immediates.
+  // memory, table, data or elem segment exists; a type index, the struct or array its storage
+  // letters name), the storage's packing and mutability by the letters that read or write it,
+  // then its operands popped (last first) and its results pushed, the context letters resolved
+  // from those immediates.
   void declared(const Instruction& in, const InstructionDecl& d) {
     T address = I32;  // the named memory's address type (static_assert: 'a' only with a MEMORY immediate)
     const TableType* tbl = nullptr;
@@ -597,13 +549,44 @@ class FunctionValidator {
         case ImmKind::TABLE: tbl = &table(index); break;
         case ImmKind::DATA: data_segment(index); break;
         case ImmKind::ELEM: elem_segment(index); break;
+        case ImmKind::TYPE: type_at(c_, index); break;
         default: break;
       }
     }
-    auto type = [&](char letter) { return letter_type(letter, address, tbl); };
     const StackEffect e = stack_effect(d.effect);
+    const std::string_view letters = d.effect;
+    // The storage the type letters name: struct x's field y (a FIELD immediate), else array x's element.
+    const bool in_struct = d.imm[1] == ImmKind::FIELD;
+    const FieldType* storage = nullptr;
+    if (letters.find_first_of("FPW") != std::string_view::npos) {
+      if (in_struct) {
+        const DefType& t = struct_at(c_, in.x);
+        if (in.y >= t.fields.size()) invalid("unknown field");
+        storage = &t.fields[in.y];
+      } else {
+        storage = &array_at(c_, in.x).fields.at(0);
+      }
+      const bool packed = storage->packed != Packed::kNone;
+      const char* access = in_struct ? "type mismatch: packed field access" : "type mismatch: packed element access";
+      if (e.pushes.find(static_cast<char>(ContextLetter::kStorage)) != std::string_view::npos && packed) invalid(access);
+      if (e.pushes.find(static_cast<char>(ContextLetter::kPackedRead)) != std::string_view::npos && !packed) invalid(access);
+      if (e.pops.find(static_cast<char>(ContextLetter::kStorageWrite)) != std::string_view::npos && !storage->mutable_)
+        invalid(in_struct ? "field is immutable" : "array is immutable");
+    }
+    T popped_ref = kUnknown;  // what 'r' popped, for 'R'
+    auto type = [&](char letter) -> T {
+      switch (static_cast<ContextLetter>(letter)) {
+        case ContextLetter::kTypeRef: return ref_of(in.x, true);
+        case ContextLetter::kTypeRefNonNull: return ref_of(in.x, false);
+        case ContextLetter::kStorage: case ContextLetter::kStorageWrite: return static_cast<T>(unpacked(*storage));
+        case ContextLetter::kPackedRead: return I32;
+        case ContextLetter::kNonNullRef:
+          return popped_ref == kUnknown ? kUnknown : static_cast<T>(ref_type(false, ref_heap(static_cast<VT>(popped_ref))));
+        default: return letter_type(letter, address, tbl);
+      }
+    };
     for (size_t i = e.pops.size(); i-- > 0;) {
-      if (e.pops[i] == static_cast<char>(ContextLetter::kAnyRef)) pop_ref();
+      if (e.pops[i] == static_cast<char>(ContextLetter::kAnyRef)) popped_ref = pop_ref();
       else pop(type(e.pops[i]));
     }
     for (char letter : e.pushes) push(type(letter));
