@@ -179,6 +179,13 @@ TEST(StackEffect, DeclarationsAreReadAndCheckedOnce) {
   EXPECT_FALSE(valid_stack_effect("X:"));
   EXPECT_FALSE(valid_stack_effect("P:"));
   EXPECT_TRUE(valid_stack_effect("xi:P"));
+  EXPECT_TRUE(valid_stack_effect("Li:L"));     // the sequences: a label's types either way ...
+  EXPECT_TRUE(valid_stack_effect("Ax:Z"));     // ... a callee's parameters popped, its results pushed
+  EXPECT_FALSE(valid_stack_effect("Z:"));
+  EXPECT_FALSE(valid_stack_effect(":A"));
+  EXPECT_FALSE(valid_stack_effect(":O"));      // this function's results and a tag's: popped only
+  EXPECT_FALSE(valid_stack_effect(":T"));
+  EXPECT_EQ(letters_used("Li:L"), letter_bit('L') | letter_bit('i'));
   const StackEffect e = stack_effect("et:t");
   EXPECT_EQ(e.pops, "et");
   EXPECT_EQ(e.pushes, "t");

@@ -27,7 +27,7 @@ enum class ImmKind : uint8_t {
 };
 
 // instructions.def's flags.
-enum InstrFlags : uint8_t { OPENS = 1, END = 2, DATACOUNT = 4, CONST = 8, LEGACY_EH = 16 };
+enum InstrFlags : uint8_t { OPENS = 1, END = 2, DATACOUNT = 4, CONST = 8, LEGACY_EH = 16, STOPS = 32, TAIL = 64 };
 
 struct InstructionDecl {
   const char* name;
@@ -45,6 +45,14 @@ inline constexpr InstructionDecl kInstructions[] = {
 #undef LEGACY
 };
 
+// The letters each instructions.def row's effect uses (stack_effect.h's letters_used), by row.
+inline constexpr auto kInstructionLetters = [] {
+  std::array<uint64_t, std::size(kInstructions)> bits{};
+  for (size_t i = 0; i < bits.size(); ++i) bits[i] = letters_used(kInstructions[i].effect);
+  return bits;
+}();
+inline uint64_t letters_of(const InstructionDecl& d) { return kInstructionLetters[static_cast<size_t>(&d - kInstructions)]; }
+
 // Every declared effect of both tables is well formed (a typo stops the build).
 constexpr bool every_stack_effect_valid() {
   for (const SimpleOp& s : kSimpleOps)
@@ -59,7 +67,14 @@ constexpr bool every_stack_effect_valid() {
           !has(ImmKind::TABLE))
         return false;
       if (is_type_letter(c) && d.imm[0] != ImmKind::TYPE) return false;  // x is the first immediate
+      if (c == static_cast<char>(ContextLetter::kLabel) && d.imm[0] != ImmKind::LABEL) return false;
+      if ((c == static_cast<char>(ContextLetter::kCallArgs) || c == static_cast<char>(ContextLetter::kCallResults)) &&
+          d.imm[0] != ImmKind::FUNC && d.imm[0] != ImmKind::TYPE)
+        return false;
+      if (c == static_cast<char>(ContextLetter::kTagParams) && d.imm[0] != ImmKind::TAG) return false;
     }
+    // A tail call compares its callee's results with this function's: it names a callee.
+    if ((d.flags & TAIL) && std::string_view(d.effect).find('A') == std::string_view::npos) return false;
   }
   return true;
 }

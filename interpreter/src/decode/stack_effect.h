@@ -4,6 +4,7 @@
 // or a table's address type, a table's element type) in their own type domain.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -39,6 +40,7 @@ constexpr std::optional<ValType> fixed_letter_type(char letter) {
     case 'y': return ref_type(true, kHeapArray);
     case 'n': return ref_type(true, kHeapI31);
     case 'N': return ref_type(false, kHeapI31);
+    case 'E': return ref_type(true, kHeapExn);
     default: return std::nullopt;
   }
 }
@@ -49,20 +51,36 @@ constexpr std::optional<ValType> fixed_letter_type(char letter) {
 // name (struct x's field y, or array x's element) read or written: its unpacked type ('F': a
 // plain get pushes it, which needs an unpacked storage; array.new pops it), a packed storage read
 // sign- or zero-extended to i32 ('P', pushed), a value written into a mutable storage ('W', popped).
+//
+// And the sequences, each letter any number of operands: the types of the label a LABEL
+// immediate names ('L'; a loop's parameters, any other block's results), the parameters and the
+// results of the function type a FUNC or TYPE immediate names ('A' popped, 'Z' pushed), this
+// function's results ('O', popped by a return) and a tag's parameters ('T', popped by a throw).
 enum class ContextLetter : char {
   kMemoryAddress = 'a', kTableAddress = 't', kTableElement = 'e', kAnyRef = 'r', kNonNullRef = 'R',
   kTypeRef = 'x', kTypeRefNonNull = 'X', kStorage = 'F', kPackedRead = 'P', kStorageWrite = 'W',
+  kLabel = 'L', kCallArgs = 'A', kCallResults = 'Z', kFunctionResults = 'O', kTagParams = 'T',
 };
 constexpr bool is_context_letter(char c) {
-  for (char k : {'a', 't', 'e', 'r', 'R', 'x', 'X', 'F', 'P', 'W'})
+  for (char k : {'a', 't', 'e', 'r', 'R', 'x', 'X', 'F', 'P', 'W', 'L', 'A', 'Z', 'O', 'T'})
     if (c == k) return true;
   return false;
 }
+constexpr bool is_sequence_letter(char c) { return c == 'L' || c == 'A' || c == 'Z' || c == 'O' || c == 'T'; }
 // The letters resolved from a type index immediate (instruction_reader.h checks the row has one).
 constexpr bool is_type_letter(char c) { return c == 'x' || c == 'X' || c == 'F' || c == 'P' || c == 'W'; }
 
-// Whether a declaration is well formed: "*", or one ':' between known letters; 'r', 'x' and 'W'
-// only popped, 'R', 'X' and 'P' only pushed, 'R' only where an 'r' is popped.
+// The letters a declaration uses, one bit each ('A'..'z'), for a walker that asks which of its
+// immediates' resolutions an instruction needs without searching its text.
+constexpr uint64_t letter_bit(char c) { return c >= 'A' && c <= 'z' ? uint64_t{1} << (c - 'A') : 0; }
+constexpr uint64_t letters_used(std::string_view declared) {
+  uint64_t bits = 0;
+  for (char c : declared) bits |= letter_bit(c);
+  return bits;
+}
+
+// Whether a declaration is well formed: "*", or one ':' between known letters; 'r', 'x', 'W', 'A',
+// 'O' and 'T' only popped, 'R', 'X', 'P' and 'Z' only pushed, 'R' only where an 'r' is popped.
 constexpr bool valid_stack_effect(std::string_view declared) {
   if (declared == "*") return true;
   const size_t colon = declared.find(':');
@@ -71,8 +89,8 @@ constexpr bool valid_stack_effect(std::string_view declared) {
     const char c = declared[i];
     if (c == ':') continue;
     const bool popped = i < colon;
-    if ((c == 'r' || c == 'x' || c == 'W') && !popped) return false;
-    if ((c == 'R' || c == 'X' || c == 'P') && popped) return false;
+    if ((c == 'r' || c == 'x' || c == 'W' || c == 'A' || c == 'O' || c == 'T') && !popped) return false;
+    if ((c == 'R' || c == 'X' || c == 'P' || c == 'Z') && popped) return false;
     if (c == 'R' && declared.substr(0, colon).find('r') == std::string_view::npos) return false;
     if (!fixed_letter_type(c) && !is_context_letter(c)) return false;
   }

@@ -15,6 +15,15 @@ namespace dlab::wasm::lowering_impl {
 
 namespace {
 
+// A row lowered by its declaration and the handler of its name: an effect in letters, no
+// immediate, no sequence of operands (a return's count comes from the function: its rule).
+constexpr bool named_by_its_row(const InstructionDecl& d) {
+  if (stack_effect(d.effect).by_rule || d.imm[0] != ImmKind::NONE) return false;
+  for (char c : std::string_view(d.effect))
+    if (is_sequence_letter(c)) return false;
+  return true;
+}
+
 // The handler named as the instruction, found at compile time (for the rows that can use one: a
 // declared effect and no immediate); Op::kCount where none is.
 constexpr Op handler_named(std::string_view name) {
@@ -26,7 +35,7 @@ constexpr std::array<Op, std::size(kInstructions)> kSameNamedHandlers = [] {
   std::array<Op, std::size(kInstructions)> handlers{};
   for (size_t i = 0; i < handlers.size(); ++i) {
     const InstructionDecl& d = kInstructions[i];
-    const bool by_name = !stack_effect(d.effect).by_rule && d.imm[0] == ImmKind::NONE;
+    const bool by_name = named_by_its_row(d);
     handlers[i] = by_name ? handler_named(d.name) : Op::kCount;
   }
   return handlers;
@@ -39,8 +48,9 @@ constexpr bool every_immediate_free_row_has_its_handler() {
   for (size_t i = 0; i < kSameNamedHandlers.size(); ++i) {
     const InstructionDecl& d = kInstructions[i];
     const StackEffect e = stack_effect(d.effect);
-    const bool by_name = !e.by_rule && d.imm[0] == ImmKind::NONE;
-    if (by_name && !(e.pops.empty() && e.pushes.empty()) && kSameNamedHandlers[i] == Op::kCount) return false;
+    const bool by_name = named_by_its_row(d);
+    const bool moves_nothing = e.pops.empty() && e.pushes.empty() && !(d.flags & STOPS);
+    if (by_name && !moves_nothing && kSameNamedHandlers[i] == Op::kCount) return false;
   }
   return true;
 }
@@ -59,6 +69,8 @@ void Lowerer::apply_effect(const Instruction& in) {
     if (in.decl->imm[k] == ImmKind::TABLE) table = k ? in.y : in.x;
   }
   const StackEffect e = stack_effect(in.decl->effect);
+  for (char c : e.pops)
+    if (is_sequence_letter(c)) throw Unsupported(fmt::format("{} pops a sequence: it needs its lowering rule (stack_ir.cc)", in.decl->name));
   ValType popped_ref = ValType::kFuncRef;  // replaced by the one 'r' pops, which an 'R' needs (stack_effect.h)
   for (size_t i = e.pops.size(); i-- > 0;) {
     const ValType t = pop();
@@ -126,10 +138,12 @@ void Lowerer::declared_op(const Instruction& in) {
       return;
     default: {
       const StackEffect e = stack_effect(in.decl->effect);
-      if (e.pops.empty() && e.pushes.empty() && in.decl->imm[0] == ImmKind::NONE) return;  // nop: nothing to run
+      const bool stops = in.decl->flags & STOPS;
+      if (e.pops.empty() && e.pushes.empty() && !stops && in.decl->imm[0] == ImmKind::NONE) return;  // nop: nothing to run
       const Op handler = kSameNamedHandlers[static_cast<size_t>(in.decl - std::begin(kInstructions))];
       if (handler == Op::kCount) throw Unsupported(fmt::format("{} has no handler of its name and no lowering rule", in.decl->name));
       emit(handler);
+      if (stops) mark_dead();  // unreachable, throw_ref: what follows in the block never runs
     }
   }
 }

@@ -110,15 +110,18 @@ void Lowerer::index64(uint32_t table, std::initializer_list<uint64_t> slots) {
   }
 }
 
+// The branches, calls and throws declare their effects (the validator types them from the row)
+// but keep a lowering rule here: their words (targets, how many slots a branch keeps and drops, a
+// callee's frame) come from the control stack and the callee, and a row's effect alone cannot
+// write them. The other declared rows go to declared_op.
 void Lowerer::stack_body(const Instruction& in) {
   const bool live = !dead();
   if (in.simple) return table_op(in, *in.simple);
-  if (!stack_effect(in.decl->effect).by_rule) return declared_op(in);
   const Opcode op = in.opcode;
-  if (prefix_of(op) == OpcodePrefix::kGc) return gc(in);
-  if (prefix_of(op) == OpcodePrefix::kMisc) return misc(in);
+  const bool by_rule = stack_effect(in.decl->effect).by_rule;
+  if (by_rule && prefix_of(op) == OpcodePrefix::kGc) return gc(in);
+  if (by_rule && prefix_of(op) == OpcodePrefix::kMisc) return misc(in);
   switch (op) {
-    case Opcode::unreachable: emit(Op::unreachable); mark_dead(); return;
     case Opcode::br: {
       const uint32_t depth = in.x;
       if (!live) return;
@@ -174,7 +177,6 @@ void Lowerer::stack_body(const Instruction& in) {
       mark_dead();
       return;
     }
-    case Opcode::throw_ref: pop(); emit(Op::throw_ref); mark_dead(); return;
     case Opcode::call: call(inst_.funcs.at(in.x), false); return;
     case Opcode::return_call: call(inst_.funcs.at(in.x), true); return;
     case Opcode::call_indirect: case Opcode::return_call_indirect: call_indirect(in.x, in.y, op == Opcode::return_call_indirect); return;
@@ -223,6 +225,7 @@ void Lowerer::stack_body(const Instruction& in) {
     case Opcode::ref_func: push(ValType::kFuncRef); emit(Op::const_); word(reinterpret_cast<uint64_t>(inst_.funcs.at(in.x))); return;
     default: break;
   }
+  if (!by_rule) return declared_op(in);
   throw Unsupported(fmt::format("opcode {:#x} has no handler (module not validated?)", opcode_value(op)));
 }
 

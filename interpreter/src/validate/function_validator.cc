@@ -83,6 +83,9 @@ class FunctionValidator {
   void pop(const std::vector<T>& ts) {
     for (size_t i = ts.size(); i-- > 0;) pop(ts[i]);
   }
+  void pop_types(const std::vector<VT>& ts) {
+    for (size_t i = ts.size(); i-- > 0;) pop(static_cast<T>(ts[i]));
+  }
   void push_ctrl(Opcode op, std::vector<T> in, std::vector<T> out) {
     ctrls_.push_back({op, in, std::move(out), vals_.size(), false, set_locals_.size()});
     push(in);
@@ -193,7 +196,6 @@ class FunctionValidator {
     if (prefix_of(op) == OpcodePrefix::kGc) return gc(in);
     if (prefix_of(op) == OpcodePrefix::kMisc) return misc(in);
     switch (op) {
-      case Opcode::unreachable: unreachable(); return;
       case Opcode::block: case Opcode::loop: {
         auto [params, results] = block_type(in.block);
         pop(params);
@@ -220,20 +222,6 @@ class FunctionValidator {
         push(f.end);
         return;
       }
-      case Opcode::br: {
-        const Frame& l = label(in.x);
-        pop(label_types(l));
-        unreachable();
-        return;
-      }
-      case Opcode::br_if: {
-        const Frame& l = label(in.x);
-        pop(I32);
-        auto ts = label_types(l);
-        pop(ts);
-        push(ts);
-        return;
-      }
       case Opcode::br_table: {
         const uint32_t def = in.x;
         pop(I32);
@@ -251,17 +239,6 @@ class FunctionValidator {
         unreachable();
         return;
       }
-      case Opcode::return_: pop(results_); unreachable(); return;
-      case Opcode::throw_: {  // throw tag: [t*] -> [], t* the tag's parameters
-        const FuncType& ft = func_type_at(c_, tag(in.x));
-        for (size_t i = ft.params.size(); i-- > 0;) pop(static_cast<T>(ft.params[i]));
-        unreachable();
-        return;
-      }
-      case Opcode::throw_ref:  // throw_ref: [exnref] -> []
-        pop(static_cast<T>(ref_type(true, kHeapExn)));
-        unreachable();
-        return;
       case Opcode::try_table: {  // try_table bt catch*: a block whose catches branch to labels outside it
         auto [params, results] = block_type(in.block);
         std::vector<T> values;
@@ -279,12 +256,6 @@ class FunctionValidator {
         push_ctrl(op, params, results);
         return;
       }
-      case Opcode::call: case Opcode::return_call: {
-        uint32_t f = in.x;
-        if (f >= c_.func_types.size()) invalid("unknown function");
-        call_type(c_.func_types[f], op == Opcode::return_call);
-        return;
-      }
       case Opcode::call_indirect: case Opcode::return_call_indirect: {
         uint32_t type_idx = in.x;
         const TableType& t = table(in.y);
@@ -292,13 +263,6 @@ class FunctionValidator {
         func_type_at(c_, type_idx);
         pop(table_at(t));
         call_type(type_idx, op == Opcode::return_call_indirect);
-        return;
-      }
-      case Opcode::call_ref: case Opcode::return_call_ref: {  // call_ref, return_call_ref $t: [t1* (ref null $t)] -> [t2*]
-        uint32_t type_idx = in.x;
-        func_type_at(c_, type_idx);
-        pop(static_cast<T>(ref_type(true, kHeapTypeIndex + type_idx)));
-        call_type(type_idx, op == Opcode::return_call_ref);
         return;
       }
       case Opcode::drop: pop(); return;
@@ -354,15 +318,6 @@ class FunctionValidator {
         if (f >= c_.func_types.size()) invalid("unknown function");
         if (!const_ && !c_.refs.count(f)) invalid("undeclared function reference");
         push(static_cast<T>(ref_type(false, kHeapTypeIndex + c_.func_types[f])));  // (ref $t): typed function references
-        return;
-      }
-      case Opcode::br_on_null: {  // br_on_null l: [t* (ref null ht)] -> [t* (ref ht)], l of type [t*]
-        const Frame& l = label(in.x);
-        T t = pop_ref();
-        auto ts = label_types(l);
-        pop(ts);
-        push(ts);
-        push(t == kUnknown ? kUnknown : static_cast<T>(ref_type(false, ref_heap(static_cast<VT>(t)))));
         return;
       }
       case Opcode::br_on_non_null: {  // br_on_non_null l: [t* (ref null ht)] -> [t*], l of type [t* (ref ht)]
@@ -550,15 +505,41 @@ class FunctionValidator {
         case ImmKind::DATA: data_segment(index); break;
         case ImmKind::ELEM: elem_segment(index); break;
         case ImmKind::TYPE: type_at(c_, index); break;
+        case ImmKind::FUNC:
+          if (index >= c_.func_types.size()) invalid("unknown function");
+          break;
         default: break;
       }
     }
+    // The sequences, resolved before any operand is popped (so an unknown label, callee or tag is
+    // said first): the label's types, the callee's type (a FUNC's, or the TYPE, which must be a
+    // function type), the tag's. Pointers into the control stack and the module, which popping
+    // and pushing operands leave alone.
+    const uint64_t used = letters_of(d);
+    auto uses = [&](ContextLetter l) { return (used & letter_bit(static_cast<char>(l))) != 0; };
+    const std::vector<T>* label_ts = uses(ContextLetter::kLabel) ? &label_types(label(in.x)) : nullptr;
+    const FuncType* callee = uses(ContextLetter::kCallArgs) || uses(ContextLetter::kCallResults)
+                                 ? &func_type_at(c_, d.imm[0] == ImmKind::FUNC ? c_.func_types[in.x] : in.x)
+                                 : nullptr;
+    const FuncType* thrown = uses(ContextLetter::kTagParams) ? &func_type_at(c_, tag(in.x)) : nullptr;
+    auto pop_sequence = [&](char letter) {
+      switch (static_cast<ContextLetter>(letter)) {
+        case ContextLetter::kLabel: pop(*label_ts); break;
+        case ContextLetter::kFunctionResults: pop(results_); break;
+        case ContextLetter::kCallArgs: pop_types(callee->params); break;
+        case ContextLetter::kTagParams: pop_types(thrown->params); break;
+        default: break;  // stack_effect.h: the others are never popped
+      }
+    };
+    auto push_sequence = [&](char letter) {
+      if (letter == static_cast<char>(ContextLetter::kLabel)) push(*label_ts);
+      else for (VT t : callee->results) push(static_cast<T>(t));  // 'Z', the only other one pushed
+    };
     const StackEffect e = stack_effect(d.effect);
-    const std::string_view letters = d.effect;
     // The storage the type letters name: struct x's field y (a FIELD immediate), else array x's element.
     const bool in_struct = d.imm[1] == ImmKind::FIELD;
     const FieldType* storage = nullptr;
-    if (letters.find_first_of("FPW") != std::string_view::npos) {
+    if (uses(ContextLetter::kStorage) || uses(ContextLetter::kPackedRead) || uses(ContextLetter::kStorageWrite)) {
       if (in_struct) {
         const DefType& t = struct_at(c_, in.x);
         if (in.y >= t.fields.size()) invalid("unknown field");
@@ -587,9 +568,21 @@ class FunctionValidator {
     };
     for (size_t i = e.pops.size(); i-- > 0;) {
       if (e.pops[i] == static_cast<char>(ContextLetter::kAnyRef)) popped_ref = pop_ref();
+      else if (is_sequence_letter(e.pops[i])) pop_sequence(e.pops[i]);
       else pop(type(e.pops[i]));
     }
-    for (char letter : e.pushes) push(type(letter));
+    // A tail call's callee must return what this function returns (each result a subtype of this
+    // function's).
+    if (d.flags & TAIL) {
+      if (callee->results.size() != results_.size()) invalid("type mismatch");
+      for (size_t i = 0; i < results_.size(); ++i)
+        if (!matches(c_, static_cast<T>(callee->results[i]), results_[i])) invalid("type mismatch");
+    }
+    for (char letter : e.pushes) {
+      if (is_sequence_letter(letter)) push_sequence(letter);
+      else push(type(letter));
+    }
+    if (d.flags & STOPS) unreachable();
   }
 
   void misc(const Instruction& in) {
