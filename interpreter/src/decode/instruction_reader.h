@@ -45,13 +45,39 @@ inline constexpr InstructionDecl kInstructions[] = {
 #undef LEGACY
 };
 
-// The letters each instructions.def row's effect uses (stack_effect.h's letters_used), by row.
-inline constexpr auto kInstructionLetters = [] {
-  std::array<uint64_t, std::size(kInstructions)> bits{};
-  for (size_t i = 0; i < bits.size(); ++i) bits[i] = letters_used(kInstructions[i].effect);
-  return bits;
+// Each instructions.def row's effect read once, at compile time: its pops and pushes, the letters
+// it uses (stack_effect.h's letters_used), and whether it is plain: fixed letters only, no index
+// immediate to check, no flag that acts (a constant, ref.eq, i31.get_s), which a walker applies
+// without resolving anything.
+struct DeclaredEffect {
+  StackEffect effect;
+  uint64_t letters = 0;
+  bool plain = false;
+};
+inline constexpr auto kDeclaredEffects = [] {
+  std::array<DeclaredEffect, std::size(kInstructions)> out{};
+  for (size_t i = 0; i < out.size(); ++i) {
+    const InstructionDecl& d = kInstructions[i];
+    DeclaredEffect& e = out[i];
+    e.effect = stack_effect(d.effect);
+    e.letters = letters_used(d.effect);
+    bool fixed = !e.effect.by_rule;
+    for (char c : std::string_view(d.effect))
+      if (c != ':' && !fixed_letter_type(c)) fixed = false;
+    auto index = [](ImmKind k) { return k >= ImmKind::LABEL && k <= ImmKind::COUNT; };
+    e.plain = fixed && !index(d.imm[0]) && !index(d.imm[1]) && !(d.flags & (STOPS | TAIL));
+  }
+  return out;
 }();
-inline uint64_t letters_of(const InstructionDecl& d) { return kInstructionLetters[static_cast<size_t>(&d - kInstructions)]; }
+inline const DeclaredEffect& effect_of(const InstructionDecl& d) { return kDeclaredEffects[static_cast<size_t>(&d - kInstructions)]; }
+// handlers.def's signatures (kSimpleOps), read once likewise: every walker applies one per
+// numeric, memory or SIMD instruction.
+inline constexpr auto kSimpleEffects = [] {
+  std::array<StackEffect, std::size(kSimpleOps)> out{};
+  for (size_t i = 0; i < out.size(); ++i) out[i] = stack_effect(kSimpleOps[i].signature);
+  return out;
+}();
+inline const StackEffect& effect_of(const SimpleOp& s) { return kSimpleEffects[static_cast<size_t>(&s - kSimpleOps)]; }
 
 // Every declared effect of both tables is well formed (a typo stops the build).
 constexpr bool every_stack_effect_valid() {

@@ -4,6 +4,7 @@
 // or a table's address type, a table's element type) in their own type domain.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -29,7 +30,7 @@ constexpr StackEffect stack_effect(const char* declared) {
 }
 
 // The letters whose type the letter alone says (numbers, the vector, the fixed reference types).
-constexpr std::optional<ValType> fixed_letter_type(char letter) {
+constexpr std::optional<ValType> fixed_letter_type_of(char letter) {
   switch (letter) {
     case 'i': return ValType::kI32;
     case 'l': return ValType::kI64;
@@ -43,6 +44,17 @@ constexpr std::optional<ValType> fixed_letter_type(char letter) {
     case 'E': return ref_type(true, kHeapExn);
     default: return std::nullopt;
   }
+}
+// The same as a table: the validator and the lowering ask it for every operand of every
+// declared instruction, where the switch (out of line) was 2.5% of a large module's validation.
+inline constexpr auto kFixedLetterTypes = [] {
+  std::array<std::optional<ValType>, 128> t{};
+  for (int c = 0; c < 128; ++c) t[static_cast<size_t>(c)] = fixed_letter_type_of(static_cast<char>(c));
+  return t;
+}();
+constexpr std::optional<ValType> fixed_letter_type(char letter) {
+  const auto c = static_cast<unsigned char>(letter);
+  return c < kFixedLetterTypes.size() ? kFixedLetterTypes[c] : std::nullopt;
 }
 // The letters resolved from the instruction's immediates: a memory's address type, a table's
 // address and element types; any reference, which is only popped, and that reference made

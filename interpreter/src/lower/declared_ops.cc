@@ -68,7 +68,7 @@ void Lowerer::apply_effect(const Instruction& in) {
     if (in.decl->imm[k] == ImmKind::MEMORY) memory = k ? in.y : in.x;
     if (in.decl->imm[k] == ImmKind::TABLE) table = k ? in.y : in.x;
   }
-  const StackEffect e = stack_effect(in.decl->effect);
+  const StackEffect& e = effect_of(*in.decl).effect;
   for (char c : e.pops)
     if (is_sequence_letter(c)) throw Unsupported(fmt::format("{} pops a sequence: it needs its lowering rule (stack_ir.cc)", in.decl->name));
   ValType popped_ref = ValType::kFuncRef;  // replaced by the one 'r' pops, which an 'R' needs (stack_effect.h)
@@ -137,7 +137,7 @@ void Lowerer::declared_op(const Instruction& in) {
       gc_access(in);
       return;
     default: {
-      const StackEffect e = stack_effect(in.decl->effect);
+      const StackEffect& e = effect_of(*in.decl).effect;
       const bool stops = in.decl->flags & STOPS;
       if (e.pops.empty() && e.pushes.empty() && !stops && in.decl->imm[0] == ImmKind::NONE) return;  // nop: nothing to run
       const Op handler = kSameNamedHandlers[static_cast<size_t>(in.decl - std::begin(kInstructions))];

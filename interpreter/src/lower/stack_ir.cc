@@ -46,7 +46,7 @@ void Lowerer::table_op(const Instruction& in, const SimpleOp& s) {
 
 // The operand types' effect of a table instruction's signature (its 'a' the memory's address type).
 void Lowerer::pop_push(const SimpleOp& s) {
-  const StackEffect e = stack_effect(s.signature);
+  const StackEffect& e = effect_of(s);
   pop(e.pops.size());
   for (char letter : e.pushes) push(type_letter(letter));
 }
@@ -118,7 +118,7 @@ void Lowerer::stack_body(const Instruction& in) {
   const bool live = !dead();
   if (in.simple) return table_op(in, *in.simple);
   const Opcode op = in.opcode;
-  const bool by_rule = stack_effect(in.decl->effect).by_rule;
+  const bool by_rule = effect_of(*in.decl).effect.by_rule;
   if (by_rule && prefix_of(op) == OpcodePrefix::kGc) return gc(in);
   if (by_rule && prefix_of(op) == OpcodePrefix::kMisc) return misc(in);
   switch (op) {

@@ -192,7 +192,7 @@ class FunctionValidator {
     if (in.simple) return declared(in, *in.simple);
     // Control, reference, table, GC and bulk-memory instructions with a declared effect
     // (instructions.def); the rest ("*") by their rules below.
-    if (!stack_effect(in.decl->effect).by_rule) return declared(in, *in.decl);
+    if (!effect_of(*in.decl).effect.by_rule) return declared(in, *in.decl);
     if (prefix_of(op) == OpcodePrefix::kGc) return gc(in);
     if (prefix_of(op) == OpcodePrefix::kMisc) return misc(in);
     switch (op) {
@@ -484,7 +484,7 @@ class FunctionValidator {
       case Imm::MEMLANE: address = memory_at(memarg(in.mem, s.align)); lane(in.lane); break;
       case Imm::SHUF: for (int i = 0; i < 16; ++i) lane(in.lane_at(i)); break;
     }
-    const StackEffect e = stack_effect(s.signature);
+    const StackEffect& e = effect_of(s);
     for (size_t i = e.pops.size(); i-- > 0;) pop(letter_type(e.pops[i], address));
     for (char letter : e.pushes) push(letter_type(letter, address));
   }
@@ -495,6 +495,13 @@ class FunctionValidator {
   // then its operands popped (last first) and its results pushed, the context letters resolved
   // from those immediates.
   void declared(const Instruction& in, const InstructionDecl& d) {
+    const DeclaredEffect& de = effect_of(d);
+    const StackEffect& e = de.effect;
+    if (de.plain) {  // fixed types, nothing to resolve or check (a constant, ref.eq)
+      for (size_t i = e.pops.size(); i-- > 0;) pop(static_cast<T>(*fixed_letter_type(e.pops[i])));
+      for (char letter : e.pushes) push(static_cast<T>(*fixed_letter_type(letter)));
+      return;
+    }
     T address = I32;  // the named memory's address type (static_assert: 'a' only with a MEMORY immediate)
     const TableType* tbl = nullptr;
     for (int k = 0; k < 2; ++k) {
@@ -515,7 +522,7 @@ class FunctionValidator {
     // said first): the label's types, the callee's type (a FUNC's, or the TYPE, which must be a
     // function type), the tag's. Pointers into the control stack and the module, which popping
     // and pushing operands leave alone.
-    const uint64_t used = letters_of(d);
+    const uint64_t used = de.letters;
     auto uses = [&](ContextLetter l) { return (used & letter_bit(static_cast<char>(l))) != 0; };
     const std::vector<T>* label_ts = uses(ContextLetter::kLabel) ? &label_types(label(in.x)) : nullptr;
     const FuncType* callee = uses(ContextLetter::kCallArgs) || uses(ContextLetter::kCallResults)
@@ -535,7 +542,6 @@ class FunctionValidator {
       if (letter == static_cast<char>(ContextLetter::kLabel)) push(*label_ts);
       else for (VT t : callee->results) push(static_cast<T>(t));  // 'Z', the only other one pushed
     };
-    const StackEffect e = stack_effect(d.effect);
     // The storage the type letters name: struct x's field y (a FIELD immediate), else array x's element.
     const bool in_struct = d.imm[1] == ImmKind::FIELD;
     const FieldType* storage = nullptr;
