@@ -3,7 +3,9 @@
 // before a later local.set of that local, and which placements refuse it. Every engine's results
 // under it are checked by lowering_test.cc's agreement test and the spec suite (ctest's
 // spec_<engine>_register).
+#include <bit>
 #include <deque>
+#include <limits>
 
 #include <gtest/gtest.h>
 
@@ -80,6 +82,42 @@ TEST(RegisterIrTest, ACompareBeforeABranchBecomesOneInstruction) {
   EXPECT_EQ(words[4], W(Op::i32_lt_u_rr_br_if));
   EXPECT_EQ(static_cast<int64_t>(words[7]), -4);
   EXPECT_EQ(words[8], W(Op::return_r1));
+}
+
+// A float compare fuses with its branch too, and `cmp; i32.eqz; br_if` loses the eqz, the branch's
+// sense flipped (no inverse compare keeps NaN's answer, so compilers write the eqz): mandel's
+// `while (... && zr*zr + zi*zi < 4.0)`. With a NaN operand every compare is false, so the two
+// functions answer differently, in every engine with the register IR and in the stack IR.
+TEST(RegisterIrTest, AFloatCompareAndAnEqzBeforeABranchBecomeOneInstruction) {
+  const char* wat = R"((module
+    (func (export "f") (param f64) (result i32)
+      (if (f64.lt (local.get 0) (f64.const 4)) (then (return (i32.const 1))))
+      (i32.const 0))
+    (func (export "g") (param f64) (result i32)
+      (if (i32.eqz (f64.lt (local.get 0) (f64.const 4))) (then (return (i32.const 1))))
+      (i32.const 0))))";
+  auto words = words_of(wat);
+  // f64.lt_rk_br_unless 0 4.0 (over the then) ...
+  EXPECT_EQ(words[0], W(Op::f64_lt_rk_br_unless));
+  auto negated = words_of(R"((module (func (export "f") (param f64) (result i32)
+      (if (i32.eqz (f64.lt (local.get 0) (f64.const 4))) (then (return (i32.const 1))))
+      (i32.const 0))))");
+  EXPECT_EQ(negated[0], W(Op::f64_lt_rk_br_if));  // no i32_eqz_r, the sense flipped
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (Ir ir : irs())
+    for (Dispatch d : dispatch_modes()) {
+      if (!ir_unavailable(ir, d, Placement::kSp).empty() || !engine_unavailable(d, Placement::kSp).empty()) continue;
+      SCOPED_TRACE(std::string(dispatch_name(d)) + " " + ir_name(ir));
+      Runtime rt(EngineConfig{d});
+      Lowering l;
+      l.ir = ir;
+      rt.set_lowering(l);
+      Instance& inst = rt.instantiate(assemble(wat));
+      for (auto [x, lt] : {std::pair{1.0, 1u}, {5.0, 0u}, {nan, 0u}}) {
+        EXPECT_EQ(rt.invoke(inst.exports.at("f").func, {Value{ValType::kF64, std::bit_cast<uint64_t>(x), 0}})[0].lo, lt) << x;
+        EXPECT_EQ(rt.invoke(inst.exports.at("g").func, {Value{ValType::kF64, std::bit_cast<uint64_t>(x), 0}})[0].lo, 1u - lt) << x;
+      }
+    }
 }
 
 TEST(RegisterIrTest, APendingLocalGetReadsTheValueBeforeALaterSet) {

@@ -233,6 +233,7 @@ class Lowerer {
   bool just_written(const Loc& l) const;
   bool in_accumulator(const Loc& l) const;
   void unaccumulate(Written& w);
+  bool drop_negation(const Loc& c);  // register_ir.cc
   void elide_store();
   std::pair<size_t, size_t> register_branch(Loc c, bool when_true);
   void register_return(uint32_t base, bool at_label);

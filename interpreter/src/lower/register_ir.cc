@@ -170,6 +170,29 @@ void Lowerer::elide_store() {
   last_result_ = SIZE_MAX;
 }
 
+// `cmp; i32.eqz` before a branch on the eqz's result `c`: the eqz goes and the branch's sense
+// flips, so that the compare fuses with the branch (a float compare has no inverse that keeps
+// NaN's answer, so compilers write the eqz: mandel's `!(zr*zr + zi*zi < 4.0)`). Only where the eqz
+// reads the compare's result from the compare's own operand-stack slot, which nothing else reads
+// (it was popped); the compare may be any form that fuses with a branch (or its accumulator form).
+static_assert(register_layout(0, 1, 1, RegisterForm::r).operand[0] == 1 && register_layout(0, 1, 1, RegisterForm::r).words == 3,
+              "i32_eqz_r: [op, operand slot, result slot]");
+bool Lowerer::drop_negation(const Loc& c) {
+  if (window_.size() < 2 || window_.back().op != Op::i32_eqz_r) return false;
+  const Written& eqz = window_.back();
+  const Written& cmp = window_[window_.size() - 2];
+  const Op cmp_slot_form = kAccumulatorForms[cmp.op].slot_form == Op::kCount ? cmp.op : kAccumulatorForms[cmp.op].slot_form;
+  if (!fuses_with_a_branch(cmp_slot_form) || eqz.at + 3 != code_.size() || cmp.at >= eqz.at) return false;
+  // The compare's result word is its last (every form that fuses stores its result there).
+  const uint64_t operand = code_[eqz.at + 1];
+  if (operand != c.home || code_[eqz.at - 1] != operand) return false;
+  code_.resize(eqz.at);
+  window_.pop_back();
+  last_result_ = code_.size() - 1;
+  if (cmp_slot_form != window_.back().op) unaccumulate(window_.back());
+  return true;
+}
+
 // A branch on condition `c` (popped): a compare (or i32.eqz) just written becomes the compare and
 // branch, its result word the offset; otherwise br_if_r / br_unless_r on the condition's slot.
 // The fused forms' layouts must have their offset where the compare has its result slot.
@@ -186,6 +209,7 @@ std::pair<size_t, size_t> Lowerer::register_branch(Loc c, bool when_true) {
     // compare-and-branch forms read slots (and charge the budget, so they must be restartable).
     const Op slot_form = kAccumulatorForms[window_.back().op].slot_form;
     if (fuses_with_a_branch(slot_form)) unaccumulate(window_.back());
+    if (drop_negation(c)) when_true = !when_true;
     const RegisterBranches::Pair& fused = kRegisterBranches[window_.back().op];
     if (fused.when_true != Op::kCount) {
       rewrite(window_.back(), when_true ? fused.when_true : fused.when_false);
@@ -537,7 +561,7 @@ bool Lowerer::register_table_op(const Instruction& in, const SimpleOp& s) {
   if (pops == 2 && from_acc != 2) operand[1] = k ? b.value : operand_slot(b);
   for (int i = 0; i < pops; ++i) pop();
   uint32_t result = height_;
-  for (char letter : stack_effect(s.signature).pushes) push(type_letter(letter));
+  for (char letter : effect_of(s).pushes) push(type_letter(letter));
   const RegisterForm kind = form_of({.constant = k, .address = address.has_value(), .from_acc = static_cast<uint8_t>(from_acc), .stored = true});
   const Op form = s.form(kind);
   // elide: an operand-stack value (not a local's, which is read again) taken from the accumulator
