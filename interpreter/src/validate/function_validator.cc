@@ -1,7 +1,9 @@
 // The validation algorithm of the WebAssembly spec's appendix: an operand stack of value types
 // (Unknown below an unreachable point) and a control stack of frames with their label types, over
 // one function body or constant expression (validation.h's context; validator.cc the module).
+#include <algorithm>
 #include <cstring>
+#include <span>
 #include <optional>
 #include <set>
 
@@ -12,44 +14,71 @@
 
 namespace dlab::wasm::validate_impl {
 
-namespace {
-
+// A control frame. Its start types (a block's parameters) and end types (its results) are in the
+// validator's frame_types_, a stack beside the control stack (frames close in the order they
+// open), so that opening a block allocates nothing: a large module opens millions.
 struct Frame {
   Opcode opcode;  // what opened it: block (the function's body too), loop, if_, else_ or try_table
-  std::vector<T> start, end;
+  uint32_t start_at, start_n, end_at, end_n;  // in frame_types_
   size_t height;
   bool unreachable = false;
   size_t inits = 0;  // non-defaultable locals set before this frame began (FunctionValidator::set_locals_)
 };
 
+namespace {
+
 // The value types the rules below name (T holds a ValType's code, or a reference type's).
 constexpr T I32 = static_cast<T>(ValType::kI32), I64 = static_cast<T>(ValType::kI64);
 
+}  // namespace
+
+// One validator for every body and constant expression of a module (BodyValidator): its stacks
+// are cleared, not freed, between them.
 class FunctionValidator {
  public:
-  // locals: run-length (count, type), parameters first; a function may declare up to 2^32 - 1.
-  FunctionValidator(const Ctx& c, const FuncType& ft, const std::vector<std::pair<uint32_t, ValType>>& locals) : c_(c) {
+  explicit FunctionValidator(const Ctx& c) : c_(c) {}
+
+  // A function body against its type. locals: run-length (count, type), parameters first; a
+  // function may declare up to 2^32 - 1.
+  void function(const FuncType& ft, const std::vector<std::pair<uint32_t, ValType>>& locals, const Expr& body) {
+    results_.clear();
     for (auto r : ft.results) results_.push_back(static_cast<T>(r));
+    local_runs_.clear();
     uint64_t end = 0;
     for (const auto& [n, t] : locals) {
       end += n;
       local_runs_.emplace_back(end, static_cast<T>(t));
     }
     params_ = ft.params.size();
+    run(body, false);
+  }
+  // A constant expression whose result is a `t`.
+  void constant(const Expr& e, ValType t) {
+    results_.assign(1, static_cast<T>(t));
+    local_runs_.clear();
+    params_ = 0;
+    run(e, true);
   }
 
-  // Validates an expression whose result must be `results`. const_expr: only constant instructions.
-  void run(const Expr& e, const std::vector<T>& results, bool const_expr) {
+ private:
+  // Validates an expression whose result must be results_. const_expr: only constant instructions.
+  void run(const Expr& e, bool const_expr) {
     const_ = const_expr;
+    vals_.clear();
+    ctrls_.clear();
+    frame_types_.clear();
+    initialised_.clear();
+    set_locals_.clear();
     BinaryReader r(e.bytes.data(), e.bytes.size());
-    push_ctrl(Opcode::block, {}, results);
+    const uint32_t at = static_cast<uint32_t>(frame_types_.size());
+    frame_types_.insert(frame_types_.end(), results_.begin(), results_.end());
+    open(Opcode::block, at, 0, static_cast<uint32_t>(results_.size()));
     while (!ctrls_.empty()) {
       if (r.at_end()) invalid("END opcode expected");
       instruction(read_instruction(r));
     }
   }
 
- private:
   // ---- operand and control stacks ----
   void push(T t) { vals_.push_back(t); }
   T pop() {
@@ -77,32 +106,34 @@ class FunctionValidator {
     if (t != kUnknown && !is_ref_t(t)) invalid("type mismatch");
     return t;
   }
-  void push(const std::vector<T>& ts) {
-    for (auto t : ts) push(t);
-  }
-  void pop(const std::vector<T>& ts) {
+  void push(std::span<const T> ts) { vals_.insert(vals_.end(), ts.begin(), ts.end()); }
+  void pop(std::span<const T> ts) {
     for (size_t i = ts.size(); i-- > 0;) pop(ts[i]);
   }
   void pop_types(const std::vector<VT>& ts) {
     for (size_t i = ts.size(); i-- > 0;) pop(static_cast<T>(ts[i]));
   }
-  void push_ctrl(Opcode op, std::vector<T> in, std::vector<T> out) {
-    ctrls_.push_back({op, in, std::move(out), vals_.size(), false, set_locals_.size()});
-    push(in);
+  std::span<const T> start_of(const Frame& f) const { return {frame_types_.data() + f.start_at, f.start_n}; }
+  std::span<const T> end_of(const Frame& f) const { return {frame_types_.data() + f.end_at, f.end_n}; }
+  // Opens a frame whose start types (n_start) and then end types (n_end) are frame_types_ from `at`.
+  void open(Opcode op, uint32_t at, uint32_t n_start, uint32_t n_end) {
+    ctrls_.push_back({op, at, n_start, at + n_start, n_end, vals_.size(), false, set_locals_.size()});
+    push(start_of(ctrls_.back()));
   }
   // Leaving a block forgets the non-defaultable locals it set (the spec's "set before get" is per
-  // block: after `end` or `else` they count as unset again).
+  // block: after `end` or `else` they count as unset again). Its types stay in frame_types_ until
+  // the caller has used them (close).
   Frame pop_ctrl() {
     if (ctrls_.empty()) invalid("type mismatch");
     Frame f = ctrls_.back();
-    pop(f.end);
+    pop(end_of(f));
     if (vals_.size() != f.height) invalid("type mismatch");
     for (size_t k = f.inits; k < set_locals_.size(); ++k) initialised_.erase(set_locals_[k]);
     set_locals_.resize(f.inits);
     ctrls_.pop_back();
     return f;
   }
-  const std::vector<T>& label_types(const Frame& f) { return f.opcode == Opcode::loop ? f.start : f.end; }
+  std::span<const T> label_types(const Frame& f) const { return f.opcode == Opcode::loop ? start_of(f) : end_of(f); }
   void unreachable() {
     vals_.resize(ctrls_.back().height);
     ctrls_.back().unreachable = true;
@@ -113,16 +144,22 @@ class FunctionValidator {
   }
 
   // ---- helpers ----
-  std::pair<std::vector<T>, std::vector<T>> block_type(const BlockType& b) {
-    if (b.kind == BlockType::kEmpty) return {};
-    if (b.kind == BlockType::kValue) return {{}, {value_type(b.value)}};
+  // A block type's parameters, then its results, appended to frame_types_ for the frame it opens.
+  struct BlockTypes {
+    uint32_t at, params, results;
+    std::span<const T> params_in(const std::vector<T>& types) const { return {types.data() + at, params}; }
+  };
+  BlockTypes block_type(const BlockType& b) {
+    const uint32_t at = static_cast<uint32_t>(frame_types_.size());
+    if (b.kind == BlockType::kEmpty) return {at, 0, 0};
+    if (b.kind == BlockType::kValue) {
+      frame_types_.push_back(value_type(b.value));
+      return {at, 0, 1};
+    }
     const FuncType& ft = func_type_at(c_, b.index);
-    return {types(ft.params), types(ft.results)};
-  }
-  static std::vector<T> types(const std::vector<VT>& ts) {
-    std::vector<T> out;
-    for (auto t : ts) out.push_back(static_cast<T>(t));
-    return out;
+    for (VT t : ft.params) frame_types_.push_back(static_cast<T>(t));
+    for (VT t : ft.results) frame_types_.push_back(static_cast<T>(t));
+    return {at, static_cast<uint32_t>(ft.params.size()), static_cast<uint32_t>(ft.results.size())};
   }
   // A value type immediate (block types, typed select), its type index checked.
   T value_type(VT t) {
@@ -197,29 +234,30 @@ class FunctionValidator {
     if (prefix_of(op) == OpcodePrefix::kMisc) return misc(in);
     switch (op) {
       case Opcode::block: case Opcode::loop: {
-        auto [params, results] = block_type(in.block);
-        pop(params);
-        push_ctrl(op, params, results);
+        const BlockTypes bt = block_type(in.block);
+        pop(bt.params_in(frame_types_));
+        open(op, bt.at, bt.params, bt.results);
         return;
       }
       case Opcode::if_: {
-        auto [params, results] = block_type(in.block);
+        const BlockTypes bt = block_type(in.block);
         pop(I32);
-        pop(params);
-        push_ctrl(op, params, results);
+        pop(bt.params_in(frame_types_));
+        open(op, bt.at, bt.params, bt.results);
         return;
       }
-      case Opcode::else_: {
+      case Opcode::else_: {  // the if's frame again, its types where they are
         Frame f = pop_ctrl();
         if (f.opcode != Opcode::if_) invalid("else without if");
-        push_ctrl(Opcode::else_, f.start, f.end);
+        open(Opcode::else_, f.start_at, f.start_n, f.end_n);
         return;
       }
       case Opcode::end: {
         Frame f = pop_ctrl();
         // An `if` without `else` must leave its parameters as its results.
-        if (f.opcode == Opcode::if_ && f.start != f.end) invalid("type mismatch");
-        push(f.end);
+        if (f.opcode == Opcode::if_ && !std::ranges::equal(start_of(f), end_of(f))) invalid("type mismatch");
+        push(end_of(f));
+        frame_types_.resize(f.start_at);
         return;
       }
       case Opcode::br_table: {
@@ -240,20 +278,20 @@ class FunctionValidator {
         return;
       }
       case Opcode::try_table: {  // try_table bt catch*: a block whose catches branch to labels outside it
-        auto [params, results] = block_type(in.block);
+        const BlockTypes bt = block_type(in.block);
         std::vector<T> values;
         for_each_catch(in, [&](const CatchImm& c) {
           values.clear();
           if (catches_a_tag(c.kind))
             for (auto p : type_at(c_, tag(c.tag)).params) values.push_back(static_cast<T>(p));
           if (pushes_exnref(c.kind)) values.push_back(static_cast<T>(ref_type(false, kHeapExn)));
-          const auto& want = label_types(label(c.label));
+          const std::span<const T> want = label_types(label(c.label));
           if (want.size() != values.size()) invalid("type mismatch");
           for (size_t k = 0; k < values.size(); ++k)
             if (!matches(c_, values[k], want[k])) invalid("type mismatch");
         });
-        pop(params);
-        push_ctrl(op, params, results);
+        pop(bt.params_in(frame_types_));
+        open(op, bt.at, bt.params, bt.results);
         return;
       }
       case Opcode::call_indirect: case Opcode::return_call_indirect: {
@@ -316,18 +354,18 @@ class FunctionValidator {
       case Opcode::ref_func: {
         uint32_t f = in.x;
         if (f >= c_.func_types.size()) invalid("unknown function");
-        if (!const_ && !c_.refs.count(f)) invalid("undeclared function reference");
+        if (!const_ && !c_.refs[f]) invalid("undeclared function reference");
         push(static_cast<T>(ref_type(false, kHeapTypeIndex + c_.func_types[f])));  // (ref $t): typed function references
         return;
       }
       case Opcode::br_on_non_null: {  // br_on_non_null l: [t* (ref null ht)] -> [t*], l of type [t* (ref ht)]
         const Frame& l = label(in.x);
-        auto ts = label_types(l);
+        std::span<const T> ts = label_types(l);
         if (ts.empty() || (!is_ref_t(ts.back()) && ts.back() != kUnknown)) invalid("type mismatch");
         T t = pop_ref();
         if (t != kUnknown && !matches(c_, static_cast<T>(ref_type(false, ref_heap(static_cast<VT>(t)))), ts.back()))
           invalid("type mismatch");
-        ts.pop_back();
+        ts = ts.first(ts.size() - 1);
         pop(ts);
         push(ts);
         return;
@@ -436,10 +474,10 @@ class FunctionValidator {
         // What stays when the cast fails (br_on_cast) or succeeds (br_on_cast_fail).
         T diff = static_cast<T>(ref_type((flags & 1) && !(flags & 2), h1));
         T branched = op == Opcode::br_on_cast ? rt2 : diff, stays = op == Opcode::br_on_cast ? diff : rt2;
-        auto ts = label_types(l);
+        std::span<const T> ts = label_types(l);
         if (ts.empty() || !matches(c_, branched, ts.back())) invalid("type mismatch");
         pop(rt1);
-        ts.pop_back();
+        ts = ts.first(ts.size() - 1);
         pop(ts);
         push(ts);
         push(stays);
@@ -524,14 +562,14 @@ class FunctionValidator {
     // and pushing operands leave alone.
     const uint64_t used = de.letters;
     auto uses = [&](ContextLetter l) { return (used & letter_bit(static_cast<char>(l))) != 0; };
-    const std::vector<T>* label_ts = uses(ContextLetter::kLabel) ? &label_types(label(in.x)) : nullptr;
+    const std::span<const T> label_ts = uses(ContextLetter::kLabel) ? label_types(label(in.x)) : std::span<const T>{};
     const FuncType* callee = uses(ContextLetter::kCallArgs) || uses(ContextLetter::kCallResults)
                                  ? &func_type_at(c_, d.imm[0] == ImmKind::FUNC ? c_.func_types[in.x] : in.x)
                                  : nullptr;
     const FuncType* thrown = uses(ContextLetter::kTagParams) ? &func_type_at(c_, tag(in.x)) : nullptr;
     auto pop_sequence = [&](char letter) {
       switch (static_cast<ContextLetter>(letter)) {
-        case ContextLetter::kLabel: pop(*label_ts); break;
+        case ContextLetter::kLabel: pop(label_ts); break;
         case ContextLetter::kFunctionResults: pop(results_); break;
         case ContextLetter::kCallArgs: pop_types(callee->params); break;
         case ContextLetter::kTagParams: pop_types(thrown->params); break;
@@ -539,7 +577,7 @@ class FunctionValidator {
       }
     };
     auto push_sequence = [&](char letter) {
-      if (letter == static_cast<char>(ContextLetter::kLabel)) push(*label_ts);
+      if (letter == static_cast<char>(ContextLetter::kLabel)) push(label_ts);
       else for (VT t : callee->results) push(static_cast<T>(t));  // 'Z', the only other one pushed
     };
     // The storage the type letters name: struct x's field y (a FIELD immediate), else array x's element.
@@ -633,6 +671,7 @@ class FunctionValidator {
   std::vector<std::pair<uint64_t, T>> local_runs_;
   std::vector<T> results_, vals_;
   std::vector<Frame> ctrls_;
+  std::vector<T> frame_types_;  // every open frame's start and end types (Frame)
   uint64_t params_ = 0;
   // Non-defaultable locals (typed function references) set so far, and the order they were set
   // in, so that leaving a block can forget those it set.
@@ -641,18 +680,11 @@ class FunctionValidator {
   bool const_ = false;
 };
 
-}  // namespace
-
-void const_expr(const Ctx& c, const Expr& e, ValType t) {
-  FunctionValidator v(c, FuncType{}, {});
-  v.run(e, {static_cast<T>(t)}, true);
+BodyValidator::BodyValidator(const Ctx& c) : v_(std::make_unique<FunctionValidator>(c)) {}
+BodyValidator::~BodyValidator() = default;
+void BodyValidator::function(const FuncType& ft, const std::vector<std::pair<uint32_t, ValType>>& locals, const Expr& body) {
+  v_->function(ft, locals, body);
 }
-
-void validate_function(const Ctx& c, const FuncType& ft, const std::vector<std::pair<uint32_t, ValType>>& locals, const Expr& body) {
-  std::vector<T> results;
-  for (auto r : ft.results) results.push_back(static_cast<T>(r));
-  FunctionValidator v(c, ft, locals);
-  v.run(body, results, false);
-}
+void BodyValidator::const_expr(const Expr& e, ValType t) { v_->constant(e, t); }
 
 }  // namespace dlab::wasm::validate_impl

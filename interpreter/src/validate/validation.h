@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -31,7 +32,7 @@ struct Ctx {
   std::vector<GlobalType> globals;
   uint32_t imported_globals = 0;
   std::vector<uint32_t> tags;  // type index of every tag (imports first)
-  std::set<uint32_t> refs;  // functions that ref.func may name
+  std::vector<bool> refs;  // per function: whether ref.func may name it
   // The module's types canonicalised (types.h): type equality and subtyping compare these ids.
   TypeStore store;
   std::vector<uint32_t> ids;
@@ -96,10 +97,22 @@ inline void check_valtypes(const std::vector<VT>& ts, size_t bound) {
 }
 inline ValType unpacked(const FieldType& f) { return f.packed == Packed::kNone ? f.type : ValType::kI32; }
 
-// A function body against its type; `locals`: run-length (count, type), parameters first
-// (function_validator.cc).
-void validate_function(const Ctx& c, const FuncType& ft, const std::vector<std::pair<uint32_t, ValType>>& locals, const Expr& body);
-// A constant expression whose result is a `t` (function_validator.cc).
-void const_expr(const Ctx& c, const Expr& e, ValType t);
+// Validates a module's function bodies and constant expressions one after another with one set of
+// stacks (function_validator.cc): a large module has hundreds of thousands of each (esbuild's
+// element segment alone 110,000 ref.func expressions), and a validator of their own apiece
+// allocated its stacks every time.
+class FunctionValidator;
+class BodyValidator {
+ public:
+  explicit BodyValidator(const Ctx& c);
+  ~BodyValidator();
+  // A function body against its type; `locals`: run-length (count, type), parameters first.
+  void function(const FuncType& ft, const std::vector<std::pair<uint32_t, ValType>>& locals, const Expr& body);
+  // A constant expression whose result is a `t`.
+  void const_expr(const Expr& e, ValType t);
+
+ private:
+  std::unique_ptr<FunctionValidator> v_;
+};
 
 }  // namespace dlab::wasm::validate_impl

@@ -100,7 +100,12 @@ void validate_module(const Module& m) {
     ++c.memories;
     c.memory64.push_back(mem.address64);
   }
-  // Functions a body may name with ref.func: those referenced outside function bodies.
+  // Functions a body may name with ref.func: those referenced outside function bodies (an index
+  // past the last function is left to validation, which says it is unknown).
+  c.refs.assign(c.func_types.size(), false);
+  auto declare_ref = [&](uint32_t f) {
+    if (f < c.refs.size()) c.refs[f] = true;
+  };
   auto collect_refs = [&](const Expr& e) {
     // A constant expression's ref.func instructions (GC's allocations may hold several); the
     // walk stops at anything not constant, which validation then rejects.
@@ -109,7 +114,7 @@ void validate_module(const Module& m) {
       while (!r.at_end()) {
         Instruction in = read_instruction(r);
         if (!in.constant()) return;
-        if (in.opcode == Opcode::ref_func) c.refs.insert(in.x);
+        if (in.opcode == Opcode::ref_func) declare_ref(in.x);
       }
     } catch (const DecodeError&) {  // a module built by hand, not decoded: validation says what is wrong
     }
@@ -120,14 +125,15 @@ void validate_module(const Module& m) {
   for (const auto& e : m.elements)
     for (const auto& x : e.init) collect_refs(x);
   for (const auto& ex : m.exports)
-    if (ex.kind == ExternKind::kFunc) c.refs.insert(ex.index);
+    if (ex.kind == ExternKind::kFunc) declare_ref(ex.index);
+  BodyValidator bodies(c);
   // Table initializers see the imported globals only (the table section comes first), and each
   // global's initialiser the imported globals and the globals before it.
   for (const auto& t : m.tables)
-    if (t.init) const_expr(c, *t.init, t.element);
+    if (t.init) bodies.const_expr(*t.init, t.element);
   for (const auto& g : m.globals) {
     check_valtype(g.type.type, types);
-    const_expr(c, g.init, g.type.type);
+    bodies.const_expr(g.init, g.type.type);
     c.globals.push_back(g.type);
   }
   std::set<std::string> names;
@@ -148,27 +154,28 @@ void validate_module(const Module& m) {
   }
   for (const auto& e : m.elements) {
     check_valtype(e.type, types);
-    for (const auto& x : e.init) const_expr(c, x, e.type);
+    for (const auto& x : e.init) bodies.const_expr(x, e.type);
     if (e.mode == ElemSegment::kActive) {
       if (e.table >= c.tables.size()) invalid("unknown table");
       if (!matches(c, e.type, c.tables[e.table].element)) invalid("type mismatch");
-      const_expr(c, e.offset, c.tables[e.table].limits.address64 ? ValType::kI64 : ValType::kI32);
+      bodies.const_expr(e.offset, c.tables[e.table].limits.address64 ? ValType::kI64 : ValType::kI32);
     }
   }
   for (const auto& d : m.data)
     if (d.mode == DataSegment::kActive) {
       if (d.memory >= c.memories) invalid("unknown memory");
-      const_expr(c, d.offset, c.memory64[d.memory] ? ValType::kI64 : ValType::kI32);
+      bodies.const_expr(d.offset, c.memory64[d.memory] ? ValType::kI64 : ValType::kI32);
     }
+  std::vector<std::pair<uint32_t, ValType>> locals;
   for (size_t i = 0; i < m.code.size(); ++i) {
     const FuncType& ft = func_type_at(c, m.functions[i]);
-    std::vector<std::pair<uint32_t, ValType>> locals;
+    locals.clear();
     for (auto p : ft.params) locals.emplace_back(1, p);
     for (const auto& [n, t] : m.code[i].locals) {
       check_valtype(t, types);
       locals.emplace_back(n, t);
     }
-    validate_function(c, ft, locals, m.code[i].code);
+    bodies.function(ft, locals, m.code[i].code);
   }
 }
 
