@@ -34,6 +34,33 @@ TEST(Validator, TypesStraightLineCode) {
   EXPECT_EQ(verdict(one_function({}, {}, {0x41, 0x00, 0x1A})), "ok");              // i32.const 0; drop
 }
 
+// A module of more than 1 MiB of code is validated by several threads (validator.cc's
+// validate_bodies) where the machine has several cores; whatever the split, the error is the first
+// invalid function's, as one thread would find it, and a valid module is valid.
+TEST(Validator, ALargeModuleReportsItsFirstInvalidFunction) {
+  using V = ValType;
+  auto large = [](std::vector<std::pair<size_t, std::vector<uint8_t>>> invalid_bodies) {
+    Module m;
+    m.types.push_back(FuncType{{V::kI32}, {}});
+    for (size_t i = 0; i < 4096; ++i) {
+      std::vector<uint8_t> code;
+      for (int k = 0; k < 100; ++k) code.insert(code.end(), {0x20, 0x00, 0x1A});  // local.get 0; drop: 300 bytes
+      for (auto& [at, body] : invalid_bodies)
+        if (at == i) code = body;
+      code.push_back(0x0B);
+      m.functions.push_back(0);
+      m.code.push_back({{}, Expr{std::move(code)}});
+    }
+    return m;
+  };
+  const std::vector<uint8_t> unknown_local = {0x20, 0x05}, mismatch = {0x42, 0x00, 0x21, 0x00};  // local.set 0 of an i64
+  EXPECT_EQ(verdict(large({})), "ok");
+  EXPECT_EQ(verdict(large({{3900, mismatch}})), "type mismatch");
+  EXPECT_EQ(verdict(large({{700, unknown_local}, {3900, mismatch}})), "unknown local");
+  EXPECT_EQ(verdict(large({{700, mismatch}, {3900, unknown_local}})), "type mismatch");
+  EXPECT_EQ(verdict(large({{3900, unknown_local}, {4095, mismatch}})), "unknown local");
+}
+
 TEST(Validator, UnreachableCodeIsPolymorphic) {
   using V = ValType;
   // unreachable; i32.add -> the operands are of any type, the result is i32

@@ -3,8 +3,15 @@
 // (function_validator.cc), against one context (validation.h).
 #include "dispatchlab/interpreter/validator.h"
 
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
 #include <set>
+#include <system_error>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "decode/instruction_reader.h"
 #include "validate/validation.h"
@@ -56,6 +63,78 @@ void check_types(Ctx& c) {
     if (m.types[*t.super].final) invalid("sub type: the supertype is final");
     if (!c.store.composite_matches(c.ids[i], c.ids[*t.super])) invalid("sub type: does not match its supertype");
   }
+}
+
+// Function bodies, last: each is checked against the module's context alone, which nothing
+// changes by now (TypeStore's questions are const), so a large module's bodies are split among
+// threads, each with its own validator. Chunks of functions are handed out in order; the error
+// reported is the one of the first invalid function, as one thread would report it (each chunk is
+// validated up to its first invalid function, and the lowest such index wins).
+constexpr size_t kParallelValidationBytes = size_t{1} << 20;  // below 1 MiB of code, one thread: a thread's start costs more
+constexpr size_t kFunctionsPerChunk = 256;
+constexpr unsigned kMaxValidationThreads = 8;
+
+void validate_bodies(const Ctx& c) {
+  const Module& m = c.m;
+  size_t code_bytes = 0;
+  for (const auto& f : m.code) code_bytes += f.code.bytes.size();
+  auto validate = [&](BodyValidator& bodies, std::vector<std::pair<uint32_t, ValType>>& locals, size_t i) {
+    const FuncType& ft = func_type_at(c, m.functions[i]);
+    locals.clear();
+    for (auto p : ft.params) locals.emplace_back(1, p);
+    for (const auto& [n, t] : m.code[i].locals) {
+      check_valtype(t, m.types.size());
+      locals.emplace_back(n, t);
+    }
+    bodies.function(ft, locals, m.code[i].code);
+  };
+  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+  const size_t chunks = (m.code.size() + kFunctionsPerChunk - 1) / kFunctionsPerChunk;
+  const unsigned threads = code_bytes < kParallelValidationBytes ? 1 : static_cast<unsigned>(std::min<size_t>({hardware, kMaxValidationThreads, chunks}));
+  if (threads <= 1) {
+    BodyValidator bodies(c);
+    std::vector<std::pair<uint32_t, ValType>> locals;
+    for (size_t i = 0; i < m.code.size(); ++i) validate(bodies, locals, i);
+    return;
+  }
+  std::atomic<size_t> next_chunk{0};
+  std::mutex failed_mutex;
+  size_t failed_at = SIZE_MAX;  // the first invalid function found, and what it threw
+  std::exception_ptr failure;
+  auto worker = [&] {
+    BodyValidator bodies(c);
+    std::vector<std::pair<uint32_t, ValType>> locals;
+    for (size_t chunk; (chunk = next_chunk.fetch_add(1)) < chunks;) {
+      const size_t begin = chunk * kFunctionsPerChunk, end = std::min(m.code.size(), begin + kFunctionsPerChunk);
+      {
+        std::lock_guard lock(failed_mutex);
+        if (begin > failed_at) return;  // nothing here can be the first
+      }
+      for (size_t i = begin; i < end; ++i) {
+        try {
+          validate(bodies, locals, i);
+        } catch (...) {
+          std::lock_guard lock(failed_mutex);
+          if (i < failed_at) {
+            failed_at = i;
+            failure = std::current_exception();
+          }
+          break;
+        }
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned k = 1; k < threads; ++k) {
+    try {
+      pool.emplace_back(worker);
+    } catch (const std::system_error&) {  // no thread to be had (a process limit): fewer do all the chunks
+      break;
+    }
+  }
+  worker();
+  for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
 }
 
 }  // namespace
@@ -126,14 +205,14 @@ void validate_module(const Module& m) {
     for (const auto& x : e.init) collect_refs(x);
   for (const auto& ex : m.exports)
     if (ex.kind == ExternKind::kFunc) declare_ref(ex.index);
-  BodyValidator bodies(c);
+  BodyValidator constants(c);
   // Table initializers see the imported globals only (the table section comes first), and each
   // global's initialiser the imported globals and the globals before it.
   for (const auto& t : m.tables)
-    if (t.init) bodies.const_expr(*t.init, t.element);
+    if (t.init) constants.const_expr(*t.init, t.element);
   for (const auto& g : m.globals) {
     check_valtype(g.type.type, types);
-    bodies.const_expr(g.init, g.type.type);
+    constants.const_expr(g.init, g.type.type);
     c.globals.push_back(g.type);
   }
   std::set<std::string> names;
@@ -154,30 +233,19 @@ void validate_module(const Module& m) {
   }
   for (const auto& e : m.elements) {
     check_valtype(e.type, types);
-    for (const auto& x : e.init) bodies.const_expr(x, e.type);
+    for (const auto& x : e.init) constants.const_expr(x, e.type);
     if (e.mode == ElemSegment::kActive) {
       if (e.table >= c.tables.size()) invalid("unknown table");
       if (!matches(c, e.type, c.tables[e.table].element)) invalid("type mismatch");
-      bodies.const_expr(e.offset, c.tables[e.table].limits.address64 ? ValType::kI64 : ValType::kI32);
+      constants.const_expr(e.offset, c.tables[e.table].limits.address64 ? ValType::kI64 : ValType::kI32);
     }
   }
   for (const auto& d : m.data)
     if (d.mode == DataSegment::kActive) {
       if (d.memory >= c.memories) invalid("unknown memory");
-      bodies.const_expr(d.offset, c.memory64[d.memory] ? ValType::kI64 : ValType::kI32);
+      constants.const_expr(d.offset, c.memory64[d.memory] ? ValType::kI64 : ValType::kI32);
     }
-  std::vector<std::pair<uint32_t, ValType>> locals;
-  for (size_t i = 0; i < m.code.size(); ++i) {
-    const FuncType& ft = func_type_at(c, m.functions[i]);
-    locals.clear();
-    for (auto p : ft.params) locals.emplace_back(1, p);
-    for (const auto& [n, t] : m.code[i].locals) {
-      check_valtype(t, types);
-      locals.emplace_back(n, t);
-    }
-    bodies.function(ft, locals, m.code[i].code);
-  }
+  validate_bodies(c);
 }
 
 }  // namespace dlab::wasm
-
