@@ -78,9 +78,9 @@ TEST(Budget, EveryEngineRowHasANameAndTheTailSignaturesAddTheCounter) {
     if (engine_unavailable(d, p, b).empty()) EXPECT_EQ(handler_signature(d, p, b), want) << dispatch_name(d) << " " << placement_name(p);
     else EXPECT_EQ(handler_signature(d, p, b), "");
   };
-  EXPECT_EQ(handler_signature(Dispatch::kTail, Placement::kSp, Budget::kNone), "ptr,ptr,ptr,ptr,u64");
-  EXPECT_EQ(handler_signature(Dispatch::kTail, Placement::kSp, Budget::kFuel), "ptr,ptr,ptr,ptr,u64,u64");
-  expect_signature(Dispatch::kTail, Placement::kSp, Budget::kFuelMachine, "ptr,ptr,ptr,ptr,u64");
+  EXPECT_EQ(handler_signature(Dispatch::kTail, Placement::kSp, Budget::kNone), "ptr,ptr,ptr,ptr,u64,f64,f32");
+  EXPECT_EQ(handler_signature(Dispatch::kTail, Placement::kSp, Budget::kFuel), "ptr,ptr,ptr,ptr,u64,f64,f32,u64");
+  expect_signature(Dispatch::kTail, Placement::kSp, Budget::kFuelMachine, "ptr,ptr,ptr,ptr,u64,f64,f32");
   expect_signature(Dispatch::kTail, Placement::kVec, Budget::kNone, "ptr,ptr,ptr");
   expect_signature(Dispatch::kTail, Placement::kSpWt, Budget::kNone, "ptr,ptr,ptr,ptr,u64");
   EXPECT_EQ(handler_signature(Dispatch::kSwitch, Placement::kSp, Budget::kFuel), "");

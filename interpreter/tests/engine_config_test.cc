@@ -70,7 +70,7 @@ TEST(EngineConfig, UnavailableSaysWhyAndTheRuntimeRefusesTheSame) {
   EXPECT_EQ(rt.engine(), tail);
   EXPECT_EQ(tail.name(), "tail/sp/none/check/plain/stack");
   // The engine's own handler type, read from its code (budget_test.cc checks every engine's).
-  EXPECT_EQ(tail.handler_signature(), "ptr,ptr,ptr,ptr,u64");
+  EXPECT_EQ(tail.handler_signature(), "ptr,ptr,ptr,ptr,u64,f64,f32");
 }
 
 }  // namespace

@@ -312,8 +312,9 @@ std::vector<std::string> parameter_names(const EngineRow& e) {
     case SpHome::SPILL: names = {"ip", "fp", "m", "pad0", "pad1", "pad2", "pad3", "pad4", "sp"}; break;
   }
   if (top_home(e.placement) != TopHome::NONE) names.push_back("top");
-  // The register IR's accumulator (placement.h's DLW_ACC_PARAM): where the register IR is built.
-  if (sp_home(e.placement) == SpHome::ARG && top_home(e.placement) == TopHome::NONE) names.push_back("acc");
+  // The register IR's accumulators (placement.h's DLW_ACC_PARAM): where the register IR is built.
+  if (sp_home(e.placement) == SpHome::ARG && top_home(e.placement) == TopHome::NONE)
+    for (const char* acc : {"acc", "acc_f64", "acc_f32"}) names.push_back(acc);
   if (counter(e.budget) == Counter::ARG) names.push_back("fuel");
   // The memory's base (placement.h's DLW_MEM_PARAM): where the register IR is, in preserve_none engines.
   if (convention(e) == "preserve_none" && sp_home(e.placement) == SpHome::ARG && top_home(e.placement) == TopHome::NONE)

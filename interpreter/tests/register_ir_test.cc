@@ -4,6 +4,7 @@
 // under it are checked by lowering_test.cc's agreement test and the spec suite (ctest's
 // spec_<engine>_register).
 #include <bit>
+#include <cmath>
 #include <deque>
 #include <limits>
 
@@ -117,6 +118,41 @@ TEST(RegisterIrTest, AFloatCompareAndAnEqzBeforeABranchBecomeOneInstruction) {
         EXPECT_EQ(rt.invoke(inst.exports.at("f").func, {Value{ValType::kF64, std::bit_cast<uint64_t>(x), 0}})[0].lo, lt) << x;
         EXPECT_EQ(rt.invoke(inst.exports.at("g").func, {Value{ValType::kF64, std::bit_cast<uint64_t>(x), 0}})[0].lo, 1u - lt) << x;
       }
+    }
+}
+
+// Float results go to the accumulator of their type (placement.h: acc_f64, acc_f32), an integer's
+// to acc: a chain that converts between all three (demote, promote, reinterpret) reads each
+// operand from the right one, in every engine with the register IR, with and without acc, and
+// answers what C++ computes.
+TEST(RegisterIrTest, FloatResultsGoToTheAccumulatorOfTheirType) {
+  const char* wat = R"((module (func (export "f") (param f64 f32 i64) (result f64)
+    (f64.add
+      (f64.promote_f32 (f32.mul (f32.demote_f64 (f64.mul (local.get 0) (local.get 0))) (local.get 1)))
+      (f64.reinterpret_i64 (i64.add (i64.reinterpret_f64 (f64.sqrt (local.get 0))) (local.get 2)))))))";
+  auto words = words_of(wat);
+  // f64_mul_rn [op, a, b]: its result in acc_f64 only; the demote reads it there and leaves an f32
+  // in acc_f32 only, for the multiply after it
+  EXPECT_EQ(words[0], W(Op::f64_mul_rn));
+  EXPECT_EQ(words[3], W(Op::f32_demote_f64_xn));
+  EXPECT_EQ(words[4], W(Op::f32_mul_xn));
+  const double x = 1.7;
+  const float y = 2.5f;
+  const int64_t z = 3;
+  const double want = static_cast<double>(static_cast<float>(x * x) * y) +
+                      std::bit_cast<double>(std::bit_cast<int64_t>(std::sqrt(x)) + z);
+  Lowering no_acc = register_ir();
+  no_acc.acc = false;
+  for (Lowering l : {register_ir(), no_acc})
+    for (Dispatch d : dispatch_modes()) {
+      if (!ir_unavailable(Ir::kRegister, d, Placement::kSp).empty()) continue;
+      SCOPED_TRACE(std::string(dispatch_name(d)) + (l.acc ? " acc" : " no acc"));
+      Runtime rt(EngineConfig{d});
+      rt.set_lowering(l);
+      Instance& inst = rt.instantiate(assemble(wat));
+      const std::vector<Value> args = {Value{ValType::kF64, std::bit_cast<uint64_t>(x), 0},
+                                       Value{ValType::kF32, std::bit_cast<uint32_t>(y), 0}, Value::i64(static_cast<uint64_t>(z))};
+      EXPECT_EQ(rt.invoke(inst.exports.at("f").func, args)[0].lo, std::bit_cast<uint64_t>(want));
     }
 }
 

@@ -140,13 +140,17 @@ bool func_subtype(const Machine* m, uint64_t sub, uint64_t super) noexcept;
 #undef ENGINE
 #undef NOT_GENERATED
 // A handler's parameter types as the probes name them: "ptr" for a pointer, "u64" for the 64-bit
-// values (a cached top, spilled slots, fuel).
+// values (a cached top, spilled slots, fuel, the accumulator), "f64" and "f32" for the float ones.
 template <class T>
 constexpr const char* handler_parameter_kind() {
   if constexpr (std::is_pointer_v<T>) {
     return "ptr";
+  } else if constexpr (std::is_same_v<T, double>) {
+    return "f64";
+  } else if constexpr (std::is_same_v<T, float>) {
+    return "f32";
   } else {
-    static_assert(std::is_same_v<T, uint64_t>, "a handler parameter is a pointer or a uint64_t");
+    static_assert(std::is_same_v<T, uint64_t>, "a handler parameter is a pointer, a uint64_t, a double or a float");
     return "u64";
   }
 }

@@ -58,6 +58,10 @@ struct SimpleOp {
 // A signature's operand counts ("ii:i": 2 pops, 1 push), for the register forms' bodies.
 constexpr int sig_pops(const char* s) { return static_cast<int>(stack_effect(s).pops.size()); }
 constexpr int sig_pushes(const char* s) { return static_cast<int>(stack_effect(s).pushes.size()); }
+// A signature's operand i (of its pops) and its result, as letters (0: none): the register IR's
+// accumulator forms keep an f64 or f32 in an accumulator of its own type (placement.h).
+constexpr char sig_operand_letter(const char* s, int i) { return i < sig_pops(s) ? stack_effect(s).pops[i] : 0; }
+constexpr char sig_result_letter(const char* s) { return sig_pushes(s) == 1 ? stack_effect(s).pushes[0] : 0; }
 
 #define DLW_LOG2(n) ::dlab::wasm::log2_of(n)
 #define DLW_NONE Imm::NONE, 0, 0

@@ -174,12 +174,17 @@ inline constexpr bool dlw_in_register_form = false;
 // A tail handler's argument after the machine (it costs no instruction where a handler does not
 // touch it: the register stays as the previous handler left it), a local of the run function in
 // switch / goto; only where the register IR is built. The first handler gets 0: the lowering never
-// writes a form that reads it except right after the instruction that set it.
+// writes a form that reads it except right after the instruction that set it. Three of them, by
+// the result's type: `acc` for integers, `acc_f64` and `acc_f32` for floats (float arguments:
+// vector registers in both conventions), so that a float result reaches the next float operation
+// without a move to an integer register and back (several cycles each way, on the critical path
+// of every float chain: mandel's, biquad's). One of each type: a value's bits between a double
+// and a float lane of one register cost moves (clang routes them through an integer register).
 #if DLW_REGISTER_IR
-#define DLW_ACC_PARAM , uint64_t acc
-#define DLW_ACC_ARG , acc
-#define DLW_ACC_FIRST , uint64_t{0}
-#define DLW_LOCAL_ACC uint64_t acc = 0;
+#define DLW_ACC_PARAM , uint64_t acc, double acc_f64, float acc_f32
+#define DLW_ACC_ARG , acc, acc_f64, acc_f32
+#define DLW_ACC_FIRST , uint64_t{0}, 0.0, 0.0f
+#define DLW_LOCAL_ACC uint64_t acc = 0; double acc_f64 = 0; float acc_f32 = 0;
 #else
 #define DLW_ACC_PARAM
 #define DLW_ACC_ARG
