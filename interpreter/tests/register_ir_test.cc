@@ -85,11 +85,16 @@ TEST(RegisterIrTest, ACompareBeforeABranchBecomesOneInstruction) {
   EXPECT_EQ(words[8], W(Op::return_r1));
 }
 
-// A float compare fuses with its branch too, and `cmp; i32.eqz; br_if` loses the eqz, the branch's
-// sense flipped (no inverse compare keeps NaN's answer, so compilers write the eqz): mandel's
-// `while (... && zr*zr + zi*zi < 4.0)`. With a NaN operand every compare is false, so the two
-// functions answer differently, in every engine with the register IR and in the stack IR.
-TEST(RegisterIrTest, AFloatCompareAndAnEqzBeforeABranchBecomeOneInstruction) {
+// `cmp; i32.eqz; br_if` loses the eqz, the branch's sense flipped, and the compare fuses with the
+// branch: `if (!(x & 4))` is `i32.and 4; i32.eqz; if`. A float compare is not fused (fusing it
+// measured nothing on mandel or biquad once float results stay in their accumulator, and cost
+// 220 KB of handlers): with a NaN operand every float compare is false, so `f` and `g` answer
+// differently, in every engine with the register IR and in the stack IR.
+TEST(RegisterIrTest, AnEqzBetweenACompareAndItsBranchGoesAndTheBranchFlips) {
+  auto flag = words_of(R"((module (func (export "f") (param i32) (result i32)
+      (if (i32.eqz (i32.and (local.get 0) (i32.const 4))) (then (return (i32.const 1))))
+      (i32.const 0))))");
+  EXPECT_EQ(flag[0], W(Op::i32_and_k_br_if));  // no i32_eqz_r: branch over the then when the bit is set
   const char* wat = R"((module
     (func (export "f") (param f64) (result i32)
       (if (f64.lt (local.get 0) (f64.const 4)) (then (return (i32.const 1))))
@@ -97,13 +102,6 @@ TEST(RegisterIrTest, AFloatCompareAndAnEqzBeforeABranchBecomeOneInstruction) {
     (func (export "g") (param f64) (result i32)
       (if (i32.eqz (f64.lt (local.get 0) (f64.const 4))) (then (return (i32.const 1))))
       (i32.const 0))))";
-  auto words = words_of(wat);
-  // f64.lt_rk_br_unless 0 4.0 (over the then) ...
-  EXPECT_EQ(words[0], W(Op::f64_lt_rk_br_unless));
-  auto negated = words_of(R"((module (func (export "f") (param f64) (result i32)
-      (if (i32.eqz (f64.lt (local.get 0) (f64.const 4))) (then (return (i32.const 1))))
-      (i32.const 0))))");
-  EXPECT_EQ(negated[0], W(Op::f64_lt_rk_br_if));  // no i32_eqz_r, the sense flipped
   const double nan = std::numeric_limits<double>::quiet_NaN();
   for (Ir ir : irs())
     for (Dispatch d : dispatch_modes()) {
