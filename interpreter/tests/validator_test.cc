@@ -61,6 +61,27 @@ TEST(Validator, ALargeModuleReportsItsFirstInvalidFunction) {
   EXPECT_EQ(verdict(large({{3900, unknown_local}, {4095, mismatch}})), "unknown local");
 }
 
+// An `if` without `else` has an empty else of type [t1*] -> [t2*]: valid where each parameter is
+// a subtype of its result, (ref $s) of (ref null $s) here, not only where they are equal.
+TEST(Validator, AnIfWithoutElseNeedsItsParametersToMatchItsResults) {
+  auto module_with_if = [](ValType param, ValType result) {
+    Module m;
+    DefType s;
+    s.kind = TypeKind::kStruct;
+    m.types.push_back(s);                                       // 0: struct {}
+    m.types.push_back(FuncType{{param}, {result}});             // 1: the function's and the if's type
+    m.functions.push_back(1);
+    // local.get 0; i32.const 1; if (type 1) end; end
+    m.code.push_back({{}, Expr{{0x20, 0x00, 0x41, 0x01, 0x04, 0x01, 0x0B, 0x0B}}});
+    return m;
+  };
+  const ValType ref_s = ref_type(false, kHeapTypeIndex + 0), null_s = ref_type(true, kHeapTypeIndex + 0);
+  EXPECT_EQ(verdict(module_with_if(ref_s, null_s)), "ok");
+  EXPECT_EQ(verdict(module_with_if(null_s, ref_s)), "type mismatch");
+  EXPECT_EQ(verdict(module_with_if(ValType::kI32, ValType::kI64)), "type mismatch");
+  EXPECT_EQ(verdict(module_with_if(ValType::kI32, ValType::kI32)), "ok");
+}
+
 TEST(Validator, UnreachableCodeIsPolymorphic) {
   using V = ValType;
   // unreachable; i32.add -> the operands are of any type, the result is i32

@@ -182,7 +182,11 @@ bool Lowerer::drop_negation(const Loc& c) {
   const Written& eqz = window_.back();
   const Written& cmp = window_[window_.size() - 2];
   const Op cmp_slot_form = kAccumulatorForms[cmp.op].slot_form == Op::kCount ? cmp.op : kAccumulatorForms[cmp.op].slot_form;
-  if (!fuses_with_a_branch(cmp_slot_form) || eqz.at + 3 != code_.size() || cmp.at >= eqz.at) return false;
+  if (!fuses_with_a_branch(cmp_slot_form) || eqz.at + 3 != code_.size()) return false;
+  // The compare's words end where the eqz begins (every word is written by emit or word after its
+  // op: a path that wrote words otherwise would not be taken for the compare's).
+  const uint8_t cmp_words = kDeclaredWords.of[static_cast<size_t>(cmp.op)];
+  if (cmp_words == 0 || cmp.at + cmp_words != eqz.at) return false;
   // The compare's result word is its last (every form that fuses stores its result there).
   const uint64_t operand = code_[eqz.at + 1];
   if (operand != c.home || code_[eqz.at - 1] != operand) return false;

@@ -254,8 +254,14 @@ class FunctionValidator {
       }
       case Opcode::end: {
         Frame f = pop_ctrl();
-        // An `if` without `else` must leave its parameters as its results.
-        if (f.opcode == Opcode::if_ && !std::ranges::equal(start_of(f), end_of(f))) invalid("type mismatch");
+        // An `if` without `else` has an empty else, [t1*] -> [t2*]: its parameters must match its
+        // results (each a subtype of the result at its place).
+        if (f.opcode == Opcode::if_) {
+          const std::span<const T> params = start_of(f), results = end_of(f);
+          if (params.size() != results.size()) invalid("type mismatch");
+          for (size_t k = 0; k < params.size(); ++k)
+            if (!matches(c_, params[k], results[k])) invalid("type mismatch");
+        }
         push(end_of(f));
         frame_types_.resize(f.start_at);
         return;

@@ -101,39 +101,54 @@ void validate_bodies(const Ctx& c) {
   std::mutex failed_mutex;
   size_t failed_at = SIZE_MAX;  // the first invalid function found, and what it threw
   std::exception_ptr failure;
-  auto worker = [&] {
-    BodyValidator bodies(c);
-    std::vector<std::pair<uint32_t, ValType>> locals;
-    for (size_t chunk; (chunk = next_chunk.fetch_add(1)) < chunks;) {
-      const size_t begin = chunk * kFunctionsPerChunk, end = std::min(m.code.size(), begin + kFunctionsPerChunk);
-      {
-        std::lock_guard lock(failed_mutex);
-        if (begin > failed_at) return;  // nothing here can be the first
-      }
-      for (size_t i = begin; i < end; ++i) {
-        try {
-          validate(bodies, locals, i);
-        } catch (...) {
-          std::lock_guard lock(failed_mutex);
-          if (i < failed_at) {
-            failed_at = i;
-            failure = std::current_exception();
-          }
-          break;
-        }
-      }
+  auto fail = [&](size_t i) {
+    std::lock_guard lock(failed_mutex);
+    if (i < failed_at) {
+      failed_at = i;
+      failure = std::current_exception();
     }
   };
-  std::vector<std::thread> pool;
-  for (unsigned k = 1; k < threads; ++k) {
+  // Nothing escapes a worker (a thread would terminate the process): what it throws, out of
+  // memory included, is kept as its function's error.
+  auto worker = [&] {
+    size_t chunk = 0;
     try {
-      pool.emplace_back(worker);
-    } catch (const std::system_error&) {  // no thread to be had (a process limit): fewer do all the chunks
-      break;
+      BodyValidator bodies(c);
+      std::vector<std::pair<uint32_t, ValType>> locals;
+      while ((chunk = next_chunk.fetch_add(1)) < chunks) {
+        const size_t begin = chunk * kFunctionsPerChunk, end = std::min(m.code.size(), begin + kFunctionsPerChunk);
+        {
+          std::lock_guard lock(failed_mutex);
+          if (begin > failed_at) return;  // nothing here can be the first
+        }
+        for (size_t i = begin; i < end; ++i) {
+          try {
+            validate(bodies, locals, i);
+          } catch (...) {
+            fail(i);
+            break;
+          }
+        }
+      }
+    } catch (...) {  // the validator's own set-up: blame the chunk's first function
+      fail(std::min(chunk, chunks) * kFunctionsPerChunk);
     }
+  };
+  // The threads are joined on every way out, before the state they share goes.
+  struct Pool {
+    std::vector<std::thread> threads;
+    ~Pool() {
+      for (auto& t : threads) t.join();
+    }
+  } pool;
+  try {
+    pool.threads.reserve(threads - 1);
+    for (unsigned k = 1; k < threads; ++k) pool.threads.emplace_back(worker);
+  } catch (...) {  // no thread (a process limit) or no memory for one: fewer do all the chunks
   }
   worker();
-  for (auto& t : pool) t.join();
+  for (auto& t : pool.threads) t.join();
+  pool.threads.clear();
   if (failure) std::rethrow_exception(failure);
 }
 
