@@ -8,15 +8,18 @@
 
 namespace dlab::cli {
 
+// The option's own callback, not `each`: it runs for the bare name too (`each` runs per value, and
+// `--variants` alone has none, so it was taken and ignored).
 void refuse_renamed_option(CLI::App* cmd, const std::string& old_name, const std::string& new_name) {
-  cmd->add_option(old_name)
-      ->description(fmt::format("renamed {}", new_name))
+  cmd->add_option(
+         old_name,
+         [old_name, new_name](const CLI::results_t&) -> bool {
+           throw CLI::ValidationError(old_name, fmt::format("was renamed {} (\"variant\" meant two things): use {}", new_name, new_name));
+         },
+         fmt::format("renamed {}", new_name))
       ->group("")  // not in the help: a new user never learns it
       ->allow_extra_args(false)
-      ->expected(0, 1)
-      ->each([old_name, new_name](const std::string&) {
-        throw CLI::ValidationError(old_name, fmt::format("was renamed {} (\"variant\" meant two things): use {}", new_name, new_name));
-      });
+      ->expected(0, 1);
 }
 
 }  // namespace dlab::cli

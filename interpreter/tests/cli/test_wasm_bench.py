@@ -229,11 +229,11 @@ def test_placement_is_the_option_name_and_variant_refused_with_it(dlab_bin, tmp_
     out = subprocess.run([dlab_bin, "wasm", "run", "--placement", "nowhere", str(module)], capture_output=True, text=True)
     assert out.returncode == 2 and "nowhere" in out.stderr, out.stderr
     # the old names were read for one release; now each is refused with the name to use
-    # (harness/cli/renamed_option.cc), with or without a value, and nothing runs
+    # (harness/cli/renamed_option.cc), with a value or bare, and nothing runs
     for command, old, new in ((["wasm", "bench"], "--variants", "--placements"), (["wasm", "run"], "--variant", "--placement"),
                               (["wasm", "spec"], "--variant", "--placement"), (["models"], "--variants", "--placements"),
                               (["models"], "--mode-variants", "--mode-placements"), (["probes"], "--variants", "--placements")):
-        for given in ([old, "sp"], [old + "=sp"]):
+        for given in ([old, "sp"], [old + "=sp"], [old]):
             out = subprocess.run([dlab_bin, *command, *given, "--help-never-reached"], capture_output=True, text=True)
             assert out.returncode == 2 and f"was renamed {new}" in out.stderr, (command, given, out.stderr)
     for command in (["wasm", "bench"], ["wasm", "run"], ["wasm", "spec"], ["models"], ["probes"]):
