@@ -34,7 +34,7 @@ TEST(Validator, TypesStraightLineCode) {
   EXPECT_EQ(verdict(one_function({}, {}, {0x41, 0x00, 0x1A})), "ok");              // i32.const 0; drop
 }
 
-// A module of more than 1 MiB of code is validated by several threads (validator.cc's
+// A module of more than 256 KiB of code is validated by several threads (validator.cc's
 // validate_bodies) where the machine has several cores; whatever the split, the error is the first
 // invalid function's, as one thread would find it, and a valid module is valid.
 TEST(Validator, ALargeModuleReportsItsFirstInvalidFunction) {

@@ -1,7 +1,6 @@
 // The validation algorithm of the WebAssembly spec's appendix: an operand stack of value types
 // (Unknown below an unreachable point) and a control stack of frames with their label types, over
 // one function body or constant expression (validation.h's context; validator.cc the module).
-#include <algorithm>
 #include <cstring>
 #include <span>
 #include <optional>
