@@ -400,6 +400,86 @@ TEST(RegisterIrTest, BranchesCarryAValueAndReturnsOfAnyArity) {
   }
 }
 
+// fuse: an unconditional branch makes the copies beside it itself (register_ir.cc's
+// register_jump): the copies written just before it, and on a loop's back edge the copy the loop
+// begins with, landing after it; in their order (fib's two copies swapped would give the wrong sum).
+TEST(RegisterIrTest, AJumpMakesTheCopiesBesideIt) {
+  const char* wat = R"((module
+    (func (export "sum") (param i32) (result i32) (local i32 i32 i32)
+      (loop $l
+        (local.set 3 (local.get 0))
+        (local.set 2 (i32.add (local.get 2) (local.get 3)))
+        (local.set 1 (i32.sub (local.get 0) (i32.const 1)))
+        (if (local.get 3) (then (local.set 0 (local.get 1)) (br $l))))
+      (local.get 2))
+    (func (export "fib") (param i32) (result i32) (local i32 i32 i32)
+      (local.set 2 (i32.const 1))
+      (block $out
+        (loop $l
+          (br_if $out (i32.eqz (local.get 0)))
+          (local.set 0 (i32.sub (local.get 0) (i32.const 1)))
+          (local.set 3 (i32.add (local.get 1) (local.get 2)))
+          (local.set 1 (local.get 2))
+          (local.set 2 (local.get 3))
+          (br $l)))
+      (local.get 1))
+    (func (export "nest") (param i32) (result i32) (local i32 i32)
+      (loop $o
+        (loop $i
+          (local.set 1 (local.get 0))
+          (local.set 2 (i32.add (local.get 2) (local.get 1)))
+          (local.set 0 (i32.sub (local.get 0) (i32.const 1)))
+          (br_if $i (i32.and (local.get 0) (i32.const 1)))
+          (if (local.get 0) (then (br $o)))))
+      (local.get 2))))";
+  {
+    Runtime rt(EngineConfig{Dispatch::kSwitch});
+    rt.set_lazy_lowering(false);  // the code is read after instantiation
+    rt.enable_profile();
+    rt.set_lowering(register_ir());
+    rt.record_instruction_starts(true);  // op words read at instructions' starts only, not operands
+    Instance& inst = rt.instantiate(assemble(wat));
+    // The words of the first instruction of `op` in `name` (from its op word on), or none.
+    auto find = [&](const char* name, Op op) -> std::vector<uint64_t> {
+      const FuncInst* f = inst.exports.at(name).func;
+      for (uint32_t at : f->instruction_starts)
+        if (f->code.at(at) == W(op)) {
+          const size_t words = kDeclaredWords.of[static_cast<size_t>(op)];  // 0: not declared (br, copy_r)
+          std::vector<uint64_t> w(f->code.begin() + at, f->code.begin() + at + std::max<size_t>(words, 1));
+          if (op == Op::br_copy_r || op == Op::br_copy2_r) w[1] += at;  // the offset, made the target
+          return w;
+        }
+      return {};
+    };
+    // sum: the copy to local 0, then the loop's first copy (local 3 from local 0), landing after it
+    EXPECT_EQ(find("sum", Op::br_copy2_r), (std::vector<uint64_t>{W(Op::br_copy2_r), 3, 0, 1, 3, 0}));
+    EXPECT_TRUE(find("sum", Op::br).empty());
+    EXPECT_FALSE(find("sum", Op::copy_r).empty());  // the loop's first copy stays, for its entry
+    // fib: two copies before the branch (the loop begins with a branch out), local 1 first
+    std::vector<uint64_t> fib = find("fib", Op::br_copy2_r);
+    ASSERT_EQ(fib.size(), 6u);
+    EXPECT_EQ(std::vector<uint64_t>(fib.begin() + 2, fib.end()), (std::vector<uint64_t>{1, 2, 2, 3}));
+    EXPECT_TRUE(find("fib", Op::copy_r).empty());
+    // nest: both loops begin with the copy; the outer one's back edge makes it and lands after it
+    EXPECT_EQ(find("nest", Op::br_copy_r), (std::vector<uint64_t>{W(Op::br_copy_r), 3, 1, 0}));
+  }
+  // sum(4) = 4 + 3 + 2 + 1 + 0, fib(10) = 55, nest(5) = 5 + 4 + 3 + 2 + 1, in every engine
+  for (Dispatch d : dispatch_modes()) {
+    if (!ir_unavailable(Ir::kRegister, d, Placement::kSp).empty()) continue;
+    SCOPED_TRACE(dispatch_name(d));
+    for (Lowering l : {register_ir(), register_ir(Lowering::none()), Lowering{}}) {
+      Runtime rt(EngineConfig{d});
+      rt.set_lazy_lowering(false);
+      rt.set_lowering(l);
+      Instance& inst = rt.instantiate(assemble(wat));
+      auto call = [&](const char* name, uint32_t n) { return rt.invoke(inst.exports.at(name).func, {Value::i32(n)})[0].lo; };
+      EXPECT_EQ(call("sum", 4), 10u);
+      EXPECT_EQ(call("fib", 10), 55u);
+      EXPECT_EQ(call("nest", 5), 15u);
+    }
+  }
+}
+
 TEST(RegisterIrTest, OnlyTheSpPlacementBuildsIt) {
   EXPECT_EQ(ir_unavailable(Ir::kRegister, Placement::kSp), "");
   EXPECT_EQ(ir_unavailable(Ir::kStack, Placement::kVec), "");

@@ -164,6 +164,9 @@ inline constexpr OperandLayout kBrR = fixed_layout({Field::kSlot, Field::kLabel}
 // br_table_r target's landing that does (br_copy_r, land_copy_r; br_if_copy_r on a condition slot)
 inline constexpr OperandLayout kBrCopy = fixed_layout({Field::kLabel, Field::kResult, Field::kSlot});
 inline constexpr OperandLayout kBrIfCopy = fixed_layout({Field::kSlot, Field::kLabel, Field::kResult, Field::kSlot});
+// a branch that makes two copies on its way (br_copy2_r: [offset, to, from, to, from], in order;
+// the layout keeps the second pair's positions, the handler reads the first pair before them)
+inline constexpr OperandLayout kBrCopy2 = fixed_layout({Field::kLabel, Field::kResult, Field::kSlot, Field::kResult, Field::kSlot});
 }  // namespace layout
 
 }  // namespace dlab::wasm

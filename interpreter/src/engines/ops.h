@@ -209,6 +209,7 @@ struct DeclaredWords {
     set(Op::i32_and_k_br_if, layout::kRkBr);
     set(Op::i32_and_k_br_unless, layout::kRkBr);
     set(Op::br_copy_r, layout::kBrCopy);
+    set(Op::br_copy2_r, layout::kBrCopy2);
     set(Op::br_if_copy_r, layout::kBrIfCopy);
     set(Op::land_copy_r, layout::kBrCopy);
     for (const SuperOf& s : kSupers) of[static_cast<size_t>(s.op)] = of[static_cast<size_t>(s.first)];

@@ -80,6 +80,9 @@ struct Ctl {
   size_t try_range = SIZE_MAX;  // try_table: its catch range in FuncInst::catches
   bool live_at_start = true;
   bool dead = false;  // the code from here to the next else/end cannot run
+  // Register IR, a loop: its code begins with a copy_r [to, from] at loop_pc, which a branch back
+  // to it may make itself and land after (jump_copies).
+  bool head_copy = false;
   const std::vector<ValType>& label_types() const { return kind == CtlKind::kLoop ? params : results; }
 };
 
@@ -135,6 +138,7 @@ class Lowerer {
     for (size_t i = 0; i < n; ++i) pop();
   }
   size_t emit(Op op) {
+    if (op == Op::copy_r) note_head_copy();
     window_.push_back({op, code_.size()});
     code_.push_back(words_[static_cast<size_t>(op)]);
     return code_.size() - 1;
@@ -240,6 +244,8 @@ class Lowerer {
   bool register_body(const Instruction& in);
   bool register_local(const Instruction& in);
   std::optional<uint32_t> carried_from(uint32_t depth);
+  void note_head_copy();
+  void register_jump(uint32_t depth);
   void write_branch_copy(const OperandLayout& l, uint32_t condition, uint32_t to, uint32_t from);
   bool register_table_op(const Instruction& in, const SimpleOp& s);
 

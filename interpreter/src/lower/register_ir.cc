@@ -245,6 +245,51 @@ std::optional<uint32_t> Lowerer::carried_from(uint32_t depth) {
   return slot_of(v);
 }
 
+// A copy_r is about to be written: the loops whose code begins with it (every label that starts
+// here: a block or loop entered with nothing written since) note it for their back edges.
+void Lowerer::note_head_copy() {
+  for (size_t i = ctls_.size(); i-- > 0 && ctls_[i].loop_pc == code_.size();)
+    if (ctls_[i].kind == CtlKind::kLoop) ctls_[i].head_copy = true;
+}
+
+// br to label `depth`, carrying nothing that moves. fuse: the branch makes the copies beside it
+// itself, up to two, in their order: the copy_r just written (the stream's last instruction, no
+// label between: the moves a compiler puts before a jump for its phis, `local.get; local.set;
+// br`), and on a loop's back edge the copy_r the loop begins with, the branch then landing after
+// it (the loop's other entries still run it there). Each copy so made costs no dispatch of its own.
+void Lowerer::register_jump(uint32_t depth) {
+  // Values the label keeps go to its slots; values it drops are read by no one (the code after an
+  // unconditional branch is dead), and every value below it was written to its slot on entry.
+  if (keep_drop(depth).first != 0) materialize_all();
+  Ctl& label = ctls_[ctls_.size() - 1 - depth];
+  std::array<std::pair<uint64_t, uint64_t>, 2> copies;  // (to, from)
+  size_t n = 0;
+  const bool through_head = lowering_.fuse && label.kind == CtlKind::kLoop && label.head_copy;
+  while (lowering_.fuse && n + (through_head ? 1 : 0) < copies.size() && !window_.empty() && !dead() &&
+         window_.back().op == Op::copy_r && window_.back().at + 3 == code_.size()) {
+    const size_t at = window_.back().at;
+    // A loop that begins with this copy does no longer (its back edges must not take it again).
+    for (Ctl& c : ctls_)
+      if (c.loop_pc == at) c.head_copy = false;
+    copies[n++] = {code_[at + 1], code_[at + 2]};
+    code_.resize(at);
+    window_.pop_back();
+  }
+  if (n == 2) std::swap(copies[0], copies[1]);  // taken from the end: the earlier copy first
+  if (through_head && label.head_copy) copies[n++] = {code_[label.loop_pc + 1], code_[label.loop_pc + 2]};
+  const bool landing_after_head = through_head && label.head_copy;
+  static_assert(layout::kBrCopy.label == 1 && layout::kBrCopy.result == 2 && layout::kBrCopy.operand[0] == 3, "[offset, to, from]");
+  const size_t at = emit(n == 0 ? Op::br : n == 1 ? Op::br_copy_r : Op::br_copy2_r);
+  word(0);
+  for (size_t i = 0; i < n; ++i) {
+    word(copies[i].first);
+    word(copies[i].second);
+  }
+  if (landing_after_head) patch({at, at + 1}, label.loop_pc + 3);
+  else target(depth, at, at + 1);
+  last_result_ = SIZE_MAX;
+}
+
 // The words after a branch-and-copy's op word, in its layout's order (operand_layout.h: the
 // condition slot, the offset left 0 for target(), the label's slot, the value's slot).
 void Lowerer::write_branch_copy(const OperandLayout& l, uint32_t condition, uint32_t to, uint32_t from) {
@@ -313,10 +358,7 @@ bool Lowerer::register_body(const Instruction& in) {
       const uint32_t to = label_at(depth).height_base;
       if (*from == to) {  // the label's values already where it wants them, once materialised
         if (op == Opcode::br) {
-          materialize_all();
-          size_t at = emit(Op::br);
-          word(0);
-          target(depth, at, at + 1);
+          register_jump(depth);
           mark_dead();
         } else {
           auto [at, w] = register_branch(c, true);
