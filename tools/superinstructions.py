@@ -24,7 +24,9 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -46,14 +48,55 @@ from dispatchlab_analysis.workloads import corpus_selection_sizes, profile_sizes
 
 PROFILE_SIZES = profile_sizes()
 DEFAULT_COUNT = 64
-DEFAULT_REGISTER_COUNT = 32
+DEFAULT_REGISTER_COUNT = 200  # chosen on the selection programs: sqlite and pdfcpu faster at 200 than at 128 (CHANGELOG)
 
 # handlers.def's FUEL() is the budget's charge (budget.h, defined per engine): kept as written.
 FUEL_TEXT = "DLW_CHARGE()"
 PAIRS_COLUMNS = ["workload", "first", "second", "count", "dispatches"]
 
 
-def profile(dlab: str, module: str, out: Path, sizes: dict[str, int] | None = None, ir: str = "stack") -> None:
+PROGRAMS_LIST = ROOT / "interpreter" / "programs" / "programs.json"
+
+
+def programs_cache() -> Path:
+    """Where tools/fetch-programs put the whole programs (its --cache default)."""
+    env = os.environ.get("DLAB_PROGRAMS_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "dispatchlab" / "programs"
+
+
+def selection_programs() -> list[dict]:
+    """programs.json's whole programs whose role is selection (never a held-out one)."""
+    try:
+        listed = json.loads(PROGRAMS_LIST.read_text())["programs"]
+    except (OSError, ValueError, KeyError) as e:
+        sys.exit(f"{PROGRAMS_LIST}: cannot read its programs ({e})")
+    return [p for p in listed if p.get("role") == "selection"]
+
+
+def profile_program(dlab: str, program: dict, lowering: str, js: Path) -> None:
+    """One whole WASI program of the selection in the counting engine, as `dlab wasm programs`
+    runs it: its arguments and stdin, its folder's input files in a scratch folder it may write."""
+    folder = programs_cache() / program["name"]
+    module = folder / "module.wasm"
+    if not (folder / ".fetched").exists() or not module.exists():
+        sys.exit(f"{folder}: the selection program {program['name']} is not fetched: run tools/fetch-programs --only "
+                 f"{program['name']} (or set DLAB_PROGRAMS_CACHE to where it is)")
+    with tempfile.TemporaryDirectory() as scratch:
+        for f in folder.iterdir():
+            if f.is_file() and f.name not in ("module.wasm", ".fetched"):
+                shutil.copy(f, scratch)
+        stdin = open(Path(scratch) / program["stdin"], "rb") if program.get("stdin") else subprocess.DEVNULL
+        try:
+            subprocess.run([dlab, "wasm", "profile", "--ir", "register", "--lowering", lowering, "--json", str(js),
+                            "--dir-rw", f"{scratch}::/", str(module), "--", *program.get("args", [])],
+                           cwd=scratch, stdin=stdin, check=True, capture_output=True, text=True, timeout=1800)
+        finally:
+            if stdin is not subprocess.DEVNULL:
+                stdin.close()
+
+
+def profile(dlab: str, module: str, out: Path, sizes: dict[str, int] | None = None, ir: str = "stack",
+            programs: list[dict] | None = None) -> None:
     rows = []
     sizes = PROFILE_SIZES if sizes is None else sizes
     if not sizes:
@@ -68,11 +111,17 @@ def profile(dlab: str, module: str, out: Path, sizes: dict[str, int] | None = No
             doc = json.loads(js.read_text())
             for p in doc["pairs"]:
                 rows.append((workload, p["from"], p["to"], p["count"], doc["dispatches"]))
+        for program in programs or []:
+            js = Path(tmp) / f"program-{program['name']}.json"
+            profile_program(dlab, program, "fold+fuse+acc+elide", js)
+            doc = json.loads(js.read_text())
+            for p in doc["pairs"]:
+                rows.append((program["name"], p["from"], p["to"], p["count"], doc["dispatches"]))
     with out.open("w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(PAIRS_COLUMNS)
         w.writerows(rows)
-    print(f"wrote {out} ({len(rows)} pairs over {len(sizes)} workloads)")
+    print(f"wrote {out} ({len(rows)} pairs over {len(sizes) + len(programs or [])} workloads)")
 
 
 def entries(clang: str, handlers: Path) -> dict[str, tuple[str, str]]:
@@ -226,13 +275,16 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("profile", help="measure pair frequencies into superinstructions.pairs.csv")
     p.add_argument("--dlab", default=str(ROOT / "build" / "release" / "dlab"))
     p.add_argument("--module", default=str(ROOT / "build" / "release" / "interpreter" / "workloads" / "kernels.wasm"))
-    r = sub.add_parser("profile-register", help="measure the register IR's pair frequencies on the corpus's selection "
-                       "programs into superinstructions_register.pairs.csv")
+    r = sub.add_parser("profile-register", help="measure the register IR's pair frequencies on the selection programs "
+                       "(the corpus's, and programs.json's whole programs, fetched by tools/fetch-programs) into "
+                       "superinstructions_register.pairs.csv")
     r.add_argument("--dlab", default=str(ROOT / "build" / "release" / "dlab"))
     r.add_argument("--module", default=str(ROOT / "build" / "release" / "interpreter" / "corpus" / "corpus.wasm"))
     g = sub.add_parser("generate", help="write superinstructions.def from the pairs")
     g.add_argument("--clang", default="clang++-19")
     g.add_argument("--count", type=int, default=DEFAULT_COUNT, help="superinstructions (1..200)")
+    g.add_argument("--register-count", type=int, default=DEFAULT_REGISTER_COUNT,
+                   help="superinstructions of the register IR (0..200), from superinstructions_register.pairs.csv")
     g.add_argument("--workloads", help="choose from these workloads' pairs only (comma-separated; default all), e.g. to "
                    "measure the superinstructions on workloads they were not chosen from")
     g.add_argument("--check", action="store_true", help="compare with the committed file instead of writing it")
@@ -241,12 +293,14 @@ def main(argv: list[str] | None = None) -> int:
         profile(a.dlab, a.module, PAIRS)
         return 0
     if a.cmd == "profile-register":
-        profile(a.dlab, a.module, REGISTER_PAIRS, corpus_selection_sizes(), "register")
+        profile(a.dlab, a.module, REGISTER_PAIRS, corpus_selection_sizes(), "register", selection_programs())
         return 0
     if not 1 <= a.count <= 200:
         ap.error("--count must be 1..200")
+    if not 0 <= a.register_count <= 200:
+        ap.error("--register-count must be 0..200")
     only = set(a.workloads.split(",")) if a.workloads else None
-    text = generate(a.clang, a.count, only)
+    text = generate(a.clang, a.count, only, a.register_count)
     if a.check:
         if not OUT.exists() or OUT.read_text() != text:
             print(f"{OUT} is not current: run tools/superinstructions.py generate", file=sys.stderr)
