@@ -119,6 +119,29 @@ def test_the_register_irs_pairs_become_super_r_entries_after_the_stack_ones(supe
     assert "Chosen from: sqlite" in text
 
 
+def test_the_register_count_is_honoured(superinstructions):
+    tool, pairs, out = superinstructions
+    pairs.write_text(HEADER + GOOD_ROW)
+    tool.REGISTER_PAIRS.write_text(HEADER + "sqlite,i32_add,call,300,1000\nsqlite,i32_add,local_get,200,1000\n")
+    assert run_tool(tool, ["generate", "--count", "8", "--register-count", "1"]) == (0, "")
+    assert out.read_text().count("\nSUPER_R(") == 1 and "SUPER_R(i32_add__call," in out.read_text()
+    assert run_tool(tool, ["generate", "--count", "8", "--register-count", "0"]) == (0, "")
+    assert "\nSUPER_R(" not in out.read_text()
+
+
+def test_the_register_irs_whole_programs_are_the_selection_ones_and_must_be_fetched(superinstructions, tmp_path, monkeypatch):
+    tool, _, _ = superinstructions
+    listed = tool.selection_programs()
+    assert listed and all(p["role"] == "selection" for p in listed)  # never a held-out or start-up one
+    roles = {p["name"]: p["role"] for p in __import__("json").loads(tool.PROGRAMS_LIST.read_text())["programs"]}
+    assert {p["name"] for p in listed} == {n for n, r in roles.items() if r == "selection"}
+    # Not fetched: one line naming the folder and the command that fetches it, nothing run.
+    monkeypatch.setenv("DLAB_PROGRAMS_CACHE", str(tmp_path / "empty-cache"))
+    with pytest.raises(SystemExit) as e:
+        tool.profile_program("/nonexistent/dlab", listed[0], "fold", tmp_path / "p.json")
+    assert f"tools/fetch-programs --only {listed[0]['name']}" in str(e.value) and str(tmp_path / "empty-cache") in str(e.value)
+
+
 @pytest.mark.skipif(shutil.which("clang++-19") is None, reason="needs clang++-19 (./tools/bootstrap installs it)")
 def test_the_committed_profile_passes_the_checks_and_generates_the_committed_file():
     # The committed pairs CSV holds `unreachable,call` rows; the generated file must not change for them.
@@ -132,6 +155,8 @@ def test_the_committed_profile_passes_the_checks_and_generates_the_committed_fil
 TOOL_REFUSALS = [
     (["generate", "--count", "0"], 2, "--count must be 1..200"),
     (["generate", "--count", "x"], 2, "invalid int value"),
+    (["generate", "--register-count", "201"], 2, "--register-count must be 0..200"),
+    (["generate", "--register-count", "-1"], 2, "--register-count must be 0..200"),
     (["generate", "--check", "--clang", "/nonexistent/clang++"], 1, "/nonexistent/clang++: cannot run it"),
 ]
 
