@@ -48,7 +48,7 @@ from dispatchlab_analysis.workloads import corpus_selection_sizes, profile_sizes
 
 PROFILE_SIZES = profile_sizes()
 DEFAULT_COUNT = 64
-DEFAULT_REGISTER_COUNT = 200  # chosen on the selection programs: sqlite and pdfcpu faster at 200 than at 128 (CHANGELOG)
+DEFAULT_REGISTER_COUNT = 400  # chosen on the selection programs (docs/interpreter/register-ir.md, "Register-IR superinstructions")
 
 # handlers.def's FUEL() is the budget's charge (budget.h, defined per engine): kept as written.
 FUEL_TEXT = "DLW_CHARGE()"
@@ -96,7 +96,7 @@ def profile_program(dlab: str, program: dict, lowering: str, js: Path) -> None:
 
 
 def profile(dlab: str, module: str, out: Path, sizes: dict[str, int] | None = None, ir: str = "stack",
-            programs: list[dict] | None = None) -> None:
+            programs: list[dict] | None = None, kernels: tuple[str, dict[str, int]] | None = None) -> None:
     rows = []
     sizes = PROFILE_SIZES if sizes is None else sizes
     if not sizes:
@@ -111,6 +111,14 @@ def profile(dlab: str, module: str, out: Path, sizes: dict[str, int] | None = No
             doc = json.loads(js.read_text())
             for p in doc["pairs"]:
                 rows.append((workload, p["from"], p["to"], p["count"], doc["dispatches"]))
+        kernels_module, kernel_sizes = kernels if kernels else ("", {})
+        for kernel, size in kernel_sizes.items():
+            js = Path(tmp) / f"kernel-{kernel}.json"
+            subprocess.run([dlab, "wasm", "profile", "--ir", ir, "--lowering", "fold+fuse+acc+elide", "--json", str(js),
+                            "--invoke", kernel, kernels_module, str(size)], check=True, capture_output=True, text=True)
+            doc = json.loads(js.read_text())
+            for p in doc["pairs"]:
+                rows.append((f"kernels/{kernel}", p["from"], p["to"], p["count"], doc["dispatches"]))
         for program in programs or []:
             js = Path(tmp) / f"program-{program['name']}.json"
             profile_program(dlab, program, "fold+fuse+acc+elide", js)
@@ -121,7 +129,7 @@ def profile(dlab: str, module: str, out: Path, sizes: dict[str, int] | None = No
         w = csv.writer(f, lineterminator="\n")
         w.writerow(PAIRS_COLUMNS)
         w.writerows(rows)
-    print(f"wrote {out} ({len(rows)} pairs over {len(sizes) + len(programs or [])} workloads)")
+    print(f"wrote {out} ({len(rows)} pairs over {len(sizes) + len(programs or []) + len(kernels[1] if kernels else {})} workloads)")
 
 
 def entries(clang: str, handlers: Path) -> dict[str, tuple[str, str]]:
@@ -180,9 +188,13 @@ def pair_row(row: list[str], ops: dict | None) -> tuple[str, str, str, int, int]
 
 
 def read_pairs(path: Path, only: set[str] | None = None, ops: dict | None = None) -> list[tuple[str, str, float]]:
-    """(first, second, mean share of dispatches over the workloads, or over `only`), most frequent
-    first. Every row is checked, chosen or not: one malformed row means the file is not a profile."""
-    share: dict[tuple[str, str], float] = defaultdict(float)
+    """(first, second, mean share of dispatches over the workloads (over groups of them: below), or
+    over `only`), most frequent first. Every row is checked, chosen or not: one malformed row means the file is not a profile."""
+    # A workload named GROUP/NAME is one of a group (the kernels: kernels/fib, ...): the group's
+    # share of a pair is its mean over the group's workloads, and the mean is over groups, so that
+    # eleven small kernels weigh as one program does.
+    share: dict[str, dict[tuple[str, str], float]] = defaultdict(lambda: defaultdict(float))
+    grouped: dict[str, set[str]] = defaultdict(set)
     workloads = set()
     try:
         with path.open(newline="") as f:
@@ -199,7 +211,9 @@ def read_pairs(path: Path, only: set[str] | None = None, ops: dict | None = None
                 except ValueError as e:
                     sys.exit(f"{path}:{reader.line_num}: malformed row ({e})")
                 if only is None or workload in only:
-                    share[(first, second)] += count / dispatches
+                    group = workload.split("/")[0]
+                    share[group][(first, second)] += count / dispatches
+                    grouped[group].add(workload)
                     workloads.add(workload)
     except (OSError, UnicodeDecodeError, csv.Error) as e:
         sys.exit(f"{path}: cannot read it ({e})")
@@ -207,7 +221,11 @@ def read_pairs(path: Path, only: set[str] | None = None, ops: dict | None = None
         sys.exit(f"{path}: no pairs for workload(s) {', '.join(sorted(only - workloads))}")
     if not workloads:
         sys.exit(f"{path}: no pairs (re-run `tools/superinstructions.py profile`)")
-    return sorted(((a, b, s / len(workloads)) for (a, b), s in share.items()), key=lambda t: (-t[2], t[0], t[1]))
+    mean: dict[tuple[str, str], float] = defaultdict(float)
+    for group, pairs in share.items():
+        for pair, s in pairs.items():
+            mean[pair] += s / len(grouped[group]) / len(grouped)
+    return sorted(((a, b, s) for (a, b), s in mean.items()), key=lambda t: (-t[2], t[0], t[1]))
 
 
 def step(body: str, name: str) -> str:
@@ -276,15 +294,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dlab", default=str(ROOT / "build" / "release" / "dlab"))
     p.add_argument("--module", default=str(ROOT / "build" / "release" / "interpreter" / "workloads" / "kernels.wasm"))
     r = sub.add_parser("profile-register", help="measure the register IR's pair frequencies on the selection programs "
-                       "(the corpus's, and programs.json's whole programs, fetched by tools/fetch-programs) into "
-                       "superinstructions_register.pairs.csv")
+                       "(the corpus's, programs.json's whole programs, fetched by tools/fetch-programs, and the workload "
+                       "kernels as one group) into superinstructions_register.pairs.csv")
     r.add_argument("--dlab", default=str(ROOT / "build" / "release" / "dlab"))
     r.add_argument("--module", default=str(ROOT / "build" / "release" / "interpreter" / "corpus" / "corpus.wasm"))
+    r.add_argument("--kernels", default=str(ROOT / "build" / "release" / "interpreter" / "workloads" / "kernels.wasm"),
+                   help="the workload kernels' module, profiled at their profile sizes as the group kernels/NAME")
     g = sub.add_parser("generate", help="write superinstructions.def from the pairs")
     g.add_argument("--clang", default="clang++-19")
     g.add_argument("--count", type=int, default=DEFAULT_COUNT, help="superinstructions (1..200)")
     g.add_argument("--register-count", type=int, default=DEFAULT_REGISTER_COUNT,
-                   help="superinstructions of the register IR (0..200), from superinstructions_register.pairs.csv")
+                   help="superinstructions of the register IR (0..400), from superinstructions_register.pairs.csv")
     g.add_argument("--workloads", help="choose from these workloads' pairs only (comma-separated; default all), e.g. to "
                    "measure the superinstructions on workloads they were not chosen from")
     g.add_argument("--check", action="store_true", help="compare with the committed file instead of writing it")
@@ -293,12 +313,13 @@ def main(argv: list[str] | None = None) -> int:
         profile(a.dlab, a.module, PAIRS)
         return 0
     if a.cmd == "profile-register":
-        profile(a.dlab, a.module, REGISTER_PAIRS, corpus_selection_sizes(), "register", selection_programs())
+        profile(a.dlab, a.module, REGISTER_PAIRS, corpus_selection_sizes(), "register", selection_programs(),
+                (a.kernels, PROFILE_SIZES))
         return 0
     if not 1 <= a.count <= 200:
         ap.error("--count must be 1..200")
-    if not 0 <= a.register_count <= 200:
-        ap.error("--register-count must be 0..200")
+    if not 0 <= a.register_count <= 400:
+        ap.error("--register-count must be 0..400")
     only = set(a.workloads.split(",")) if a.workloads else None
     text = generate(a.clang, a.count, only, a.register_count)
     if a.check:

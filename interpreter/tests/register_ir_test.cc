@@ -253,10 +253,12 @@ TEST(RegisterIrTest, AnOperandJustComputedComesFromTheAccumulator) {
   const char* wat = kAccExpression;
   Lowering no_elide = register_ir();
   no_elide.elide = false;
+  no_elide.super = false;  // the words as written, before a pair of them becomes a superinstruction
   EXPECT_EQ(words_of(wat, no_elide), (std::vector<uint64_t>{W(Op::i32_add_r), 0, 1, 2, W(Op::i32_xor_xk), 7, 2, W(Op::i32_add_k), 0, 1, 4,
                                                             W(Op::i32_sub_y), 1, 3, W(Op::i32_sub_y), 2, 2, W(Op::return_r1), 2}));
   Lowering no_acc = register_ir();
   no_acc.acc = false;
+  no_acc.super = false;
   EXPECT_EQ(words_of(wat, no_acc), (std::vector<uint64_t>{W(Op::i32_add_r), 0, 1, 2, W(Op::i32_xor_k), 2, 7, 2, W(Op::i32_add_k), 0, 1, 4,
                                                           W(Op::i32_sub_r), 1, 4, 3, W(Op::i32_sub_r), 2, 3, 2, W(Op::return_r1), 2}));
   // A compare before a branch reads its operand from the slot again (the fused form reads slots),
@@ -439,7 +441,9 @@ TEST(RegisterIrTest, AJumpMakesTheCopiesBesideIt) {
     Runtime rt(EngineConfig{Dispatch::kSwitch});
     rt.set_lazy_lowering(false);  // the code is read after instantiation
     rt.enable_profile();
-    rt.set_lowering(register_ir());
+    Lowering no_super = register_ir();
+    no_super.super = false;  // the op words as written, before pairs of them become superinstructions
+    rt.set_lowering(no_super);
     rt.record_instruction_starts(true);  // op words read at instructions' starts only, not operands
     Instance& inst = rt.instantiate(assemble(wat));
     // The words of the first instruction of `op` in `name` (from its op word on), or none.
