@@ -129,6 +129,17 @@ def test_the_register_count_is_honoured(superinstructions):
     assert "\nSUPER_R(" not in out.read_text()
 
 
+def test_a_group_of_workloads_weighs_as_one(superinstructions):
+    tool, _, _ = superinstructions
+    # local_get,i32_add: 10% of sqlite's dispatches; i32_add,call: 6% of each of three kernels'.
+    # Over four workloads the kernels' pair would come first (4.5% against 2.5%); over the two
+    # groups sqlite's does (5% against 3%).
+    tool.REGISTER_PAIRS.write_text(HEADER + "sqlite,local_get,i32_add,100,1000\n" +
+                                   "".join(f"kernels/{k},i32_add,call,60,1000\n" for k in ("a", "b", "c")))
+    assert [(a, b, round(s, 4)) for a, b, s in tool.read_pairs(tool.REGISTER_PAIRS)] == [
+        ("local_get", "i32_add", 0.05), ("i32_add", "call", 0.03)]
+
+
 def test_the_register_irs_whole_programs_are_the_selection_ones_and_must_be_fetched(superinstructions, tmp_path, monkeypatch):
     tool, _, _ = superinstructions
     listed = tool.selection_programs()
