@@ -48,7 +48,7 @@ from dispatchlab_analysis.workloads import corpus_selection_sizes, profile_sizes
 
 PROFILE_SIZES = profile_sizes()
 DEFAULT_COUNT = 64
-DEFAULT_REGISTER_COUNT = 400  # chosen on the selection programs (docs/interpreter/register-ir.md, "Register-IR superinstructions")
+DEFAULT_REGISTER_COUNT = 600  # chosen on the selection programs (docs/interpreter/register-ir.md, "Register-IR superinstructions")
 
 # handlers.def's FUEL() is the budget's charge (budget.h, defined per engine): kept as written.
 FUEL_TEXT = "DLW_CHARGE()"
@@ -304,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--clang", default="clang++-19")
     g.add_argument("--count", type=int, default=DEFAULT_COUNT, help="superinstructions (1..200)")
     g.add_argument("--register-count", type=int, default=DEFAULT_REGISTER_COUNT,
-                   help="superinstructions of the register IR (0..400), from superinstructions_register.pairs.csv")
+                   help="superinstructions of the register IR (0..1000), from superinstructions_register.pairs.csv")
     g.add_argument("--workloads", help="choose from these workloads' pairs only (comma-separated; default all), e.g. to "
                    "measure the superinstructions on workloads they were not chosen from")
     g.add_argument("--check", action="store_true", help="compare with the committed file instead of writing it")
@@ -318,8 +318,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not 1 <= a.count <= 200:
         ap.error("--count must be 1..200")
-    if not 0 <= a.register_count <= 400:
-        ap.error("--register-count must be 0..400")
+    if not 0 <= a.register_count <= 1000:
+        ap.error("--register-count must be 0..1000")
     only = set(a.workloads.split(",")) if a.workloads else None
     text = generate(a.clang, a.count, only, a.register_count)
     if a.check:

@@ -166,8 +166,8 @@ def test_the_committed_profile_passes_the_checks_and_generates_the_committed_fil
 TOOL_REFUSALS = [
     (["generate", "--count", "0"], 2, "--count must be 1..200"),
     (["generate", "--count", "x"], 2, "invalid int value"),
-    (["generate", "--register-count", "401"], 2, "--register-count must be 0..400"),
-    (["generate", "--register-count", "-1"], 2, "--register-count must be 0..400"),
+    (["generate", "--register-count", "1001"], 2, "--register-count must be 0..1000"),
+    (["generate", "--register-count", "-1"], 2, "--register-count must be 0..1000"),
     (["generate", "--check", "--clang", "/nonexistent/clang++"], 1, "/nonexistent/clang++: cannot run it"),
 ]
 
