@@ -38,6 +38,9 @@ SRC = ROOT / "interpreter" / "src"  # includes are written from here ("engines/h
 HANDLERS = SRC / "engines" / "handlers.def"
 PAIRS = SRC / "engines" / "handlers" / "superinstructions.pairs.csv"
 REGISTER_PAIRS = SRC / "engines" / "handlers" / "superinstructions_register.pairs.csv"
+# The register IR's code with its superinstructions: how often a pair superinstruction is followed
+# by an op (profile-register --triples), what the triples are chosen from.
+REGISTER_TRIPLES = SRC / "engines" / "handlers" / "superinstructions_register_triples.pairs.csv"
 OUT = SRC / "engines" / "handlers" / "superinstructions.def"
 
 # The profile's inputs: the workloads of interpreter/workloads/workloads.def with a profile size
@@ -48,6 +51,7 @@ from dispatchlab_analysis.workloads import corpus_selection_sizes, profile_sizes
 
 PROFILE_SIZES = profile_sizes()
 DEFAULT_COUNT = 64
+DEFAULT_REGISTER_TRIPLES = 128  # chosen on the selection programs (docs/interpreter/register-ir.md)
 DEFAULT_REGISTER_COUNT = 600  # chosen on the selection programs (docs/interpreter/register-ir.md, "Register-IR superinstructions")
 
 # handlers.def's FUEL() is the budget's charge (budget.h, defined per engine): kept as written.
@@ -96,7 +100,11 @@ def profile_program(dlab: str, program: dict, lowering: str, js: Path) -> None:
 
 
 def profile(dlab: str, module: str, out: Path, sizes: dict[str, int] | None = None, ir: str = "stack",
-            programs: list[dict] | None = None, kernels: tuple[str, dict[str, int]] | None = None) -> None:
+            programs: list[dict] | None = None, kernels: tuple[str, dict[str, int]] | None = None,
+            lowering: str | None = None, keep=lambda first, second: True) -> None:
+    """Pair counts per workload into `out`. `lowering`: every technique but super by default (acc
+    and elide change the register IR only); `keep` chooses the rows written."""
+    lowering = lowering or ("fold+fuse+acc+elide" if ir == "register" else "fold+fuse")
     rows = []
     sizes = PROFILE_SIZES if sizes is None else sizes
     if not sizes:
@@ -104,8 +112,6 @@ def profile(dlab: str, module: str, out: Path, sizes: dict[str, int] | None = No
     with tempfile.TemporaryDirectory() as tmp:
         for workload, size in sizes.items():
             js = Path(tmp) / f"{workload}.json"
-            # Every technique but super itself (acc and elide change the register IR only).
-            lowering = "fold+fuse+acc+elide" if ir == "register" else "fold+fuse"
             subprocess.run([dlab, "wasm", "profile", "--ir", ir, "--lowering", lowering, "--json", str(js), "--invoke", workload,
                             module, str(size)], check=True, capture_output=True, text=True)
             doc = json.loads(js.read_text())
@@ -114,20 +120,21 @@ def profile(dlab: str, module: str, out: Path, sizes: dict[str, int] | None = No
         kernels_module, kernel_sizes = kernels if kernels else ("", {})
         for kernel, size in kernel_sizes.items():
             js = Path(tmp) / f"kernel-{kernel}.json"
-            subprocess.run([dlab, "wasm", "profile", "--ir", ir, "--lowering", "fold+fuse+acc+elide", "--json", str(js),
+            subprocess.run([dlab, "wasm", "profile", "--ir", ir, "--lowering", lowering, "--json", str(js),
                             "--invoke", kernel, kernels_module, str(size)], check=True, capture_output=True, text=True)
             doc = json.loads(js.read_text())
             for p in doc["pairs"]:
                 rows.append((f"kernels/{kernel}", p["from"], p["to"], p["count"], doc["dispatches"]))
         for program in programs or []:
             js = Path(tmp) / f"program-{program['name']}.json"
-            profile_program(dlab, program, "fold+fuse+acc+elide", js)
+            profile_program(dlab, program, lowering, js)
             doc = json.loads(js.read_text())
             for p in doc["pairs"]:
                 rows.append((program["name"], p["from"], p["to"], p["count"], doc["dispatches"]))
     with out.open("w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(PAIRS_COLUMNS)
+        rows = [row for row in rows if keep(row[1], row[2])]
         w.writerows(rows)
     print(f"wrote {out} ({len(rows)} pairs over {len(sizes) + len(programs or []) + len(kernels[1] if kernels else {})} workloads)")
 
@@ -252,7 +259,28 @@ def register_eligible(first: str, second: str, ops: dict[str, tuple[str, str]]) 
     return steps_on(ops[first][1])
 
 
-def generate(clang: str, count: int, only: set[str] | None = None, register_count: int = DEFAULT_REGISTER_COUNT) -> str:
+def super_r_names(path: Path) -> set[str]:
+    """The SUPER_R pairs of a generated superinstructions.def (empty when there is none)."""
+    if not path.exists():
+        return set()
+    return set(re.findall(r"^SUPER_R\((\w+), \w+, \w+,", path.read_text(), re.M))
+
+
+def read_triples(path: Path, pairs: dict[str, tuple[str, str]], ops: dict) -> list[tuple[str, str, float]]:
+    """(pair superinstruction, op after it, mean share), most frequent first, from the profile of the
+    code with superinstructions; every row checked, and only the pairs chosen now are kept (the
+    profile may be older than the pair list)."""
+    kept = []
+    for first, second, share in read_pairs(path, None, None):
+        if second not in ops:
+            sys.exit(f"{path}: op {second!r} is not in handlers.def (re-run `tools/superinstructions.py profile-register --triples`)")
+        if first in pairs:
+            kept.append((first, second, share))
+    return kept
+
+
+def generate(clang: str, count: int, only: set[str] | None = None, register_count: int = DEFAULT_REGISTER_COUNT,
+             register_triples: int = DEFAULT_REGISTER_TRIPLES) -> str:
     ops = entries(clang, HANDLERS)
     pairs = read_pairs(PAIRS, only, ops)
     chosen = [(first, second, share) for first, second, share in pairs if eligible(first, second, ops)][:count]
@@ -284,6 +312,22 @@ def generate(clang: str, count: int, only: set[str] | None = None, register_coun
             name = f"{first}__{second}"
             lines.append(f"// {share * 100:.2f}% of dispatches")
             lines.append(f"SUPER_R({name}, {first}, {second}, ({step(ops[first][1], name)}), ({ops[second][1]}))")
+        made = {f"{first}__{second}": (first, second) for first, second, _ in register}
+        triples = []
+        if register_triples and REGISTER_TRIPLES.exists():
+            triples = [t for t in read_triples(REGISTER_TRIPLES, made, ops)
+                       if steps_on(ops[made[t[0]][1]][1]) and f"{t[0]}__{t[1]}" not in made][:register_triples]
+        if triples:
+            lines += ["", "// Triples: SUPER_R(name, pair, third, (pair body), (third body)), a pair superinstruction above",
+                      "// and the op after it, the most frequent such over the same programs' profiles with the",
+                      f"// superinstructions ({REGISTER_TRIPLES.name}); {register_triples} at most. The pair's body is its",
+                      "// two bodies, the first stepping to a label before the second (DLW_SUPER_<name>_1).", ""]
+            for pair, third, share in triples:
+                name = f"{pair}__{third}"
+                a, b = made[pair]
+                body = f"{{{step(ops[a][1], name + '_1')}}} DLW_SUPER_{name}_1: {{{step(ops[b][1], name)}}}"
+                lines.append(f"// {share * 100:.2f}% of dispatches")
+                lines.append(f"SUPER_R({name}, {pair}, {third}, ({body}), ({ops[third][1]}))")
     return "\n".join(lines) + "\n"
 
 
@@ -298,6 +342,9 @@ def main(argv: list[str] | None = None) -> int:
                        "kernels as one group) into superinstructions_register.pairs.csv")
     r.add_argument("--dlab", default=str(ROOT / "build" / "release" / "dlab"))
     r.add_argument("--module", default=str(ROOT / "build" / "release" / "interpreter" / "corpus" / "corpus.wasm"))
+    r.add_argument("--triples", action="store_true",
+                   help="profile the code with its superinstructions instead, into superinstructions_register_triples.pairs.csv: "
+                   "how often each pair superinstruction is followed by each op (what the triples are chosen from)")
     r.add_argument("--kernels", default=str(ROOT / "build" / "release" / "interpreter" / "workloads" / "kernels.wasm"),
                    help="the workload kernels' module, profiled at their profile sizes as the group kernels/NAME")
     g = sub.add_parser("generate", help="write superinstructions.def from the pairs")
@@ -305,6 +352,9 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--count", type=int, default=DEFAULT_COUNT, help="superinstructions (1..200)")
     g.add_argument("--register-count", type=int, default=DEFAULT_REGISTER_COUNT,
                    help="superinstructions of the register IR (0..1000), from superinstructions_register.pairs.csv")
+    g.add_argument("--register-triples", type=int, default=DEFAULT_REGISTER_TRIPLES,
+                   help="triples of the register IR (0..400): a pair superinstruction and the op after it, from "
+                   "superinstructions_register_triples.pairs.csv")
     g.add_argument("--workloads", help="choose from these workloads' pairs only (comma-separated; default all), e.g. to "
                    "measure the superinstructions on workloads they were not chosen from")
     g.add_argument("--check", action="store_true", help="compare with the committed file instead of writing it")
@@ -313,15 +363,23 @@ def main(argv: list[str] | None = None) -> int:
         profile(a.dlab, a.module, PAIRS)
         return 0
     if a.cmd == "profile-register":
-        profile(a.dlab, a.module, REGISTER_PAIRS, corpus_selection_sizes(), "register", selection_programs(),
-                (a.kernels, PROFILE_SIZES))
+        if a.triples:
+            made = super_r_names(OUT)
+            profile(a.dlab, a.module, REGISTER_TRIPLES, corpus_selection_sizes(), "register", selection_programs(),
+                    (a.kernels, PROFILE_SIZES), "fold+fuse+super+acc+elide",
+                    lambda first, second: first in made and second not in made)
+        else:
+            profile(a.dlab, a.module, REGISTER_PAIRS, corpus_selection_sizes(), "register", selection_programs(),
+                    (a.kernels, PROFILE_SIZES))
         return 0
     if not 1 <= a.count <= 200:
         ap.error("--count must be 1..200")
     if not 0 <= a.register_count <= 1000:
         ap.error("--register-count must be 0..1000")
+    if not 0 <= a.register_triples <= 400:
+        ap.error("--register-triples must be 0..400")
     only = set(a.workloads.split(",")) if a.workloads else None
-    text = generate(a.clang, a.count, only, a.register_count)
+    text = generate(a.clang, a.count, only, a.register_count, a.register_triples)
     if a.check:
         if not OUT.exists() or OUT.read_text() != text:
             print(f"{OUT} is not current: run tools/superinstructions.py generate", file=sys.stderr)

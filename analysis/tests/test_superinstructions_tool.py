@@ -25,6 +25,7 @@ def superinstructions(tmp_path, monkeypatch):
     monkeypatch.setattr(tool, "PAIRS", pairs)
     monkeypatch.setattr(tool, "OUT", out)
     monkeypatch.setattr(tool, "REGISTER_PAIRS", tmp_path / "register.pairs.csv")  # absent unless a test writes it
+    monkeypatch.setattr(tool, "REGISTER_TRIPLES", tmp_path / "register_triples.pairs.csv")  # absent unless a test writes it
     ops = {
         "local_get": ("TOS", "PUSH_VALUE(fp[(ip[1])]); NEXT_KEEP(2);"),
         "i32_add": ("TOS", "{ SET_TOP(TOP_VALUE + sp[-2]); --sp; NEXT_KEEP(1); }"),
@@ -129,6 +130,46 @@ def test_the_register_count_is_honoured(superinstructions):
     assert "\nSUPER_R(" not in out.read_text()
 
 
+def test_a_pair_and_the_op_after_it_become_a_triple_whose_pair_steps_through_a_label(superinstructions):
+    tool, pairs, out = superinstructions
+    pairs.write_text(HEADER + GOOD_ROW)
+    tool.REGISTER_PAIRS.write_text(HEADER + "sqlite,i32_add,local_get,300,1000\n")
+    # From the profile with superinstructions: the pair made above and an op (kept), a pair not made
+    # (left out: the profile may be older than the pair list), a third that never runs (kept: a
+    # triple's pair must step on, not its third), and an op handlers.def lacks (refused).
+    tool.REGISTER_TRIPLES = tool.REGISTER_PAIRS.with_name("triples.csv")
+    tool.REGISTER_TRIPLES.write_text(HEADER + "sqlite,i32_add__local_get,i32_add,200,1000\n"
+                                     "sqlite,local_get__call,i32_add,100,1000\nsqlite,i32_add__local_get,unreachable,50,1000\n")
+    assert run_tool(tool, ["generate", "--count", "8"]) == (0, "")
+    text = out.read_text()
+    assert "SUPER_R(i32_add__local_get__i32_add, i32_add__local_get, i32_add, ({" in text
+    assert "DLW_SUPER_i32_add__local_get__i32_add_1: {PUSH_VALUE" in text  # the pair's second body after its label
+    assert "DLW_STEP_KEEP(i32_add__local_get__i32_add_1, 1)" in text and "DLW_STEP_KEEP(i32_add__local_get__i32_add, 2)" in text
+    assert "local_get__call__" not in text and "SUPER_R(i32_add__local_get__unreachable," in text
+    assert text.index("SUPER_R(i32_add__local_get,") < text.index("SUPER_R(i32_add__local_get__i32_add,")
+    assert run_tool(tool, ["generate", "--count", "8", "--register-triples", "0"]) == (0, "")
+    assert "__local_get__" not in out.read_text()
+    tool.REGISTER_TRIPLES.write_text(HEADER + "sqlite,i32_add__local_get,nope,200,1000\n")
+    status, message = run_tool(tool, ["generate", "--count", "8"])
+    assert status == 1 and "op 'nope' is not in handlers.def" in message
+
+
+def test_the_interpreter_runs_triples_and_gets_the_same_result(dlab_bin):
+    # fib's loop is a triple's (i32.add, i32.sub, a compare and branch) in the committed list; the
+    # result with superinstructions is the one without.
+    kernels = dlab_bin.parent / "interpreter" / "workloads" / "kernels.wasm"
+    results = {}
+    for lowering in ("fold+fuse+super+acc+elide", "fold+fuse+acc+elide"):
+        out = subprocess.run([str(dlab_bin), "wasm", "profile", "--ir", "register", "--lowering", lowering, "--top", "1000",
+                              "--invoke", "fib", str(kernels), "20"], capture_output=True, text=True, timeout=TIMEOUT)
+        assert out.returncode == 0, out.stderr
+        results[lowering] = out.stdout
+        ops = [line.split()[-1] for line in out.stderr.splitlines() if line.strip().endswith(tuple("abcdefghijklmnopqrstuvwxyz_"))]
+        if "super" in lowering:
+            assert any(op.count("__") >= 2 for op in ops), out.stderr
+    assert results["fold+fuse+super+acc+elide"] == results["fold+fuse+acc+elide"] == "6765\n"
+
+
 def test_a_group_of_workloads_weighs_as_one(superinstructions):
     tool, _, _ = superinstructions
     # local_get,i32_add: 10% of sqlite's dispatches; i32_add,call: 6% of each of three kernels'.
@@ -167,6 +208,7 @@ TOOL_REFUSALS = [
     (["generate", "--count", "0"], 2, "--count must be 1..200"),
     (["generate", "--count", "x"], 2, "invalid int value"),
     (["generate", "--register-count", "1001"], 2, "--register-count must be 0..1000"),
+    (["generate", "--register-triples", "401"], 2, "--register-triples must be 0..400"),
     (["generate", "--register-count", "-1"], 2, "--register-count must be 0..1000"),
     (["generate", "--check", "--clang", "/nonexistent/clang++"], 1, "/nonexistent/clang++: cannot run it"),
 ]

@@ -79,13 +79,15 @@ static_assert(supers_index_agrees());
 
 // super: left to right, each pair of consecutive instructions with a superinstruction becomes it
 // (the first's op word rewritten; the second's words stay in place, skipped by the handler, so no
-// offset moves); an instruction takes part in one pair at most.
+// offset moves), and a pair with the instruction after it a triple where there is one (a SUPER_R
+// whose first is the pair); an instruction takes part in one superinstruction at most.
 void Lowerer::superinstructions() {
   for (size_t i = 0; i + 1 < window_.size(); ++i) {
     const Op super = kSupersByFirst.of(window_[i].op, window_[i + 1].op);
     if (super == Op::kCount) continue;
-    rewrite(window_[i], super);
-    ++i;
+    const Op triple = i + 2 < window_.size() ? kSupersByFirst.of(super, window_[i + 2].op) : Op::kCount;
+    rewrite(window_[i], triple == Op::kCount ? super : triple);
+    i += triple == Op::kCount ? 1 : 2;
   }
 }
 
