@@ -151,3 +151,16 @@ def test_the_order_file_covers_an_empty_modules_start_up(dlab_run_bin):
     out = subprocess.run([sys.executable, str(REPO / "tools" / "startup_order.py"), str(dlab_run_bin), "--check"],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+@pytest.mark.skipif(shutil.which("nm") is None, reason="nm (binutils) is missing")
+def test_only_the_engines_it_runs_are_linked_into_it(dlab_bin, dlab_run_bin):
+    # dlab-run runs the default engine and its fallbacks (interpreter/CMakeLists.txt's
+    # DLAB_RUN_ENGINES: four); every other engine is a stub there, its handlers left out by the
+    # linker. A handler every engine has, counted by its copies: at most four in dlab-run, more in dlab.
+    def copies(binary):
+        out = subprocess.run(["nm", "-C", str(binary)], capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        return sum(1 for line in out.stdout.splitlines() if "::h_i32_add_k(" in line)
+    in_run, in_dlab = copies(dlab_run_bin), copies(dlab_bin)
+    assert 1 <= in_run <= 4 < in_dlab, (in_run, in_dlab)
