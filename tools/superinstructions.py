@@ -80,15 +80,11 @@ def selection_programs() -> list[dict]:
 def profile_program(dlab: str, program: dict, lowering: str, js: Path) -> None:
     """One whole WASI program of the selection in the counting engine, as `dlab wasm programs`
     runs it: its arguments and stdin, its folder's input files in a scratch folder it may write."""
+    check_fetched(program)
     folder = programs_cache() / program["name"]
     module = folder / "module.wasm"
-    if not (folder / ".fetched").exists() or not module.exists():
-        sys.exit(f"{folder}: the selection program {program['name']} is not fetched: run tools/fetch-programs --only "
-                 f"{program['name']} (or set DLAB_PROGRAMS_CACHE to where it is)")
     with tempfile.TemporaryDirectory() as scratch:
-        for f in folder.iterdir():
-            if f.is_file() and f.name not in ("module.wasm", ".fetched"):
-                shutil.copy(f, scratch)
+        shutil.copytree(folder, scratch, dirs_exist_ok=True, ignore=shutil.ignore_patterns("module.wasm", ".fetched"))
         stdin = open(Path(scratch) / program["stdin"], "rb") if program.get("stdin") else subprocess.DEVNULL
         try:
             subprocess.run([dlab, "wasm", "profile", "--ir", "register", "--lowering", lowering, "--json", str(js),
@@ -99,12 +95,21 @@ def profile_program(dlab: str, program: dict, lowering: str, js: Path) -> None:
                 stdin.close()
 
 
+def check_fetched(program: dict) -> None:
+    folder = programs_cache() / program["name"]
+    if not (folder / ".fetched").exists() or not (folder / "module.wasm").exists():
+        sys.exit(f"{folder}: the selection program {program['name']} is not fetched: run tools/fetch-programs --only "
+                 f"{program['name']} (or set DLAB_PROGRAMS_CACHE to where it is)")
+
+
 def profile(dlab: str, module: str, out: Path, sizes: dict[str, int] | None = None, ir: str = "stack",
             programs: list[dict] | None = None, kernels: tuple[str, dict[str, int]] | None = None,
             lowering: str | None = None, keep=lambda first, second: True) -> None:
     """Pair counts per workload into `out`. `lowering`: every technique but super by default (acc
     and elide change the register IR only); `keep` chooses the rows written."""
     lowering = lowering or ("fold+fuse+acc+elide" if ir == "register" else "fold+fuse")
+    for program in programs or []:
+        check_fetched(program)  # before minutes of the others' profiles
     rows = []
     sizes = PROFILE_SIZES if sizes is None else sizes
     if not sizes:
@@ -199,7 +204,7 @@ def read_pairs(path: Path, only: set[str] | None = None, ops: dict | None = None
     over `only`), most frequent first. Every row is checked, chosen or not: one malformed row means the file is not a profile."""
     # A workload named GROUP/NAME is one of a group (the kernels: kernels/fib, ...): the group's
     # share of a pair is its mean over the group's workloads, and the mean is over groups, so that
-    # eleven small kernels weigh as one program does.
+    # twelve small kernels weigh as one program does.
     share: dict[str, dict[tuple[str, str], float]] = defaultdict(lambda: defaultdict(float))
     grouped: dict[str, set[str]] = defaultdict(set)
     workloads = set()
@@ -259,17 +264,37 @@ def register_eligible(first: str, second: str, ops: dict[str, tuple[str, str]]) 
     return steps_on(ops[first][1])
 
 
-def super_r_names(path: Path) -> set[str]:
-    """The SUPER_R pairs of a generated superinstructions.def (empty when there is none)."""
+def super_rows(path: Path) -> list[tuple[str, str, str, bool]]:
+    """(name, first, second, register IR's) of every row of a generated superinstructions.def."""
     if not path.exists():
-        return set()
-    return set(re.findall(r"^SUPER_R\((\w+), \w+, \w+,", path.read_text(), re.M))
+        return []
+    return [(m.group(2), m.group(3), m.group(4), m.group(1) == "SUPER_R")
+            for m in re.finditer(r"^(SUPER|SUPER_R)\((\w+), (\w+), (\w+),", path.read_text(), re.M)]
+
+
+def triples_profile_filter(path: Path):
+    """What profile-register --triples keeps: a row whose first is one of the register IR's pair
+    superinstructions and whose second is no superinstruction. It profiles a binary built from
+    `path` with pairs only: one built with triples runs them, so their (pair, third) rows would be
+    missing and the next generate would drop them."""
+    rows = super_rows(path)
+    names = {name for name, *_ in rows}
+    pairs = {name for name, first, second, register in rows if register and first not in names}
+    if any(register and first in names for _, first, _, register in rows):
+        sys.exit(f"{path} has triples already, and a dlab built from it runs them: first `tools/superinstructions.py "
+                 "generate --register-triples 0`, rebuild dlab, then profile-register --triples, generate, and rebuild")
+    if not pairs:
+        sys.exit(f"{path} has no register-IR pair superinstructions to extend: run generate first")
+    return lambda first, second: first in pairs and second not in names
 
 
 def read_triples(path: Path, pairs: dict[str, tuple[str, str]], ops: dict) -> list[tuple[str, str, float]]:
     """(pair superinstruction, op after it, mean share), most frequent first, from the profile of the
     code with superinstructions; every row checked, and only the pairs chosen now are kept (the
     profile may be older than the pair list)."""
+    if path.read_text().count("\n") <= 1:
+        sys.exit(f"{path}: no pairs (re-run `tools/superinstructions.py profile-register --triples`, or generate with "
+                 "--register-triples 0)")
     kept = []
     for first, second, share in read_pairs(path, None, None):
         if second not in ops:
@@ -322,6 +347,10 @@ def generate(clang: str, count: int, only: set[str] | None = None, register_coun
                       "// and the op after it, the most frequent such over the same programs' profiles with the",
                       f"// superinstructions ({REGISTER_TRIPLES.name}); {register_triples} at most. The pair's body is its",
                       "// two bodies, the first stepping to a label before the second (DLW_SUPER_<name>_1).", ""]
+            names = [f"{p}__{t}" for p, t, _ in triples] + list(made) + list(taken)
+            labels = {f"{p}__{t}_1" for p, t, _ in triples}
+            if len(set(names)) != len(names) or labels & set(names):
+                sys.exit("two superinstructions would have one name or label: the pairs' and triples' names collide")
             for pair, third, share in triples:
                 name = f"{pair}__{third}"
                 a, b = made[pair]
@@ -364,10 +393,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if a.cmd == "profile-register":
         if a.triples:
-            made = super_r_names(OUT)
+            keep = triples_profile_filter(OUT)
             profile(a.dlab, a.module, REGISTER_TRIPLES, corpus_selection_sizes(), "register", selection_programs(),
-                    (a.kernels, PROFILE_SIZES), "fold+fuse+super+acc+elide",
-                    lambda first, second: first in made and second not in made)
+                    (a.kernels, PROFILE_SIZES), "fold+fuse+super+acc+elide", keep)
         else:
             profile(a.dlab, a.module, REGISTER_PAIRS, corpus_selection_sizes(), "register", selection_programs(),
                     (a.kernels, PROFILE_SIZES))

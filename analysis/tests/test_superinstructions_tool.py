@@ -154,6 +154,27 @@ def test_a_pair_and_the_op_after_it_become_a_triple_whose_pair_steps_through_a_l
     assert status == 1 and "op 'nope' is not in handlers.def" in message
 
 
+def test_the_triples_profile_is_of_a_build_with_pairs_only(superinstructions):
+    tool, _, out = superinstructions
+    out.write_text("SUPER(a__b, a, b, (x), (y))\nSUPER_R(c__d, c, d, (x), (y))\n")
+    keep = tool.triples_profile_filter(out)
+    assert keep("c__d", "e") and not keep("a__b", "e") and not keep("c__d", "a__b") and not keep("c", "d")
+    # A build with triples runs them: its profile would lack their rows. Refused, with what to do.
+    out.write_text("SUPER_R(c__d, c, d, (x), (y))\nSUPER_R(c__d__e, c__d, e, (x), (y))\n")
+    with pytest.raises(SystemExit) as e:
+        tool.triples_profile_filter(out)
+    assert "generate --register-triples 0" in str(e.value)
+    out.write_text("SUPER(a__b, a, b, (x), (y))\n")
+    with pytest.raises(SystemExit) as e:
+        tool.triples_profile_filter(out)
+    assert "no register-IR pair superinstructions" in str(e.value)
+    # An empty triples profile names the command that makes it.
+    tool.REGISTER_TRIPLES.write_text(HEADER)
+    with pytest.raises(SystemExit) as e:
+        tool.read_triples(tool.REGISTER_TRIPLES, {}, {})
+    assert "profile-register --triples" in str(e.value)
+
+
 def test_the_interpreter_runs_triples_and_gets_the_same_result(dlab_bin):
     # fib's loop is a triple's (i32.add, i32.sub, a compare and branch) in the committed list; the
     # result with superinstructions is the one without.

@@ -436,6 +436,15 @@ TEST(RegisterIrTest, AJumpMakesTheCopiesBesideIt) {
           (local.set 0 (i32.sub (local.get 0) (i32.const 1)))
           (br_if $i (i32.and (local.get 0) (i32.const 1)))
           (if (local.get 0) (then (br $o)))))
+      (local.get 2))
+    (func (export "clear") (param i32) (result i32) (local i32 i32)
+      (loop $l
+        (block $b
+          (local.set 1 (local.get 0))
+          (br $b))
+        (local.set 2 (i32.add (local.get 2) (local.get 1)))
+        (local.set 0 (i32.sub (local.get 0) (i32.const 1)))
+        (if (local.get 0) (then (br $l))))
       (local.get 2))))";
   {
     Runtime rt(EngineConfig{Dispatch::kSwitch});
@@ -469,8 +478,30 @@ TEST(RegisterIrTest, AJumpMakesTheCopiesBesideIt) {
     EXPECT_TRUE(find("fib", Op::copy_r).empty());
     // nest: both loops begin with the copy; the outer one's back edge makes it and lands after it
     EXPECT_EQ(find("nest", Op::br_copy_r), (std::vector<uint64_t>{W(Op::br_copy_r), 3, 1, 0}));
+    // clear: the loop's first copy is the one the branch out of the block makes (br_copy_r at the
+    // loop's start, landing after the block), so the back edge lands at the loop's start, a plain br.
+    EXPECT_EQ(find("clear", Op::br_copy_r), (std::vector<uint64_t>{W(Op::br_copy_r), 4, 1, 0}));
+    EXPECT_EQ(inst.exports.at("clear").func->code.at(0), W(Op::br_copy_r));
+    std::vector<uint64_t> back = find("clear", Op::br);
+    ASSERT_EQ(back.size(), 1u);
   }
-  // sum(4) = 4 + 3 + 2 + 1 + 0, fib(10) = 55, nest(5) = 5 + 4 + 3 + 2 + 1, in every engine
+  {
+    // With super: the loop's first copy may begin a superinstruction, whose op word is at the loop's
+    // start; the back edge still lands after the copy, on the second's own op word.
+    Runtime rt(EngineConfig{Dispatch::kSwitch});
+    rt.set_lazy_lowering(false);
+    rt.enable_profile();
+    rt.set_lowering(register_ir());
+    Instance& inst = rt.instantiate(assemble(wat));
+    const std::vector<uint64_t>& code = inst.exports.at("sum").func->code;
+    bool begins_a_super = false;
+    for (const SuperOf& s : kSupers) begins_a_super |= code.at(0) == W(s.op) && s.first == Op::copy_r;
+    if (code.at(0) != W(Op::copy_r)) {
+      EXPECT_TRUE(begins_a_super);
+      EXPECT_EQ(code.at(3), W(Op::i32_add_r));  // the pair's second, where the back edge lands
+    }
+  }
+  // sum(4) = 4 + 3 + 2 + 1 + 0, fib(10) = 55, nest(5) = clear(5) = 5 + 4 + 3 + 2 + 1, in every engine
   for (Dispatch d : dispatch_modes()) {
     if (!ir_unavailable(Ir::kRegister, d, Placement::kSp).empty()) continue;
     SCOPED_TRACE(dispatch_name(d));
@@ -483,6 +514,7 @@ TEST(RegisterIrTest, AJumpMakesTheCopiesBesideIt) {
       EXPECT_EQ(call("sum", 4), 10u);
       EXPECT_EQ(call("fib", 10), 55u);
       EXPECT_EQ(call("nest", 5), 15u);
+      EXPECT_EQ(call("clear", 5), 15u);
     }
   }
 }

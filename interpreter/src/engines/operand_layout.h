@@ -165,7 +165,7 @@ inline constexpr OperandLayout kBrR = fixed_layout({Field::kSlot, Field::kLabel}
 inline constexpr OperandLayout kBrCopy = fixed_layout({Field::kLabel, Field::kResult, Field::kSlot});
 inline constexpr OperandLayout kBrIfCopy = fixed_layout({Field::kSlot, Field::kLabel, Field::kResult, Field::kSlot});
 // a branch that makes two copies on its way (br_copy2_r: [offset, to, from, to, from], in order;
-// the layout keeps the second pair's positions, the handler reads the first pair before them)
+// its result is the second copy's `to`, its operands the two `from`s; the handler reads the words)
 inline constexpr OperandLayout kBrCopy2 = fixed_layout({Field::kLabel, Field::kResult, Field::kSlot, Field::kResult, Field::kSlot});
 }  // namespace layout
 

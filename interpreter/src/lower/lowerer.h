@@ -81,7 +81,7 @@ struct Ctl {
   bool live_at_start = true;
   bool dead = false;  // the code from here to the next else/end cannot run
   // Register IR, a loop: its code begins with a copy_r [to, from] at loop_pc, which a branch back
-  // to it may make itself and land after (jump_copies).
+  // to it may make itself and land after (register_jump).
   bool head_copy = false;
   const std::vector<ValType>& label_types() const { return kind == CtlKind::kLoop ? params : results; }
 };

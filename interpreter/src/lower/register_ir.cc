@@ -265,7 +265,7 @@ void Lowerer::register_jump(uint32_t depth) {
   std::array<std::pair<uint64_t, uint64_t>, 2> copies;  // (to, from)
   size_t n = 0;
   const bool through_head = lowering_.fuse && label.kind == CtlKind::kLoop && label.head_copy;
-  while (lowering_.fuse && n + (through_head ? 1 : 0) < copies.size() && !window_.empty() && !dead() &&
+  while (lowering_.fuse && n + (through_head ? 1 : 0) < copies.size() && !window_.empty() &&
          window_.back().op == Op::copy_r && window_.back().at + 3 == code_.size()) {
     const size_t at = window_.back().at;
     // A loop that begins with this copy does no longer (its back edges must not take it again).

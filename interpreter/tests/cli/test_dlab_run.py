@@ -164,3 +164,25 @@ def test_only_the_engines_it_runs_are_linked_into_it(dlab_bin, dlab_run_bin):
         return sum(1 for line in out.stdout.splitlines() if "::h_i32_add_k(" in line)
     in_run, in_dlab = copies(dlab_run_bin), copies(dlab_bin)
     assert 1 <= in_run <= 4 < in_dlab, (in_run, in_dlab)
+
+    # The one-function engines have no handlers of their own to count: their run function is a stub
+    # in dlab-run (a few bytes), the whole engine in dlab.
+    def size_of(binary, function):
+        out = subprocess.run(["nm", "-S", "-C", str(binary)], capture_output=True, text=True, timeout=120)
+        sizes = [int(parts[1], 16) for parts in (line.split(maxsplit=3) for line in out.stdout.splitlines())
+                 if len(parts) == 4 and parts[3].startswith(f"dlab::wasm::{function}(")]
+        assert len(sizes) == 1, f"{function} in {binary}: {sizes}"
+        return sizes[0]
+    assert size_of(dlab_run_bin, "run_switch") < 64 < size_of(dlab_bin, "run_switch")
+
+
+def test_it_runs_the_engine_dlab_wasm_run_picks(dlab_bin, dlab_run_bin):
+    # Its engine by name: the default (tail_pn with guard pages) where dlab has it, not a fallback
+    # that a stub in dlab-run's link would leave it on without a word.
+    engines = subprocess.run([str(dlab_bin), "wasm", "engines"], capture_output=True, text=True, timeout=60).stdout
+    built = {line.split()[0] for line in engines.splitlines()[1:] if line.split() and line.rstrip().endswith(" built")}
+    name = subprocess.run([str(dlab_run_bin), "--engine"], capture_output=True, text=True, timeout=60).stdout.split()[0]
+    for preferred in ("tail_pn_guard", "tail_pn", "tail_guard", "tail"):
+        if preferred in built:
+            assert name == preferred, (name, sorted(built))
+            break
