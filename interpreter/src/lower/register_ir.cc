@@ -262,11 +262,12 @@ void Lowerer::register_jump(uint32_t depth) {
   // unconditional branch is dead), and every value below it was written to its slot on entry.
   if (keep_drop(depth).first != 0) materialize_all();
   Ctl& label = ctls_[ctls_.size() - 1 - depth];
+  constexpr size_t kCopyWords = 3;  // copy_r [op, to, from], as materialize and register_local write it
   std::array<std::pair<uint64_t, uint64_t>, 2> copies;  // (to, from)
   size_t n = 0;
   const bool through_head = lowering_.fuse && label.kind == CtlKind::kLoop && label.head_copy;
   while (lowering_.fuse && n + (through_head ? 1 : 0) < copies.size() && !window_.empty() &&
-         window_.back().op == Op::copy_r && window_.back().at + 3 == code_.size()) {
+         window_.back().op == Op::copy_r && window_.back().at + kCopyWords == code_.size()) {
     const size_t at = window_.back().at;
     // A loop that begins with this copy does no longer (its back edges must not take it again).
     for (Ctl& c : ctls_)
@@ -276,8 +277,9 @@ void Lowerer::register_jump(uint32_t depth) {
     window_.pop_back();
   }
   if (n == 2) std::swap(copies[0], copies[1]);  // taken from the end: the earlier copy first
-  if (through_head && label.head_copy) copies[n++] = {code_[label.loop_pc + 1], code_[label.loop_pc + 2]};
+  // (the head copy may have been the one taken: then the branch lands on itself, at the loop's start)
   const bool landing_after_head = through_head && label.head_copy;
+  if (landing_after_head) copies[n++] = {code_[label.loop_pc + 1], code_[label.loop_pc + 2]};
   static_assert(layout::kBrCopy.label == 1 && layout::kBrCopy.result == 2 && layout::kBrCopy.operand[0] == 3, "[offset, to, from]");
   const size_t at = emit(n == 0 ? Op::br : n == 1 ? Op::br_copy_r : Op::br_copy2_r);
   word(0);
@@ -285,7 +287,7 @@ void Lowerer::register_jump(uint32_t depth) {
     word(copies[i].first);
     word(copies[i].second);
   }
-  if (landing_after_head) patch({at, at + 1}, label.loop_pc + 3);
+  if (landing_after_head) patch({at, at + 1}, label.loop_pc + kCopyWords);
   else target(depth, at, at + 1);
   last_result_ = SIZE_MAX;
 }
