@@ -77,6 +77,28 @@ def selection_programs() -> list[dict]:
     return [p for p in listed if p.get("role") == "selection"]
 
 
+PROFILE_TIMEOUT = 1800  # seconds: a profile of the selection programs takes seconds; a hang is an error
+
+
+def run_profile(argv: list[str], **kwargs) -> None:
+    """One `dlab wasm profile`, its wait bounded; a failure is one line naming the command and
+    the end of what it said, not a traceback."""
+    try:
+        subprocess.run(argv, check=True, capture_output=True, text=True, timeout=PROFILE_TIMEOUT, **kwargs)
+    except subprocess.CalledProcessError as e:
+        sys.exit(f"{' '.join(argv)}: exited with status {e.returncode}: {' '.join((e.stderr or '').split())[-600:]}")
+    except subprocess.TimeoutExpired:
+        sys.exit(f"{' '.join(argv)}: still running after {PROFILE_TIMEOUT} s, stopped")
+    except OSError as e:
+        sys.exit(f"{argv[0]}: cannot run it ({e.strerror}); give --dlab")
+
+
+def pair_rows(workload: str, js: Path) -> list[tuple]:
+    """The pairs a profile's --json file counted, as rows of the pairs CSV for `workload`."""
+    doc = json.loads(js.read_text())
+    return [(workload, p["from"], p["to"], p["count"], doc["dispatches"]) for p in doc["pairs"]]
+
+
 def profile_program(dlab: str, program: dict, lowering: str, js: Path) -> None:
     """One whole WASI program of the selection in the counting engine, as `dlab wasm programs`
     runs it: its arguments and stdin, its folder's input files in a scratch folder it may write."""
@@ -85,11 +107,13 @@ def profile_program(dlab: str, program: dict, lowering: str, js: Path) -> None:
     module = folder / "module.wasm"
     with tempfile.TemporaryDirectory() as scratch:
         shutil.copytree(folder, scratch, dirs_exist_ok=True, ignore=shutil.ignore_patterns("module.wasm", ".fetched"))
-        stdin = open(Path(scratch) / program["stdin"], "rb") if program.get("stdin") else subprocess.DEVNULL
         try:
-            subprocess.run([dlab, "wasm", "profile", "--ir", "register", "--lowering", lowering, "--json", str(js),
-                            "--dir-rw", f"{scratch}::/", str(module), "--", *program.get("args", [])],
-                           cwd=scratch, stdin=stdin, check=True, capture_output=True, text=True, timeout=1800)
+            stdin = open(Path(scratch) / program["stdin"], "rb") if program.get("stdin") else subprocess.DEVNULL
+        except OSError as e:
+            sys.exit(f"{folder}: {program['name']}'s stdin {program['stdin']} cannot be read ({e.strerror}): fetch it again")
+        try:
+            run_profile([dlab, "wasm", "profile", "--ir", "register", "--lowering", lowering, "--json", str(js),
+                         "--dir-rw", f"{scratch}::/", str(module), "--", *program.get("args", [])], cwd=scratch, stdin=stdin)
         finally:
             if stdin is not subprocess.DEVNULL:
                 stdin.close()
@@ -114,34 +138,26 @@ def profile(dlab: str, module: str, out: Path, sizes: dict[str, int] | None = No
     sizes = PROFILE_SIZES if sizes is None else sizes
     if not sizes:
         sys.exit("no workload to profile (the register IR's come from the corpus's selection programs: interpreter/corpus/corpus.def)")
+    # (workload as the CSV names it, module, export, size): the module's workloads, then the kernels'
+    kernels_module, kernel_sizes = kernels if kernels else ("", {})
+    invocations = [(w, module, w, size) for w, size in sizes.items()]
+    invocations += [(f"kernels/{k}", kernels_module, k, size) for k, size in kernel_sizes.items()]
     with tempfile.TemporaryDirectory() as tmp:
-        for workload, size in sizes.items():
-            js = Path(tmp) / f"{workload}.json"
-            subprocess.run([dlab, "wasm", "profile", "--ir", ir, "--lowering", lowering, "--json", str(js), "--invoke", workload,
-                            module, str(size)], check=True, capture_output=True, text=True)
-            doc = json.loads(js.read_text())
-            for p in doc["pairs"]:
-                rows.append((workload, p["from"], p["to"], p["count"], doc["dispatches"]))
-        kernels_module, kernel_sizes = kernels if kernels else ("", {})
-        for kernel, size in kernel_sizes.items():
-            js = Path(tmp) / f"kernel-{kernel}.json"
-            subprocess.run([dlab, "wasm", "profile", "--ir", ir, "--lowering", lowering, "--json", str(js),
-                            "--invoke", kernel, kernels_module, str(size)], check=True, capture_output=True, text=True)
-            doc = json.loads(js.read_text())
-            for p in doc["pairs"]:
-                rows.append((f"kernels/{kernel}", p["from"], p["to"], p["count"], doc["dispatches"]))
+        for i, (workload, mod, export, size) in enumerate(invocations):
+            js = Path(tmp) / f"{i}.json"
+            run_profile([dlab, "wasm", "profile", "--ir", ir, "--lowering", lowering, "--json", str(js), "--invoke", export,
+                         mod, str(size)])
+            rows += pair_rows(workload, js)
         for program in programs or []:
             js = Path(tmp) / f"program-{program['name']}.json"
             profile_program(dlab, program, lowering, js)
-            doc = json.loads(js.read_text())
-            for p in doc["pairs"]:
-                rows.append((program["name"], p["from"], p["to"], p["count"], doc["dispatches"]))
+            rows += pair_rows(program["name"], js)
     with out.open("w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(PAIRS_COLUMNS)
         rows = [row for row in rows if keep(row[1], row[2])]
         w.writerows(rows)
-    print(f"wrote {out} ({len(rows)} pairs over {len(sizes) + len(programs or []) + len(kernels[1] if kernels else {})} workloads)")
+    print(f"wrote {out} ({len(rows)} pairs over {len(invocations) + len(programs or [])} workloads)")
 
 
 def entries(clang: str, handlers: Path) -> dict[str, tuple[str, str]]:

@@ -191,6 +191,16 @@ def test_the_interpreter_runs_triples_and_gets_the_same_result(dlab_bin):
     assert results["fold+fuse+super+acc+elide"] == results["fold+fuse+acc+elide"] == "6765\n"
 
 
+def test_a_profile_that_fails_or_cannot_start_is_one_line_naming_it(superinstructions):
+    tool, _, _ = superinstructions
+    with pytest.raises(SystemExit) as e:
+        tool.run_profile(["/nonexistent/dlab", "wasm", "profile"])
+    assert str(e.value) == "/nonexistent/dlab: cannot run it (No such file or directory); give --dlab"
+    with pytest.raises(SystemExit) as e:
+        tool.run_profile([sys.executable, "-c", "import sys; sys.stderr.write('no such export'); sys.exit(3)"])
+    assert "exited with status 3: no such export" in str(e.value)
+
+
 def test_a_group_of_workloads_weighs_as_one(superinstructions):
     tool, _, _ = superinstructions
     # local_get,i32_add: 10% of sqlite's dispatches; i32_add,call: 6% of each of three kernels'.
