@@ -1,6 +1,7 @@
 #include "dispatchlab/harness/files.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,13 +23,21 @@ std::string read_text_file(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-std::string read_input_file(const std::string& path) {
-  // open/fstat/read rather than an ifstream: a stream constructs std::locale, whose first
-  // construction installs every standard facet, a third of an empty module's start-up in
-  // `dlab-run` (and its pages a share of the peak resident memory the pace table reports).
-  auto fail = [&](const std::string& why) { return std::runtime_error("cannot read " + path + ": " + why); };
+namespace {
+
+std::runtime_error read_failure(const std::string& path, const std::string& why) {
+  return std::runtime_error("cannot read " + path + ": " + why);
+}
+
+struct FdCloser {
+  int fd;
+  ~FdCloser() { ::close(fd); }  // read-only: nothing a close could lose
+};
+
+// An input a user names, opened read-only once it is known to be a regular file; `st` its status.
+int open_regular_input(const std::string& path, struct stat& st) {
+  auto fail = [&](const std::string& why) { return read_failure(path, why); };
   // What it is, before it is opened: opening a device or a FIFO can have effects of its own.
-  struct stat st {};
   if (::stat(path.c_str(), &st) != 0) throw fail(errno == ENOENT ? std::string("no such file") : std::strerror(errno));
   if (S_ISDIR(st.st_mode)) throw fail("a directory, not a file");
   if (!S_ISREG(st.st_mode)) throw fail("not a regular file");
@@ -36,12 +45,38 @@ std::string read_input_file(const std::string& path) {
   // open blocking for a writer.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw fail(errno == ENOENT ? std::string("no such file") : std::strerror(errno));
-  struct FdCloser {
-    int fd;
-    ~FdCloser() { ::close(fd); }  // read-only: nothing a close could lose
-  } closer{fd};
-  if (::fstat(fd, &st) != 0) throw fail(std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) throw fail("not a regular file");
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    std::string why = S_ISREG(st.st_mode) ? std::strerror(errno) : "not a regular file";
+    ::close(fd);
+    throw fail(why);
+  }
+  return fd;
+}
+
+}  // namespace
+
+MappedInputFile::MappedInputFile(const std::string& path) {
+  struct stat st {};
+  FdCloser closer{open_regular_input(path, st)};
+  size_ = static_cast<size_t>(st.st_size);
+  if (size_ == 0) return;  // nothing to map (mmap refuses a length of 0)
+  void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, closer.fd, 0);
+  if (p == MAP_FAILED) throw read_failure(path, std::strerror(errno));
+  data_ = static_cast<const uint8_t*>(p);
+}
+
+MappedInputFile::~MappedInputFile() {
+  if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
+}
+
+std::string read_input_file(const std::string& path) {
+  // open/fstat/read rather than an ifstream: a stream constructs std::locale, whose first
+  // construction installs every standard facet, a third of an empty module's start-up in
+  // `dlab-run` (and its pages a share of the peak resident memory the pace table reports).
+  auto fail = [&](const std::string& why) { return read_failure(path, why); };
+  struct stat st {};
+  FdCloser closer{open_regular_input(path, st)};
+  const int fd = closer.fd;
   std::string text;
   text.reserve(static_cast<size_t>(st.st_size));
   char block[1 << 16];

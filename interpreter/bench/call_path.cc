@@ -129,9 +129,7 @@ struct CallRig {
 };
 
 wasm::Module decoded(const Bytes& bytes) {
-  wasm::Module m = wasm::decode_module(bytes);
-  wasm::validate_module(m);
-  return m;
+  return wasm::decode_valid_module(bytes);
 }
 
 std::unique_ptr<CallRig> make_rig(const BenchEngine& e, const wasm::Module& calls, const wasm::Module& peer) {

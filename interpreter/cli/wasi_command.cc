@@ -38,12 +38,10 @@ std::string wasi_env_entry_error(const std::string& entry) {
 }
 
 wasm::Module load_checked_module(const std::string& file) {
-  // read_input_file refuses what is not a regular file: /dev/zero is not read forever.
-  std::string text = read_input_file(file);
+  // MappedInputFile refuses what is not a regular file: /dev/zero is not read forever.
+  MappedInputFile bytes(file);
   try {
-    wasm::Module m = wasm::decode_module(reinterpret_cast<const uint8_t*>(text.data()), text.size());
-    wasm::validate_module(m);
-    return m;
+    return wasm::decode_valid_module(bytes.data(), bytes.size());
   } catch (const wasm::DecodeError& e) {
     throw std::runtime_error(fmt::format("{}: malformed at byte {}: {}", file, e.offset(), e.what()));
   } catch (const wasm::ValidationError& e) {

@@ -547,9 +547,9 @@ void add_wasm_command(CLI::App& app) {
   decode->callback([file] {
     std::vector<uint8_t> bytes = read_module(*file);  // a regular file: /dev/zero is refused, not read forever
     try {
-      auto m = wasm::decode_module(bytes);
+      wasm::Module m;
       try {
-        wasm::validate_module(m);
+        m = wasm::decode_valid_module(bytes);
       } catch (const wasm::ValidationError& e) {
         throw std::runtime_error(fmt::format("{}: invalid: {}", *file, e.what()));
       }

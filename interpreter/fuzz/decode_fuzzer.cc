@@ -9,7 +9,9 @@
 // (kHeapLimit, 64 KiB), so programs that allocate collect while they run.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -72,12 +74,20 @@ void provide_imports(Runtime& rt, const Module& m) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Module m;
   try {
-    m = decode_module(data, size);
-    validate_module(m);
+    m = decode_valid_module(data, size);
   } catch (const DecodeError&) {
     return 0;
   } catch (const ValidationError&) {
     return 0;
+  }
+  // What the one reading accepted, the two-pass way (every body read by the decoder, then by the
+  // validator) must accept too: a malformed body the validator's reading let through aborts here.
+  // (Its rejections are the two-pass way's by construction: decode_valid.cc.)
+  try {
+    validate_module(decode_module(data, size));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "decode_valid_module accepted a module the two-pass reading rejects: %s\n", e.what());
+    std::abort();
   }
   // Large declared memories and tables are valid but would make every run allocate gigabytes.
   for (const auto& mem : m.memories)

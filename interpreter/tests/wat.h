@@ -33,9 +33,7 @@ inline Module assemble_with(std::vector<std::string> assembler, const std::strin
   std::ifstream in(dir / "m.wasm", std::ios::binary);
   std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   fs::remove_all(dir);
-  Module m = decode_module(bytes);
-  validate_module(m);
-  return m;
+  return decode_valid_module(bytes);
 }
 
 // WebAssembly 3.0 text (GC, exnref): binaryen's wasm-as through tools/assemble-wat (wabt stops

@@ -170,7 +170,7 @@ uint32_t tagtype(BinaryReader& r) {
 
 }  // namespace
 
-Module decode_module(const uint8_t* data, size_t size) {
+Module decode_module(const uint8_t* data, size_t size, BodyReading bodies) {
   BinaryReader r(data, size);
   Module m;
   static const uint8_t kMagic[4] = {0x00, 0x61, 0x73, 0x6D};
@@ -321,8 +321,12 @@ Module decode_module(const uint8_t* data, size_t size) {
             if (total > 0xFFFFFFFFull) body.fail("too many locals");
             f.locals.emplace_back(c, valtype(body));
           }
-          f.code = expr(body, scan);
-          if (!body.at_end()) body.fail("section size mismatch");
+          if (bodies == BodyReading::kDeferred) {
+            f.code = Expr{{body.position(), body.position() + body.remaining()}};
+          } else {
+            f.code = expr(body, scan);
+            if (!body.at_end()) body.fail("section size mismatch");
+          }
           m.code.push_back(std::move(f));
         }
         break;
@@ -360,6 +364,7 @@ Module decode_module(const uint8_t* data, size_t size) {
 ValType read_valtype(BinaryReader& r) { return decode_valtype(r); }
 HeapType read_heaptype(BinaryReader& r) { return decode_heaptype(r); }
 
+Module decode_module(const uint8_t* data, size_t size) { return decode_module(data, size, BodyReading::kRead); }
 Module decode_module(const std::vector<uint8_t>& bytes) { return decode_module(bytes.data(), bytes.size()); }
 
 }  // namespace dlab::wasm

@@ -319,7 +319,10 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
     for (const auto& x : e.init) refs.push_back(eval(x, e.type).first);
     inst.elems.push_back(std::move(refs));
   }
-  for (const auto& d : m.data) inst.datas.push_back(d.bytes);
+  // An active segment is applied below and dropped before anything runs: only a passive one is
+  // kept for memory.init (a copy of every segment was a third of a data-heavy module's start-up).
+  inst.datas.reserve(m.data.size());
+  for (const auto& d : m.data) inst.datas.push_back(d.mode == DataSegment::kPassive ? d.bytes : std::vector<uint8_t>{});
 
   inst.late_lowering = {words, lowering_, &catch_code_};
   if (lazy_lowering()) {

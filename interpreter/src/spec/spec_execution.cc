@@ -190,9 +190,7 @@ void execute_commands(const json& doc, const ScriptModules& modules, const Engin
   std::map<std::string, std::string> unsupported_registered;
 
   auto load = [&](const json& c) -> Module {
-    Module m = decode_module(modules.bytes(c.at("filename").get<std::string>()));
-    validate_module(m);
-    return m;
+    return decode_valid_module(modules.bytes(c.at("filename").get<std::string>()));
   };
   // "ok", or what went wrong, prefixed by its kind.
   auto instantiate = [&](const json& c, Instance** out) {

@@ -193,8 +193,7 @@ void check_commands(const nlohmann::json& doc, const ScriptModules& modules, Spe
     Exports exports;
     auto check = [&] {
       return outcome_of([&] {
-        auto m = decode_module(modules.bytes(c.at("filename").get<std::string>()));
-        validate_module(m);
+        auto m = decode_valid_module(modules.bytes(c.at("filename").get<std::string>()));
         if (linking && !definition) exports = linker.link(m);
       });
     };

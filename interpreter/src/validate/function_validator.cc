@@ -76,6 +76,9 @@ class FunctionValidator {
       if (r.at_end()) invalid("END opcode expected");
       instruction(read_instruction(r));
     }
+    // A body the decoder left unread (BodyReading::kDeferred) ends at its final `end`; what follows
+    // is malformed, and decode_valid_module's second reading says how.
+    if (!r.at_end()) invalid("section size mismatch");
   }
 
   // ---- operand and control stacks ----
@@ -224,6 +227,9 @@ class FunctionValidator {
     // ref.func, global.get of an immutable global, extended-const's i32/i64 add, sub and mul, and
     // GC's allocations without segments, ref.i31 and the extern / any conversions.
     if (const_ && !in.constant()) invalid("constant expression required");
+    // A malformed module that only an unread body shows (BodyReading::kDeferred; the decoder's own
+    // reading rejects it first): decode_valid_module's second reading reports it as malformed.
+    if ((in.flags & DATACOUNT) && !c_.m.data_count && !c_.m.data.empty()) invalid("data count section required");
     // Numeric, memory and SIMD instructions: typed by their declaration (handlers.def through ops.h).
     if (in.simple) return declared(in, *in.simple);
     // Control, reference, table, GC and bulk-memory instructions with a declared effect

@@ -221,7 +221,13 @@ class DecodeError : public std::runtime_error {
   size_t offset_;
 };
 
-Module decode_module(const uint8_t* data, size_t size);
+// How the decoder treats the function bodies. kRead: every instruction read and checked (a
+// malformed body is a DecodeError here). kDeferred: each body kept as its bytes, unread, for the
+// validator to read once (decode_valid_module, validator.h; alone it would pass a malformed body).
+enum class BodyReading { kRead, kDeferred };
+
+Module decode_module(const uint8_t* data, size_t size);  // kRead
+Module decode_module(const uint8_t* data, size_t size, BodyReading bodies);
 Module decode_module(const std::vector<uint8_t>& bytes);
 
 }  // namespace dlab::wasm

@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "dispatchlab/interpreter/module.h"
 
@@ -17,5 +18,13 @@ class ValidationError : public std::runtime_error {
 
 // Throws ValidationError, with the spec's wording where it has one.
 void validate_module(const Module& m);
+
+// A module decoded and validated, each function body read once, by the validator (the decoder
+// leaves them unread: BodyReading::kDeferred), where decode_module then validate_module read every
+// body twice: a large module's start-up (docs/interpreter/programs.md). Throws what that pair
+// throws, the same error: a failure of either is read again the two-pass way, so that a malformed
+// body still outranks an invalid one and the message is the decoder's.
+Module decode_valid_module(const uint8_t* data, size_t size);
+Module decode_valid_module(const std::vector<uint8_t>& bytes);
 
 }  // namespace dlab::wasm
