@@ -1,6 +1,7 @@
 // The validation algorithm of the WebAssembly spec's appendix: an operand stack of value types
 // (Unknown below an unreachable point) and a control stack of frames with their label types, over
 // one function body or constant expression (validation.h's context; validator.cc the module).
+#include <algorithm>
 #include <cstring>
 #include <span>
 #include <optional>
@@ -43,10 +44,14 @@ class FunctionValidator {
     results_.clear();
     for (auto r : ft.results) results_.push_back(static_cast<T>(r));
     local_runs_.clear();
+    local_types_.clear();
     uint64_t end = 0;
     for (const auto& [n, t] : locals) {
       end += n;
       local_runs_.emplace_back(end, static_cast<T>(t));
+      // The first kFlatLocals locals' types one per index (a local.get reads one instead of
+      // walking the runs); a function may declare 2^32 - 1, the runs cover the rest.
+      if (local_types_.size() < kFlatLocals) local_types_.insert(local_types_.end(), std::min<uint64_t>(n, kFlatLocals - local_types_.size()), static_cast<T>(t));
     }
     params_ = ft.params.size();
     run(body, false);
@@ -55,6 +60,7 @@ class FunctionValidator {
   void constant(const Expr& e, ValType t) {
     results_.assign(1, static_cast<T>(t));
     local_runs_.clear();
+    local_types_.clear();
     params_ = 0;
     run(e, true);
   }
@@ -534,7 +540,21 @@ class FunctionValidator {
       case Imm::SHUF: for (int i = 0; i < 16; ++i) lane(in.lane_at(i)); break;
     }
     const StackEffect& e = effect_of(s);
-    for (size_t i = e.pops.size(); i-- > 0;) pop(letter_type(e.pops[i], address));
+    // The common case first: every operand there, above the frame's base, of exactly its type
+    // (numeric and vector types have no subtypes, and an unknown one fails the comparison): one
+    // pass over the top of the stack. Anything else takes the general rule below, which says why.
+    const size_t n = e.pops.size();
+    if (vals_.size() - ctrls_.back().height >= n) {
+      const T* top = vals_.data() + (vals_.size() - n);
+      size_t i = 0;
+      while (i < n && top[i] == letter_type(e.pops[i], address)) ++i;
+      if (i == n) {
+        vals_.resize(vals_.size() - n);
+        for (char letter : e.pushes) push(letter_type(letter, address));
+        return;
+      }
+    }
+    for (size_t i = n; i-- > 0;) pop(letter_type(e.pops[i], address));
     for (char letter : e.pushes) push(letter_type(letter, address));
   }
 
@@ -673,13 +693,16 @@ class FunctionValidator {
   }
 
   T local_type(uint32_t i) const {
+    if (i < local_types_.size()) return local_types_[i];
     for (const auto& [end, t] : local_runs_)
       if (i < end) return t;
     invalid("unknown local");
   }
 
   const Ctx& c_;
+  static constexpr size_t kFlatLocals = 4096;
   std::vector<std::pair<uint64_t, T>> local_runs_;
+  std::vector<T> local_types_;  // the first kFlatLocals locals' types, by index
   std::vector<T> results_, vals_;
   std::vector<Frame> ctrls_;
   std::vector<T> frame_types_;  // every open frame's start and end types (Frame)
