@@ -1,5 +1,8 @@
 // Decoding a module: sections in order, each parsed to its end, and every expression walked
-// instruction by instruction (so an unknown opcode or a missing `end` is caught here).
+// instruction by instruction (so an unknown opcode or a missing `end` is caught here), except the
+// function bodies under BodyReading::kDeferred, which the validator reads (decode_valid.cc).
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "decode/binary_codes.h"
@@ -311,6 +314,7 @@ Module decode_module(const uint8_t* data, size_t size, BodyReading bodies) {
         saw_code = true;
         uint32_t n = count();
         if (n != m.functions.size()) s.fail("function and code section have inconsistent lengths");
+        m.code.reserve(n);  // as many as the function section's, already read
         for (uint32_t i = 0; i < n; ++i) {
           BinaryReader body = s.sub(s.u32());
           FunctionBody f;
@@ -334,6 +338,9 @@ Module decode_module(const uint8_t* data, size_t size, BodyReading bodies) {
       case SectionId::kData: {
         uint32_t n = count();
         if (m.data_count && *m.data_count != n) s.fail("data count and data section have inconsistent lengths");
+        // Grown once (a Go module has 100,000 segments), but never past what the section's bytes
+        // can hold, a segment taking two at least: a count is the module's word, not a fact.
+        m.data.reserve(std::min<size_t>(n, s.remaining() / 2));
         for (uint32_t i = 0; i < n; ++i) {
           DataSegment d;
           uint32_t flags = s.u32();
