@@ -205,7 +205,12 @@ def test_predict_simulates_the_engines_per_dispatch(dlab_bin, tmp_path):
     traced = {int(d) for d in s["dispatches"]}
     assert len(traced) == 1 and counted <= traced.pop() <= counted + 4, (traced, counted)
     btb = s[s["metric"] == "simulated_indirect_mispredicts[btb_512x1]"].set_index("dispatch")["median"]
-    assert btb["switch"] > 0.99 and btb["tail"] < 0.01
+    # The switch loop's one shared jump misses nearly always in a last-target table; tail's jumps,
+    # one per handler, far less. Not nothing: the table is untagged and indexed by the jump's low 9
+    # address bits, so two of fib's hot handlers whose jumps sit 512 bytes apart share an entry,
+    # and which do moves with the code's layout (0.00003 per dispatch before a change to the call
+    # handler at 4b71db8, 0.085 after it). Only one shared jump would bring tail near the switch.
+    assert btb["switch"] > 0.99 and btb["tail"] < 0.25
     # Two load addresses, a sample each; the last-target table, indexed by the address's low bits,
     # is the same at both (whole pages apart), and the memory rows are simulated once.
     assert (s["n"] == 2).all() and set(s["load_addresses"]) == {"2"}
