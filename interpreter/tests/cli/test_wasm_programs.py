@@ -156,7 +156,8 @@ def test_the_committed_list_is_valid_and_every_generated_input_is_pinned(dlab_bi
     pinned = {"flite": "6bd253be6f0aa024ed1b0a9fadc21c1f8cf77441e3b07bbbbd183dcd7c3b9cf9",
               "esbuild": "ab76d7f932fea1a7a39d43cebd5a41b16c99df362adf6205fb4cf44b85015fe6",
               "nitrogql": "8823494a99039ce922d383d2d81ea57b889bcdca9b1fe409a23ba7d8781cdd4d",
-              "pdfcpu": "98d8f49075c07eb102ba164195e4766a251e2a5e83c6b1995eb4753dc526fbfc"}
+              "pdfcpu": "98d8f49075c07eb102ba164195e4766a251e2a5e83c6b1995eb4753dc526fbfc",
+              "icepack": "d156152fd6c458a47f3d8095f3311c6f6cd1be3bc73e45277f0163573685d449"}
     for p in listed:
         spec_in = dict(p.get("input") or {})
         if not spec_in:
