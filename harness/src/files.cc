@@ -53,41 +53,52 @@ int open_regular_input(const std::string& path, struct stat& st) {
   return fd;
 }
 
+// The rest of an open file, read to its end.
+std::string read_to_end(int fd, const std::string& path, size_t size_hint) {
+  std::string text;
+  text.reserve(size_hint);
+  char block[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, block, sizeof block);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw read_failure(path, std::strerror(errno));
+    if (n == 0) break;
+    text.append(block, static_cast<size_t>(n));
+  }
+  return text;
+}
+
 }  // namespace
 
 MappedInputFile::MappedInputFile(const std::string& path) {
   struct stat st {};
   FdCloser closer{open_regular_input(path, st)};
   size_ = static_cast<size_t>(st.st_size);
-  if (size_ == 0) return;  // nothing to map (mmap refuses a length of 0)
+  if (size_ == 0) {
+    // Nothing to map (mmap refuses a length of 0), or a file whose size says nothing of its
+    // content (/proc's): read, as read_input_file does.
+    owned_ = read_to_end(closer.fd, path, 0);
+    data_ = reinterpret_cast<const uint8_t*>(owned_.data());
+    size_ = owned_.size();
+    return;
+  }
   void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, closer.fd, 0);
   if (p == MAP_FAILED) throw read_failure(path, std::strerror(errno));
   data_ = static_cast<const uint8_t*>(p);
+  mapped_ = true;
 }
 
 MappedInputFile::~MappedInputFile() {
-  if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
+  if (mapped_) ::munmap(const_cast<uint8_t*>(data_), size_);
 }
 
 std::string read_input_file(const std::string& path) {
   // open/fstat/read rather than an ifstream: a stream constructs std::locale, whose first
   // construction installs every standard facet, a third of an empty module's start-up in
   // `dlab-run` (and its pages a share of the peak resident memory the pace table reports).
-  auto fail = [&](const std::string& why) { return read_failure(path, why); };
   struct stat st {};
   FdCloser closer{open_regular_input(path, st)};
-  const int fd = closer.fd;
-  std::string text;
-  text.reserve(static_cast<size_t>(st.st_size));
-  char block[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(fd, block, sizeof block);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw fail(std::strerror(errno));
-    if (n == 0) break;
-    text.append(block, static_cast<size_t>(n));
-  }
-  return text;
+  return read_to_end(closer.fd, path, static_cast<size_t>(st.st_size));
 }
 
 void write_all(int fd, const std::string& content, const std::string& what) {

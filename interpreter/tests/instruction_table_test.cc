@@ -18,23 +18,13 @@
 #include "dispatchlab/interpreter/validator.h"
 #include "decode/instruction_reader.h"
 #include "engines/ops.h"
+#include "module_bytes.h"
 
 namespace dlab::wasm {
 namespace {
 
-void uleb(std::vector<uint8_t>& out, uint64_t v) {
-  do {
-    uint8_t b = v & 0x7F;
-    v >>= 7;
-    out.push_back(static_cast<uint8_t>(b | (v ? 0x80 : 0)));
-  } while (v);
-}
-
-void section(std::vector<uint8_t>& m, uint8_t id, const std::vector<uint8_t>& body) {
-  m.push_back(id);
-  uleb(m, body.size());
-  m.insert(m.end(), body.begin(), body.end());
-}
+using test_support::section;
+using test_support::uleb;
 
 // An operand of the type a signature letter names: 1 (or 1.0, or sixteen 1 bytes), and address 0,
 // so that no declared instruction traps (no division by zero, every access in the one page).

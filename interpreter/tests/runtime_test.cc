@@ -123,6 +123,30 @@ TEST_P(RuntimeTest, MemoryGrowsAndTrapsOutOfBounds) {
   EXPECT_EQ(trap(inst, "load", {Value::i32(0xFFFFFFFF)}), "out of bounds memory access");  // no 32-bit wrap
 }
 
+// A data segment that does not fit traps the instantiation after the element segments put its
+// functions into an imported table; that segment and the active ones after it were never
+// dropped (the spec drops each after its memory.init), so such a function may still copy from them.
+TEST_P(RuntimeTest, AFailedInstantiationLeavesItsUnappliedDataSegments) {
+  ExternVal t;
+  t.kind = ExternKind::kTable;
+  t.table = rt.table(TableType{ValType::kFuncRef, Limits{1, std::nullopt, false}});
+  rt.register_module("env", {{"t", t}});
+  EXPECT_THROW(load(R"((module
+    (import "env" "t" (table 1 funcref))
+    (memory 1)
+    (elem (i32.const 0) $f)
+    (func $f (result i32)
+      (memory.init 1 (i32.const 8) (i32.const 0) (i32.const 1))
+      (i32.load8_u (i32.const 8)))
+    (data (i32.const 65536) "x")
+    (data (i32.const 0) "\2a")))"), Trap);
+  const auto* f = reinterpret_cast<FuncInst*>(t.table->elements.at(0));
+  ASSERT_NE(f, nullptr);
+  std::vector<Value> r = rt.invoke(const_cast<FuncInst*>(f), {});
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].lo, 0x2Au);
+}
+
 TEST_P(RuntimeTest, TrapsAreTrapsAndTheRuntimeRecovers) {
   auto& inst = load(R"((module
     (type $v (func)) (type $i (func (result i32)))

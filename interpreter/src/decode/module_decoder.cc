@@ -314,7 +314,7 @@ Module decode_module(const uint8_t* data, size_t size, BodyReading bodies) {
         saw_code = true;
         uint32_t n = count();
         if (n != m.functions.size()) s.fail("function and code section have inconsistent lengths");
-        m.code.reserve(n);  // as many as the function section's, already read
+        m.code.reserve(std::min<size_t>(n, s.remaining() / 2));  // a body takes two bytes at least
         for (uint32_t i = 0; i < n; ++i) {
           BinaryReader body = s.sub(s.u32());
           FunctionBody f;

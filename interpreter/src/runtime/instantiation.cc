@@ -319,8 +319,10 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
     for (const auto& x : e.init) refs.push_back(eval(x, e.type).first);
     inst.elems.push_back(std::move(refs));
   }
-  // An active segment is applied below and dropped before anything runs: only a passive one is
-  // kept for memory.init (a copy of every segment was a third of a data-heavy module's start-up).
+  // An active segment is applied below and then dropped: only a passive one gets a second copy
+  // here, for memory.init (copying every segment was a third of a data-heavy module's start-up).
+  // An active one's bytes stay in inst.module; a failed application brings back the segments it
+  // did not drop (below).
   inst.datas.reserve(m.data.size());
   for (const auto& d : m.data) inst.datas.push_back(d.mode == DataSegment::kPassive ? d.bytes : std::vector<uint8_t>{});
 
@@ -362,11 +364,20 @@ Instance& Runtime::instantiate(Module module, bool run_start) {
   for (size_t i = 0; i < m.data.size(); ++i) {
     const DataSegment& d = m.data[i];
     if (d.mode != DataSegment::kActive) continue;
-    MemoryInst* mem = inst.memories.at(d.memory);
-    uint64_t offset = eval(d.offset, mem->address64 ? ValType::kI64 : ValType::kI32).first;
-    if (!mem->address64) offset = static_cast<uint32_t>(offset);
-    if (offset > mem->bytes || d.bytes.size() > mem->bytes - offset) throw Trap("out of bounds memory access");
-    if (!d.bytes.empty()) std::memcpy(mem->data + offset, d.bytes.data(), d.bytes.size());
+    try {
+      MemoryInst* mem = inst.memories.at(d.memory);
+      uint64_t offset = eval(d.offset, mem->address64 ? ValType::kI64 : ValType::kI32).first;
+      if (!mem->address64) offset = static_cast<uint32_t>(offset);
+      if (offset > mem->bytes || d.bytes.size() > mem->bytes - offset) throw Trap("out of bounds memory access");
+      if (!d.bytes.empty()) std::memcpy(mem->data + offset, d.bytes.data(), d.bytes.size());
+    } catch (...) {
+      // The spec drops a segment after its memory.init: this one and the active ones after it
+      // were never dropped, and a function the failed instance left in an imported table may
+      // still memory.init from them.
+      for (size_t j = i; j < m.data.size(); ++j)
+        if (m.data[j].mode == DataSegment::kActive) inst.datas[j] = m.data[j].bytes;
+      throw;
+    }
     inst.datas[i].clear();
   }
   no_collection.heap.allow_collect = true;

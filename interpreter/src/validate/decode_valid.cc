@@ -9,22 +9,28 @@
 #include "dispatchlab/interpreter/validator.h"
 
 #include <stdexcept>
+#include <string>
 
 namespace dlab::wasm {
 
 Module decode_valid_module(const uint8_t* data, size_t size) {
+  std::string first;
   try {
     Module m = decode_module(data, size, BodyReading::kDeferred);
     validate_module(m);
     return m;
-  } catch (const DecodeError&) {
-  } catch (const ValidationError&) {
+  } catch (const DecodeError& e) {
+    first = e.what();
+  } catch (const ValidationError& e) {
+    first = e.what();
   }
   Module m = decode_module(data, size, BodyReading::kRead);
   validate_module(m);
-  // Both passed the second time: the single reading rejected a module the two-pass way accepts,
-  // a disagreement between the two that is this file's bug, not the module's.
-  throw std::logic_error("internal error: decode_valid_module's one reading rejected a module that decoding and validating apart accept");
+  // Both passed the second time: the one reading rejected a module the two-pass way accepts.
+  // Either the bytes changed between the two (a module file rewritten while it was read) or the
+  // two readings disagree, a bug of this file's.
+  throw std::logic_error("the module was rejected (" + first + ") and then accepted when read again: was its file changed "
+                         "while it was read? If not, an interpreter bug (decode_valid_module): please report it");
 }
 
 Module decode_valid_module(const std::vector<uint8_t>& bytes) { return decode_valid_module(bytes.data(), bytes.size()); }

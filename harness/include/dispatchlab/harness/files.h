@@ -16,20 +16,25 @@ std::string read_text_file(const std::string& path);
 std::string read_input_file(const std::string& path);
 
 // The same file (the same checks and errors), mapped read-only instead of read: its bytes are the
-// page cache's, nothing copied. For a large input read once (a module of tens of megabytes, whose
-// copy was a third of `dlab-run`'s start-up). A file changed while mapped may show the change.
+// page cache's, nothing copied. For a large input read once and let go (a module of tens of
+// megabytes, whose copy was a third of `dlab-run`'s start-up). While it is held, another process
+// rewriting the file in place may show through, and truncating it makes a read past the new end
+// a SIGBUS: hold it only for a first reading (the decoder copies what the module keeps). A file
+// whose size is 0 (an empty one, or /proc's) is read instead.
 class MappedInputFile {
  public:
   explicit MappedInputFile(const std::string& path);
   ~MappedInputFile();
   MappedInputFile(const MappedInputFile&) = delete;
   MappedInputFile& operator=(const MappedInputFile&) = delete;
-  const uint8_t* data() const { return data_; }  // null for an empty file
+  const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
 
  private:
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
+  bool mapped_ = false;
+  std::string owned_;  // what was read instead, when the size said 0
 };
 
 // What an output may do to a regular file already at its path.

@@ -16,7 +16,11 @@ class ValidationError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Throws ValidationError, with the spec's wording where it has one.
+// Throws ValidationError, with the spec's wording where it has one. A body that goes on past its
+// final `end`, or uses a data index without a data count section, is malformed, which the
+// decoder's reading rejects first; a Module whose bodies it did not read (BodyReading::kDeferred)
+// or built by hand gets a ValidationError for it here, and decode_valid_module then the
+// decoder's DecodeError.
 void validate_module(const Module& m);
 
 // A module decoded and validated, each function body read once, by the validator (the decoder
