@@ -51,7 +51,7 @@ from dispatchlab_analysis.workloads import corpus_selection_sizes, profile_sizes
 
 PROFILE_SIZES = profile_sizes()
 DEFAULT_COUNT = 64
-DEFAULT_REGISTER_TRIPLES = 128  # not tuned: 128 were measured against none only (docs/interpreter/register-ir.md)
+DEFAULT_REGISTER_TRIPLES = 128  # measured against none and 256 only (docs/interpreter/register-ir.md)
 DEFAULT_REGISTER_COUNT = 600  # chosen on the selection programs (docs/interpreter/register-ir.md, "Register-IR superinstructions")
 
 # handlers.def's FUEL() is the budget's charge (budget.h, defined per engine): kept as written.
