@@ -176,6 +176,22 @@ def test_the_committed_list_is_valid_and_every_generated_input_is_pinned(dlab_bi
 
 
 @pytest.mark.parametrize("change,text", [
+    (lambda p: p["input"].update(density=2), "density 2 is not a fraction between 0 and 1"),
+    (lambda p: p["input"].pop("seed"), "missing 1 required positional argument: 'seed'"),
+])
+def test_a_generators_parameters_are_checked_before_anything_is_fetched(tmp_path, change, text):
+    listed = json.loads((REPO / "interpreter" / "programs" / "programs.json").read_text())
+    change(next(p for p in listed["programs"] if p["name"] == "icepack"))
+    (tmp_path / "list.json").write_text(json.dumps(listed))
+    out = subprocess.run([sys.executable, str(FETCH), "--list", str(tmp_path / "list.json"), "--cache", str(tmp_path / "cache"),
+                          "--only", "icepack"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and "icepack: input" in out.stderr and text in out.stderr, out.stderr
+    # Nothing downloaded or written for it: the inputs are made before the package is fetched.
+    assert "Traceback" not in out.stderr and not (tmp_path / "cache" / "icepack").exists()
+    assert not list((tmp_path / "cache").glob("tarballs/*")), list((tmp_path / "cache").rglob("*"))
+
+
+@pytest.mark.parametrize("change,text", [
     (lambda p: p["input"].update(file="../../escaped.txt"), "is not a relative path inside the program's folder"),
     (lambda p: p["input"].update(file="/tmp/absolute.txt"), "is not a relative path inside the program's folder"),
     (lambda p: p.update(name="../up"), "lowercase letters, digits"),
