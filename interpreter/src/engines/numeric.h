@@ -66,9 +66,14 @@ inline const char* trunc(F x, I* out) {
   // The exclusive bounds are exact powers of two in both float types.
   constexpr double hi = std::is_signed_v<I> ? -static_cast<double>(std::numeric_limits<I>::min()) : 2.0 * (static_cast<double>(std::numeric_limits<I>::max() / 2 + 1));
   constexpr double lo = std::is_signed_v<I> ? static_cast<double>(std::numeric_limits<I>::min()) : 0.0;
-  F t = std::trunc(x);
-  if (!(static_cast<double>(t) < hi) || static_cast<double>(t) < lo) return "integer overflow";
-  *out = static_cast<I>(t);
+  // trunc(x) is in [lo, hi) exactly when x is in (lo - 1, hi): compared on x itself, with no call
+  // to libm's trunc, which an x86-64 build without SSE4.1 makes (and a handler calling out spills
+  // its state around the call). Every float is exact as a double, and so are hi and lo - 1 but for
+  // a signed 64-bit lo - 1, -2^63 - 1, where no double lies between it and -2^63: x >= lo there.
+  constexpr bool lo_minus_one_exact = !(std::is_signed_v<I> && sizeof(I) == 8);
+  const double d = static_cast<double>(x);
+  if (!(d < hi) || !(lo_minus_one_exact ? d > lo - 1.0 : d >= lo)) return "integer overflow";
+  *out = static_cast<I>(x);  // truncates toward zero; in range, so defined
   return nullptr;
 }
 template <class I, class F>
