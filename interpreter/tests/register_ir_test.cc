@@ -467,10 +467,8 @@ TEST(RegisterIrTest, AJumpMakesTheCopiesBesideIt) {
         }
       return {};
     };
-    // Slots: in sum, nest and clear, local 2 (a sum, read before its first write) is the one local
-    // a call zeroes, so it takes slot 1 and local 1 slot 2 (lower/local_zeroing.h); in fib, local 1.
     // sum: the copy to local 0, then the loop's first copy (local 3 from local 0), landing after it
-    EXPECT_EQ(find("sum", Op::br_copy2_r), (std::vector<uint64_t>{W(Op::br_copy2_r), 3, 0, 2, 3, 0}));
+    EXPECT_EQ(find("sum", Op::br_copy2_r), (std::vector<uint64_t>{W(Op::br_copy2_r), 3, 0, 1, 3, 0}));
     EXPECT_TRUE(find("sum", Op::br).empty());
     EXPECT_FALSE(find("sum", Op::copy_r).empty());  // the loop's first copy stays, for its entry
     // fib: two copies before the branch (the loop begins with a branch out), local 1 first
@@ -479,10 +477,10 @@ TEST(RegisterIrTest, AJumpMakesTheCopiesBesideIt) {
     EXPECT_EQ(std::vector<uint64_t>(fib.begin() + 2, fib.end()), (std::vector<uint64_t>{1, 2, 2, 3}));
     EXPECT_TRUE(find("fib", Op::copy_r).empty());
     // nest: both loops begin with the copy; the outer one's back edge makes it and lands after it
-    EXPECT_EQ(find("nest", Op::br_copy_r), (std::vector<uint64_t>{W(Op::br_copy_r), 3, 2, 0}));
+    EXPECT_EQ(find("nest", Op::br_copy_r), (std::vector<uint64_t>{W(Op::br_copy_r), 3, 1, 0}));
     // clear: the loop's first copy is the one the branch out of the block makes (br_copy_r at the
     // loop's start, landing after the block), so the back edge lands at the loop's start, a plain br.
-    EXPECT_EQ(find("clear", Op::br_copy_r), (std::vector<uint64_t>{W(Op::br_copy_r), 4, 2, 0}));
+    EXPECT_EQ(find("clear", Op::br_copy_r), (std::vector<uint64_t>{W(Op::br_copy_r), 4, 1, 0}));
     EXPECT_EQ(inst.exports.at("clear").func->code.at(0), W(Op::br_copy_r));
     std::vector<uint64_t> back = find("clear", Op::br);
     ASSERT_EQ(back.size(), 1u);

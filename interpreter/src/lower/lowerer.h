@@ -109,9 +109,10 @@ class Lowerer {
 
  private:
   // ---- the operand types and heights, and the stream (here, used by every part) ----
-  void place_local(size_t i) {  // local i's slot: the next free one (local_type_[i] set)
-    local_slot_[i] = height_;
-    height_ += slots_of(local_type_[i]);
+  void add_local(ValType t) {
+    local_slot_.push_back(height_);
+    local_type_.push_back(t);
+    height_ += slots_of(t);
   }
   bool dead() const { return ctls_.back().dead; }
   void push(ValType t) {

@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include "engines/machine.h"
-#include "lower/local_zeroing.h"
 #include "lower/lowerer.h"
 
 namespace dlab::wasm {
@@ -24,26 +23,14 @@ void set_frame_slots(FuncInst& f, const FunctionBody& body) {
   f.param_slots = slots_of(f.type.params);
   f.local_slots = 0;
   for (const auto& [n, t] : body.locals) f.local_slots += n * slots_of(t);
-  f.zeroed_slots = f.local_slots;  // until lowering says which need it
   f.result_slots = slots_of(f.type.results);
 }
 
 void Lowerer::run() {
   set_frame_slots(f_, body_);
-  // The declared locals a call must zero get the slots after the parameters, the others the slots
-  // after them: a call then zeroes f.zeroed_slots slots, not every local's.
-  const size_t params = f_.type.params.size();
-  const std::vector<bool> zeroed = locals_needing_zero(body_, params);
-  std::vector<ValType> types(f_.type.params.begin(), f_.type.params.end());
-  for (const auto& [n, t] : body_.locals) types.insert(types.end(), n, t);
-  local_slot_.assign(types.size(), 0);
-  local_type_ = std::move(types);
-  for (size_t i = 0; i < params; ++i) place_local(i);
-  for (size_t i = params; i < local_type_.size(); ++i)
-    if (zeroed[i]) place_local(i);
-  f_.zeroed_slots = height_ - f_.param_slots;
-  for (size_t i = params; i < local_type_.size(); ++i)
-    if (!zeroed[i]) place_local(i);
+  for (auto t : f_.type.params) add_local(t);
+  for (const auto& [n, t] : body_.locals)
+    for (uint32_t i = 0; i < n; ++i) add_local(t);
   max_height_ = height_;
   sp_at_ = height_;  // a call leaves the stack pointer above the callee's locals
   Ctl fn;

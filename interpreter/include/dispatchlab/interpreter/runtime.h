@@ -120,9 +120,6 @@ struct FuncInst {
   // the results, and the most slots a frame uses (locals plus deepest operand stack).
   std::vector<uint64_t> code;
   uint32_t param_slots = 0, local_slots = 0, result_slots = 0, max_slots = 0;
-  // The first of the local slots, which a call zeroes: the locals some path may read before it
-  // writes them (lower/local_zeroing.h), placed first; all of them until the function is lowered.
-  uint32_t zeroed_slots = 0;
   std::vector<CatchRange> catches;  // try_tables, in the order they begin (nested ones after)
   // Where each instruction of `code` starts, ascending: filled only for a runtime asked to
   // (Runtime::record_instruction_starts), so that a test can walk the code by instruction
