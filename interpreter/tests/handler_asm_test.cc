@@ -285,6 +285,26 @@ bool writes_a_slot(const std::vector<std::string>& code) {
   return false;
 }
 
+// A function's generic return, a branch that leaves values and the float-to-integer conversions
+// call nothing (handlers.def's COPY_DOWN, numeric.h's trunc): as calls to memmove and libm's trunc
+// they made each handler spill its state around the call. The f32.trunc operator itself still
+// calls libm in an x86-64 build without SSE4.1 (no roundss), which shows the check can fail.
+TEST(InterpreterAsm, ReturnsBranchValuesAndConversionsCallNothing) {
+  auto calls = [](const std::vector<std::string>& code) {
+    for (const auto& ins : code)
+      if (is_call(kArch, mnemonic(ins))) return true;
+    return false;
+  };
+  for (const char* op : {"return_", "br_drop", "br_table", "i32_trunc_f32_s", "i32_trunc_f64_u", "i64_trunc_f64_s",
+                         "i64_trunc_f32_u", "i32_trunc_sat_f64_s", "i64_trunc_sat_f64_u"}) {
+    SCOPED_TRACE(op);
+    EXPECT_FALSE(calls(handler_code(asm_file("tail_pn"), op)));
+  }
+#if defined(__x86_64__) && !defined(__SSE4_1__)
+  EXPECT_TRUE(calls(handler_code(asm_file("tail_pn"), "f32_trunc")));
+#endif
+}
+
 // sp_wb: the same handlers neither load the top's slot nor store a result to any slot: the new top
 // stays in the register (sp_wt stores it through, which shows the check can fail).
 TEST(InterpreterAsm, WriteBackHandlersKeepTheResultInARegister) {

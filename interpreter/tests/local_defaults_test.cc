@@ -15,7 +15,9 @@ namespace {
 // Each export takes a flag: 1 writes 77 to the local and returns it, 0 takes the path that skips
 // the write. Called with 1 then 0, the second call's frame is where the first one's was.
 const char* const kSkippedWrites = R"((module (tag $e)
-  (func (export "if") (param i32) (result i32) (local i32 i32 i32)
+  (type $flag (func (param i32) (result i32)))
+  (table funcref (elem $if))
+  (func $if (export "if") (param i32) (result i32) (local i32 i32 i32)
     (local.set 3 (i32.const 9))
     (if (local.get 0) (then (local.set 2 (i32.const 77))))
     (i32.add (local.get 2) (i32.sub (local.get 3) (i32.const 9))))
@@ -28,7 +30,14 @@ const char* const kSkippedWrites = R"((module (tag $e)
     local.get 1)
   (func (export "catch") (param i32) (result i32) (local i32)
     (block $caught (try_table (catch $e $caught) (if (i32.eqz (local.get 0)) (then (throw $e))) (local.set 1 (i32.const 77))))
-    local.get 1)))";
+    local.get 1)
+  ;; The same function entered from wasm: a call (call_at in the register IR), call_indirect, and a
+  ;; tail call that reuses its caller's frame; each pair of calls over one frame.
+  (func (export "call") (result i32) (drop (call $if (i32.const 1))) (call $if (i32.const 0)))
+  (func (export "call_indirect") (result i32)
+    (drop (call_indirect (type $flag) (i32.const 1) (i32.const 0))) (call_indirect (type $flag) (i32.const 0) (i32.const 0)))
+  (func $tail (param i32) (result i32) (return_call $if (local.get 0)))
+  (func (export "return_call") (result i32) (drop (call $tail (i32.const 1))) (call $tail (i32.const 0)))))";
 
 class LocalDefaults : public ::testing::TestWithParam<std::tuple<Dispatch, Ir>> {};
 
@@ -43,6 +52,8 @@ TEST_P(LocalDefaults, ALocalThePathDoesNotWriteIsZeroAfterACallThatWroteIt) {
     EXPECT_EQ(test_support::call_export(rt, inst, name, {Value::i32(1)}).at(0).lo, 77u) << name;
     EXPECT_EQ(test_support::call_export(rt, inst, name, {Value::i32(0)}).at(0).lo, 0u) << name;
   }
+  for (const char* name : {"call", "call_indirect", "return_call"})
+    EXPECT_EQ(test_support::call_export(rt, inst, name).at(0).lo, 0u) << name;
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryDispatch, LocalDefaults,
