@@ -63,7 +63,7 @@ inline F copysign(F a, F b) { return std::copysign(a, b); }
 template <class I, class F>
 inline const char* trunc(F x, I* out) {
   if (std::isnan(x)) return "invalid conversion to integer";
-  // hi is a power of two; hi and lo are exact as doubles (so is lo - 1 below, but for signed 64 bits).
+  // hi is a power of two, and lo is exact as a double.
   constexpr double hi = std::is_signed_v<I> ? -static_cast<double>(std::numeric_limits<I>::min()) : 2.0 * (static_cast<double>(std::numeric_limits<I>::max() / 2 + 1));
   constexpr double lo = std::is_signed_v<I> ? static_cast<double>(std::numeric_limits<I>::min()) : 0.0;
   // trunc(x) is in [lo, hi) exactly when x is in (lo - 1, hi): compared on x itself, with no call
